@@ -1,0 +1,54 @@
+/* The scan: every rule checked against a reader, every probe evaluated, and
+ * the kernel cross-checks run where asked. */
+#ifndef AP_ENGINE_H
+#define AP_ENGINE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "match.h"
+#include "reader.h"
+#include "rules.h"
+
+typedef enum {
+	AP_RULE_MATCHED,
+	AP_RULE_UNMATCHED,
+	AP_RULE_MISSING,
+	AP_RULE_ERROR,
+} ap_rule_status;
+
+typedef struct ap_rule_result {
+	const ap_rule *rule;
+	ap_rule_status status;
+	const char *file;    /* the path used (first existing), or the first tried; NULL if none */
+	char *reason;        /* for MISSING and ERROR */
+	ap_match_list matches;
+} ap_rule_result;
+
+typedef struct ap_cap_result {
+	const ap_probe *probe;
+	bool supported;
+	char *reason;
+	char **evidence;     /* "file:line" of the deciding matches */
+	size_t nevidence;
+	size_t evidence_cap;
+	json_t *launch;      /* launch results (one per device), or NULL when none ran */
+} ap_cap_result;
+
+typedef struct ap_scan {
+	ap_rule_result *rules; /* same order as the rule set's rules */
+	size_t nrules;
+	ap_cap_result *caps;   /* same order as the rule set's probes */
+	size_t ncaps;
+} ap_scan;
+
+const char *ap_rule_status_name(ap_rule_status s);
+
+/* Checks every rule and evaluates every probe (static part only). */
+int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r);
+void ap_scan_free(ap_scan *s);
+
+const ap_rule_result *ap_scan_rule(const ap_scan *s, const char *id);
+const ap_cap_result *ap_scan_cap(const ap_scan *s, const char *id);
+
+#endif

@@ -1,0 +1,66 @@
+/* The confined reader: every file a rule names is read at most once, from
+ * under the AITER root only, with a size cap and a binary check, and its
+ * digest is kept for the manifest's inputs. Files come from a source, which
+ * is a folder on disk or a git tree (history). */
+#ifndef AP_READER_H
+#define AP_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "normalize.h"
+
+#define AP_READER_DEFAULT_MAX_BYTES ((size_t)16 << 20)
+
+typedef enum {
+	AP_FILE_OK,      /* readable text */
+	AP_FILE_MISSING, /* no such file */
+	AP_FILE_ERROR,   /* present but not usable: reason says why */
+} ap_file_status;
+
+typedef struct ap_file {
+	char *path;     /* relative to the root, as the rule named it */
+	ap_file_status status;
+	char *reason;   /* for MISSING and ERROR, in words; NULL when OK */
+	char *data;     /* raw bytes, BOM included; NULL unless OK */
+	size_t len;
+	bool hashed;    /* bytes were read: sha256 and len describe them */
+	unsigned char sha256[32];
+} ap_file;
+
+/* A source loads one file's bytes. It returns AP_FILE_OK with *data (malloc'd)
+ * and *len, or another status with *reason (malloc'd). For ERROR after the
+ * bytes were read (size cap), it may return the bytes too so they are hashed. */
+typedef struct ap_source_ops {
+	ap_file_status (*load)(void *ctx, const char *rel, size_t max_bytes, char **data, size_t *len,
+	                       char **reason);
+	void (*free)(void *ctx);
+} ap_source_ops;
+
+typedef struct ap_reader ap_reader;
+
+/* A reader over a folder. root must exist and be a folder (AP_EINPUT otherwise). */
+int ap_reader_new_fs(ap_reader **out, const char *root, size_t max_bytes);
+/* A reader over any source; takes ownership of ctx. root is only reported. */
+int ap_reader_new(ap_reader **out, const ap_source_ops *ops, void *ctx, const char *root,
+                  size_t max_bytes);
+void ap_reader_free(ap_reader *r);
+
+/* Canonical absolute root (fs) or the name given (other sources). */
+const char *ap_reader_root(const ap_reader *r);
+
+/* The file at rel, read on first use and cached. Never NULL. */
+const ap_file *ap_reader_get(ap_reader *r, const char *rel);
+/* The normalized text of an OK file, computed on first use and cached per
+ * (language, whitespace mode). NULL (message in ap_error) when it cannot be. */
+const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_ws ws);
+
+/* Files read so far, in the order they were first asked for. */
+size_t ap_reader_count(const ap_reader *r);
+const ap_file *ap_reader_at(const ap_reader *r, size_t i);
+
+/* Checks a rule's path before anything is read: relative, not empty, no ".."
+ * component, no NUL. Returns NULL when fine, else a static reason. */
+const char *ap_path_refusal(const char *rel);
+
+#endif
