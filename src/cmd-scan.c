@@ -1,1 +1,369 @@
 #include "config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ap-error.h"
+#include "ap-util.h"
+#include "cmd.h"
+#include "discover.h"
+#include "engine.h"
+#include "launch.h"
+#include "manifest.h"
+#include "reader.h"
+#include "rules.h"
+
+static int cmd_scan_exec(int argc, char **argv);
+
+const struct ap_cmd ap_cmd_scan = {
+	.name = "scan",
+	.summary = "check the rules against an AITER tree and write the capability manifest",
+	.usage =
+	"Usage: aiter-probe scan [OPTION]...\n"
+	"Check every rule against an AITER tree, cross-check capabilities on the GPUs,\n"
+	"and write the capability manifest.\n\n"
+	"Options:\n"
+	"  --aiter-root DIR       the AITER tree (default: $AITER_META_DIR, else the\n"
+	"                         installed aiter Python package)\n"
+	"  --rules PATH           also load this rule pack (file or folder); repeatable\n"
+	"  --no-default-rules     do not load the installed rule packs\n"
+	"  -o, --output FILE      write the JSON manifest to FILE (atomically)\n"
+	"  --format text|json     what to print on stdout (default: text on a terminal,\n"
+	"                         else json; with -o, only when given)\n"
+	"  --no-launch            skip the GPU cross-checks\n"
+	"  --devices all|LIST     the GPUs to cross-check on, e.g. 0,1 (default all)\n"
+	"  --launch-timeout SECS  time limit of one launch (default 120)\n"
+	"  --max-file-size BYTES  refuse larger files (default 16777216)\n"
+	"  -h, --help             show this help\n\n"
+	"Exit status: 0 written, 2 usage or input error.\n",
+	.exec = cmd_scan_exec,
+};
+
+int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **argv, int *i,
+                 const char **value)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n) != 0)
+		return 0;
+	if (argv[*i][n] == '=') {
+		*value = argv[*i] + n + 1;
+		return 1;
+	}
+	if (argv[*i][n] != '\0')
+		return 0;
+	if (*i + 1 >= argc) {
+		ap_cli_usage_error(cmd, "option '%s' needs a value", name);
+		return -1;
+	}
+	*value = argv[++*i];
+	return 1;
+}
+
+static int parse_positive(const struct ap_cmd *cmd, const char *name, const char *text,
+                          double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno != 0 || end == text || *end != '\0' || !(v > 0)) {
+		ap_cli_usage_error(cmd, "option '%s' needs a positive number, not '%s'", name, text);
+		return -1;
+	}
+	*out = v;
+	return 1;
+}
+
+static int valid_device_list(const char *list)
+{
+	const char *p = list;
+
+	if (strcmp(list, "all") == 0)
+		return 1;
+	for (;;) {
+		if (*p < '0' || *p > '9')
+			return 0;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (*p == '\0')
+			return 1;
+		if (*p++ != ',')
+			return 0;
+	}
+}
+
+int ap_scan_cli_option(const struct ap_cmd *cmd, struct ap_scan_cli *o, int argc, char **argv,
+                       int *i)
+{
+	const char *v;
+	double number;
+	int r;
+
+	if ((r = ap_cli_value(cmd, "--aiter-root", argc, argv, i, &v)) != 0) {
+		o->aiter_root = v;
+		return r;
+	}
+	if ((r = ap_cli_value(cmd, "--rules", argc, argv, i, &v)) != 0) {
+		if (r > 0) {
+			o->rules = ap_xrealloc(o->rules, (o->nrules + 1) * sizeof *o->rules);
+			o->rules[o->nrules++] = (char *)v;
+		}
+		return r;
+	}
+	if ((r = ap_cli_value(cmd, "--devices", argc, argv, i, &v)) != 0) {
+		if (r > 0 && !valid_device_list(v)) {
+			ap_cli_usage_error(cmd, "--devices takes 'all' or indices like 0,1, not '%s'", v);
+			return -1;
+		}
+		o->devices = v;
+		return r;
+	}
+	if ((r = ap_cli_value(cmd, "--launch-timeout", argc, argv, i, &v)) != 0) {
+		if (r > 0 && (r = parse_positive(cmd, "--launch-timeout", v, &number)) > 0)
+			o->launch_timeout = number;
+		return r;
+	}
+	if ((r = ap_cli_value(cmd, "--max-file-size", argc, argv, i, &v)) != 0) {
+		if (r > 0 && (r = parse_positive(cmd, "--max-file-size", v, &number)) > 0)
+			o->max_file_size = (size_t)number;
+		return r;
+	}
+	if (strcmp(argv[*i], "--no-default-rules") == 0) {
+		o->no_default_rules = 1;
+		return 1;
+	}
+	if (strcmp(argv[*i], "--no-launch") == 0) {
+		o->no_launch = 1;
+		return 1;
+	}
+	return 0;
+}
+
+void ap_scan_cli_free(struct ap_scan_cli *o)
+{
+	free(o->rules);
+	o->rules = NULL;
+	o->nrules = 0;
+}
+
+static int is_folder(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int load_one(ap_ruleset *rs, const char *path)
+{
+	if (ap_ruleset_load_path(rs, path) < 0) {
+		fprintf(stderr, "aiter-probe: %s\n", ap_error_last());
+		return AP_EXIT_ERROR;
+	}
+	return AP_EXIT_OK;
+}
+
+int ap_cli_load_rules(struct ap_ruleset **out, char *const *extra, size_t nextra, int no_defaults)
+{
+	const char *env = getenv("AITER_PROBE_DATADIR");
+	const char *datadir = env != NULL && *env != '\0' ? env : AP_PKGDATADIR;
+	static const char *const packs[] = {"rules", "probes"};
+	ap_ruleset *rs;
+	size_t i;
+	int found = 0;
+
+	ap_ruleset_new(&rs);
+	for (i = 0; !no_defaults && i < sizeof packs / sizeof packs[0]; i++) {
+		char *dir = ap_xasprintf("%s/%s", datadir, packs[i]);
+		int rc = AP_EXIT_OK;
+		if (is_folder(dir)) {
+			found = 1;
+			rc = load_one(rs, dir);
+		}
+		free(dir);
+		if (rc != AP_EXIT_OK)
+			goto fail;
+	}
+	if (!no_defaults && !found && nextra == 0) {
+		ap_cli_fail("no rule packs in %s (set AITER_PROBE_DATADIR, or pass --rules PATH)",
+		            datadir);
+		goto fail;
+	}
+	for (i = 0; i < nextra; i++)
+		if (load_one(rs, extra[i]) != AP_EXIT_OK)
+			goto fail;
+	if (ap_ruleset_finish(rs) < 0) {
+		fprintf(stderr, "aiter-probe: %s\n", ap_error_last());
+		goto fail;
+	}
+	*out = rs;
+	return AP_EXIT_OK;
+fail:
+	ap_ruleset_free(rs);
+	return AP_EXIT_ERROR;
+}
+
+/* Keeps the devices --devices names; an index that does not exist is an error. */
+static json_t *select_devices(json_t *all, const char *list, char **reason)
+{
+	json_t *chosen;
+	const char *p = list;
+
+	if (list == NULL || strcmp(list, "all") == 0)
+		return json_incref(all);
+	chosen = json_array();
+	while (*p != '\0') {
+		long want = strtol(p, (char **)&p, 10);
+		json_t *dev;
+		size_t i;
+		int found = 0;
+
+		json_array_foreach(all, i, dev) {
+			if (json_integer_value(json_object_get(dev, "index")) == want) {
+				json_array_append(chosen, dev);
+				found = 1;
+			}
+		}
+		if (!found) {
+			json_decref(chosen);
+			*reason = ap_xasprintf("--devices names GPU %ld, but %zu GPU(s) were found%s%s",
+			                       want, json_array_size(all), *reason ? ": " : "",
+			                       *reason ? *reason : "");
+			return NULL;
+		}
+		if (*p == ',')
+			p++;
+	}
+	return chosen;
+}
+
+static int build_manifest(const struct ap_scan_cli *o, ap_ruleset *rs, ap_reader *r,
+                          json_t **manifest)
+{
+	ap_launch_opts lopts = {
+		.devices = o->devices,
+		.timeout_s = o->launch_timeout,
+		.inject = getenv("AITER_PROBE_LAUNCH_INJECT"),
+	};
+	ap_scan_launch launch = {.opts = &lopts};
+	ap_aiter_info info = {.root = ap_reader_root(r)};
+	char *reason = NULL, *version, *commit;
+	json_t *all = json_array(), *devs;
+	ap_scan *scan;
+
+	if (o->no_launch) {
+		launch.skip_reason = "launches disabled (--no-launch)";
+	} else {
+		json_decref(all);
+		all = ap_launch_devices(&lopts, &reason);
+		if (json_array_size(all) == 0)
+			launch.skip_reason = reason;
+	}
+	devs = select_devices(all, o->devices, &reason);
+	if (devs == NULL) {
+		ap_cli_fail("%s", reason);
+		free(reason);
+		json_decref(all);
+		return AP_EXIT_ERROR;
+	}
+	launch.devs = devs;
+	ap_scan_run(&scan, rs, r, &launch);
+	version = ap_discover_version(info.root);
+	commit = ap_discover_git_commit(info.root);
+	info.version = version;
+	info.git_commit = commit;
+	*manifest = ap_manifest_build(scan, r, &info, all);
+	ap_scan_free(scan);
+	free(version);
+	free(commit);
+	free(reason);
+	json_decref(devs);
+	json_decref(all);
+	return AP_EXIT_OK;
+}
+
+int ap_scan_cli_run(const struct ap_scan_cli *o, json_t **manifest)
+{
+	ap_ruleset *rs = NULL;
+	ap_reader *r = NULL;
+	char *root = NULL, *how = NULL;
+	int rc;
+
+	if (ap_discover_root(o->aiter_root, &root, &how) < 0)
+		return ap_cli_fail("%s", ap_error_last());
+	if (ap_reader_new_fs(&r, root,
+	                     o->max_file_size ? o->max_file_size : AP_READER_DEFAULT_MAX_BYTES) < 0) {
+		rc = ap_cli_fail("AITER root from %s: %s", how, ap_error_last());
+		goto out;
+	}
+	rc = ap_cli_load_rules(&rs, o->rules, o->nrules, o->no_default_rules);
+	if (rc == AP_EXIT_OK)
+		rc = build_manifest(o, rs, r, manifest);
+out:
+	ap_ruleset_free(rs);
+	ap_reader_free(r);
+	free(root);
+	free(how);
+	return rc;
+}
+
+static int cmd_scan_exec(int argc, char **argv)
+{
+	struct ap_scan_cli o = {0};
+	const char *output = NULL, *format = NULL, *v;
+	json_t *manifest = NULL;
+	int i, r, rc = AP_EXIT_OK;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			ap_scan_cli_free(&o);
+			return ap_cli_print_help(&ap_cmd_scan, stdout);
+		}
+		if ((r = ap_scan_cli_option(&ap_cmd_scan, &o, argc, argv, &i)) == 0) {
+			if (strcmp(argv[i], "-o") == 0)
+				r = ap_cli_value(&ap_cmd_scan, "-o", argc, argv, &i, &output);
+			else if ((r = ap_cli_value(&ap_cmd_scan, "--output", argc, argv, &i, &v)) > 0)
+				output = v;
+			else if ((r = ap_cli_value(&ap_cmd_scan, "--format", argc, argv, &i, &v)) > 0)
+				format = v;
+		}
+		if (r < 0) {
+			rc = AP_EXIT_ERROR;
+			goto out;
+		}
+		if (r == 0) {
+			rc = ap_cli_usage_error(&ap_cmd_scan, "unknown argument '%s'", argv[i]);
+			goto out;
+		}
+	}
+	if (format != NULL && strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
+		rc = ap_cli_usage_error(&ap_cmd_scan, "--format takes text or json, not '%s'", format);
+		goto out;
+	}
+	rc = ap_scan_cli_run(&o, &manifest);
+	if (rc != AP_EXIT_OK)
+		goto out;
+	if (output != NULL && ap_manifest_write(manifest, output) < 0) {
+		rc = ap_cli_fail("%s", ap_error_last());
+		goto out;
+	}
+	if (format == NULL && output == NULL)
+		format = isatty(STDOUT_FILENO) ? "text" : "json";
+	if (format != NULL && strcmp(format, "json") == 0) {
+		char *text = ap_manifest_dump(manifest);
+		fputs(text, stdout);
+		free(text);
+	} else if (format != NULL) {
+		ap_manifest_print_text(manifest, stdout, ap_cli_color(stdout));
+	}
+	if (fflush(stdout) != 0)
+		rc = ap_cli_fail("writing to stdout: %s", strerror(errno));
+out:
+	json_decref(manifest);
+	ap_scan_cli_free(&o);
+	return rc;
+}

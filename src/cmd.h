@@ -1,0 +1,75 @@
+/* The command table: one file per subcommand (cmd-*.c), each defining one
+ * struct ap_cmd. main.c dispatches; a command reports its own errors. */
+#ifndef AP_CMD_H
+#define AP_CMD_H
+
+#include <stdio.h>
+
+enum {
+	AP_EXIT_OK = 0,    /* done; for check/diff/verify: all good */
+	AP_EXIT_FAIL = 1,  /* the answer is no: unsupported, lost, stale */
+	AP_EXIT_ERROR = 2, /* usage or input error */
+};
+
+struct ap_cmd {
+	const char *name;
+	const char *summary; /* one line for the tool's --help */
+	const char *usage;   /* the full --help text of the subcommand */
+	/* argv[0] is the subcommand's name; returns the exit status. */
+	int (*exec)(int argc, char **argv);
+};
+
+extern const struct ap_cmd ap_cmd_scan;
+extern const struct ap_cmd ap_cmd_check;
+extern const struct ap_cmd ap_cmd_history;
+extern const struct ap_cmd ap_cmd_diff;
+extern const struct ap_cmd ap_cmd_verify;
+
+struct ap_ruleset;
+struct json_t;
+
+/* Loads the installed packs (rules/ and probes/ under the package data dir,
+ * or $AITER_PROBE_DATADIR) unless no_defaults, then each extra path (file or
+ * folder), and finishes the set. On failure prints the loader's
+ * file:line:column message and returns AP_EXIT_ERROR; else AP_EXIT_OK. */
+int ap_cli_load_rules(struct ap_ruleset **out, char *const *extra, size_t nextra, int no_defaults);
+
+/* Options shared by the commands that scan (scan, check). */
+struct ap_scan_cli {
+	const char *aiter_root;
+	char **rules;          /* --rules, in order */
+	size_t nrules;
+	int no_default_rules;
+	int no_launch;
+	const char *devices;   /* "all" or "0,2" */
+	double launch_timeout; /* seconds; 0: default */
+	size_t max_file_size;  /* bytes; 0: default */
+};
+
+/* Takes the scan option at argv[*i] (and its value, advancing *i). Returns
+ * 1 when taken, 0 when argv[*i] is not a scan option, -1 after printing a
+ * usage error. */
+int ap_scan_cli_option(const struct ap_cmd *cmd, struct ap_scan_cli *o, int argc, char **argv,
+                       int *i);
+/* Runs the scan the options describe and returns the manifest in *manifest;
+ * returns AP_EXIT_OK, or AP_EXIT_ERROR after printing why. */
+int ap_scan_cli_run(const struct ap_scan_cli *o, struct json_t **manifest);
+void ap_scan_cli_free(struct ap_scan_cli *o);
+
+/* Takes "--name VALUE" or "--name=VALUE" at argv[*i]. Returns 1 with *value
+ * set, 0 when argv[*i] is another option, -1 after a usage error (no value). */
+int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **argv, int *i,
+                 const char **value);
+
+/* Colour only on a terminal, and never with NO_COLOR set (no-color.org). */
+int ap_cli_color(FILE *to);
+
+/* Prints "aiter-probe: <message>" on stderr; returns AP_EXIT_ERROR. */
+int ap_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the usage error and a pointer to --help; returns AP_EXIT_ERROR. */
+int ap_cli_usage_error(const struct ap_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Handles -h/--help as the only argument check commands share. */
+int ap_cli_print_help(const struct ap_cmd *cmd, FILE *to);
+
+#endif

@@ -1,1 +1,353 @@
 #include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ap-error.h"
+#include "ap-util.h"
+#include "engine.h"
+
+const char *ap_rule_status_name(ap_rule_status s)
+{
+	switch (s) {
+	case AP_RULE_MATCHED:
+		return "matched";
+	case AP_RULE_UNMATCHED:
+		return "unmatched";
+	case AP_RULE_MISSING:
+		return "missing";
+	case AP_RULE_ERROR:
+		return "error";
+	}
+	return "error";
+}
+
+/* The first candidate path that exists (readable or not) decides; a rule
+ * whose every candidate is absent is missing. */
+static const ap_file *pick_file(ap_reader *r, const ap_rule *rule)
+{
+	size_t i;
+
+	for (i = 0; i < rule->npaths; i++) {
+		const ap_file *f = ap_reader_get(r, rule->paths[i]);
+		if (f->status != AP_FILE_MISSING)
+			return f;
+	}
+	return NULL;
+}
+
+static char *missing_reason(const ap_rule *rule)
+{
+	ap_buf b = AP_BUF_INIT;
+	size_t i;
+
+	ap_buf_puts(&b, rule->npaths > 1 ? "none of the files exists: " : "no such file: ");
+	for (i = 0; i < rule->npaths; i++)
+		ap_buf_printf(&b, "%s%s", i ? ", " : "", rule->paths[i]);
+	return ap_buf_detach(&b);
+}
+
+static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r)
+{
+	const ap_file *f = pick_file(r, rule);
+	const ap_text *text;
+	ap_lang lang;
+
+	res->rule = rule;
+	if (f == NULL) {
+		res->status = AP_RULE_MISSING;
+		res->reason = missing_reason(rule);
+		return;
+	}
+	res->file = f->path;
+	if (f->status == AP_FILE_ERROR) {
+		res->status = AP_RULE_ERROR;
+		res->reason = ap_xstrdup(f->reason);
+		return;
+	}
+	lang = rule->lang == AP_LANG_AUTO ? ap_lang_for_path(f->path) : rule->lang;
+	text = ap_reader_text(r, f, lang, rule->ws);
+	if (text == NULL || ap_matcher_run(rule->matcher, text, rule->collect, &res->matches) < 0) {
+		res->status = AP_RULE_ERROR;
+		res->reason = ap_xstrdup(ap_error_last());
+		return;
+	}
+	res->status = res->matches.n > 0 ? AP_RULE_MATCHED : AP_RULE_UNMATCHED;
+}
+
+/* Requirements are three-valued: a rule whose file is missing or unreadable
+ * is unknown, and `not` of unknown stays unknown, so absent input never makes
+ * a capability supported. */
+typedef enum { TRI_FALSE, TRI_TRUE, TRI_UNKNOWN } tri;
+
+typedef struct verdict {
+	tri value;
+	ap_buf reason;
+	char **evidence;
+	size_t nevidence;
+	size_t evidence_cap;
+} verdict;
+
+static void add_evidence(verdict *v, const char *item)
+{
+	size_t i;
+
+	for (i = 0; i < v->nevidence; i++)
+		if (strcmp(v->evidence[i], item) == 0)
+			return;
+	ap_xgrow((void **)&v->evidence, &v->evidence_cap, v->nevidence + 1, sizeof *v->evidence);
+	v->evidence[v->nevidence++] = ap_xstrdup(item);
+}
+
+static void verdict_free(verdict *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->nevidence; i++)
+		free(v->evidence[i]);
+	free(v->evidence);
+	ap_buf_free(&v->reason);
+}
+
+/* Moves the evidence of from into to. */
+static void take_evidence(verdict *to, verdict *from)
+{
+	size_t i;
+
+	for (i = 0; i < from->nevidence; i++)
+		add_evidence(to, from->evidence[i]);
+}
+
+static void rule_verdict(verdict *v, const ap_rule_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < res->matches.n; i++) {
+		char *item = ap_xasprintf("%s:%u", res->file, res->matches.v[i].line);
+		add_evidence(v, item);
+		free(item);
+	}
+	switch (res->status) {
+	case AP_RULE_MATCHED:
+		v->value = TRI_TRUE;
+		ap_buf_printf(&v->reason, "rule %s matched in %s", res->rule->id, res->file);
+		break;
+	case AP_RULE_UNMATCHED:
+		v->value = TRI_FALSE;
+		ap_buf_printf(&v->reason, "rule %s did not match in %s", res->rule->id, res->file);
+		break;
+	case AP_RULE_MISSING:
+		v->value = TRI_UNKNOWN;
+		ap_buf_printf(&v->reason, "rule %s: %s", res->rule->id, res->reason);
+		break;
+	case AP_RULE_ERROR:
+		v->value = TRI_UNKNOWN;
+		ap_buf_printf(&v->reason, "rule %s could not be checked: %s: %s", res->rule->id,
+		              res->file, res->reason);
+		break;
+	}
+}
+
+static void eval(verdict *v, const ap_expr *e, const ap_scan *scan);
+
+static void eval_list(verdict *v, const ap_expr *e, const ap_scan *scan)
+{
+	tri decisive = e->kind == AP_EXPR_ALL ? TRI_FALSE : TRI_TRUE;
+	tri result = e->kind == AP_EXPR_ALL ? TRI_TRUE : TRI_FALSE;
+	verdict *kids = ap_xcalloc(e->nkids, sizeof *kids);
+	size_t i;
+
+	for (i = 0; i < e->nkids; i++) {
+		eval(&kids[i], e->kids[i], scan);
+		if (kids[i].value == decisive)
+			result = decisive;
+		else if (kids[i].value == TRI_UNKNOWN && result != decisive)
+			result = TRI_UNKNOWN;
+	}
+	/* The reason and evidence are those of the operands that decided. */
+	v->value = result;
+	for (i = 0; i < e->nkids; i++) {
+		if (kids[i].value != result)
+			continue;
+		if (v->reason.len > 0)
+			ap_buf_puts(&v->reason, "; ");
+		ap_buf_append(&v->reason, kids[i].reason.data, kids[i].reason.len);
+		take_evidence(v, &kids[i]);
+	}
+	for (i = 0; i < e->nkids; i++)
+		verdict_free(&kids[i]);
+	free(kids);
+}
+
+static void eval(verdict *v, const ap_expr *e, const ap_scan *scan)
+{
+	memset(v, 0, sizeof *v);
+	switch (e->kind) {
+	case AP_EXPR_REF:
+		if (!e->ref_probe) {
+			rule_verdict(v, &scan->rules[e->ref_index]);
+		} else {
+			const ap_cap_result *cap = &scan->caps[e->ref_index];
+			size_t i;
+			v->value = cap->supported ? TRI_TRUE : TRI_FALSE;
+			ap_buf_printf(&v->reason, "capability %s is %s (%s)", cap->probe->id,
+			              cap->supported ? "supported" : "unsupported", cap->reason);
+			for (i = 0; i < cap->nevidence; i++)
+				add_evidence(v, cap->evidence[i]);
+		}
+		break;
+	case AP_EXPR_ALL:
+	case AP_EXPR_ANY:
+		eval_list(v, e, scan);
+		break;
+	case AP_EXPR_NOT: {
+		verdict kid;
+		eval(&kid, e->kids[0], scan);
+		v->value = kid.value == TRI_UNKNOWN ? TRI_UNKNOWN
+		                                    : kid.value == TRI_TRUE ? TRI_FALSE : TRI_TRUE;
+		ap_buf_printf(&v->reason, "not (%s)", kid.reason.data ? kid.reason.data : "");
+		take_evidence(v, &kid);
+		verdict_free(&kid);
+		break;
+	}
+	}
+}
+
+static void set_cap_from_verdict(ap_cap_result *cap, verdict *v)
+{
+	cap->supported = v->value == TRI_TRUE;
+	if (v->value == TRI_UNKNOWN)
+		cap->reason = ap_xasprintf("unknown, so unsupported: %s", v->reason.data);
+	else
+		cap->reason = ap_xstrdup(v->reason.data ? v->reason.data : "");
+	cap->evidence = v->evidence;
+	cap->nevidence = v->nevidence;
+	cap->evidence_cap = v->evidence_cap;
+	v->evidence = NULL;
+	v->nevidence = v->evidence_cap = 0;
+}
+
+static json_t *skipped_launch(const char *reason)
+{
+	return json_pack("{s:s, s:s, s:[]}", "status", "skipped", "reason", reason, "results");
+}
+
+/* Folds the per-device results into one status; the first device that did
+ * not pass names the reason. */
+static json_t *summarize_launch(json_t *results, char **failure)
+{
+	size_t i;
+	json_t *res;
+
+	*failure = NULL;
+	json_array_foreach(results, i, res) {
+		const char *status = json_string_value(json_object_get(res, "status"));
+		const char *error = json_string_value(json_object_get(res, "error"));
+		json_t *dev = json_object_get(res, "device");
+		const char *name = json_string_value(json_object_get(dev, "name"));
+		json_int_t index = json_integer_value(json_object_get(dev, "index"));
+
+		if (status != NULL && strcmp(status, "passed") == 0)
+			continue;
+		*failure = ap_xasprintf("launch %s on device %lld (%s): %s",
+		                        status ? status : "error", (long long)index,
+		                        name ? name : "unknown", error ? error : "no detail");
+		return json_pack("{s:s, s:s, s:o}", "status",
+		                 status && strcmp(status, "failed") == 0 ? "failed" : "error",
+		                 "reason", *failure, "results", results);
+	}
+	if (json_array_size(results) == 0)
+		return json_pack("{s:s, s:s, s:o}", "status", "skipped", "reason",
+		                 "no device selected", "results", results);
+	return json_pack("{s:s, s:s, s:o}", "status", "passed", "reason",
+	                 "every device passed", "results", results);
+}
+
+static void run_launch(ap_cap_result *cap, const ap_scan_launch *launch)
+{
+	const ap_launch_spec *spec = cap->probe->launch;
+	char *failure;
+	json_t *results;
+
+	if (launch->skip_reason != NULL) {
+		cap->launch = skipped_launch(launch->skip_reason);
+		return;
+	}
+	results = ap_launch_run(spec, launch->devs, launch->opts);
+	cap->launch = summarize_launch(results, &failure);
+	if (failure != NULL && cap->supported) {
+		char *reason = ap_xasprintf("%s; but %s", cap->reason, failure);
+		free(cap->reason);
+		cap->reason = reason;
+		cap->supported = false;
+	}
+	free(failure);
+}
+
+int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan_launch *launch)
+{
+	ap_scan *s = ap_xcalloc(1, sizeof *s);
+	size_t i;
+
+	s->nrules = rs->nrules;
+	s->rules = ap_xcalloc(rs->nrules, sizeof *s->rules);
+	for (i = 0; i < rs->nrules; i++)
+		check_rule(&s->rules[i], &rs->rules[i], r);
+
+	/* Probes are ordered so that each follows those it requires. */
+	s->ncaps = rs->nprobes;
+	s->caps = ap_xcalloc(rs->nprobes, sizeof *s->caps);
+	for (i = 0; i < rs->nprobes; i++) {
+		verdict v;
+		s->caps[i].probe = &rs->probes[i];
+		eval(&v, rs->probes[i].requires, s);
+		set_cap_from_verdict(&s->caps[i], &v);
+		verdict_free(&v);
+		if (launch != NULL && rs->probes[i].launch != NULL)
+			run_launch(&s->caps[i], launch);
+	}
+	*out = s;
+	return AP_OK;
+}
+
+void ap_scan_free(ap_scan *s)
+{
+	size_t i, j;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->nrules; i++) {
+		free(s->rules[i].reason);
+		ap_match_list_free(&s->rules[i].matches);
+	}
+	for (i = 0; i < s->ncaps; i++) {
+		free(s->caps[i].reason);
+		for (j = 0; j < s->caps[i].nevidence; j++)
+			free(s->caps[i].evidence[j]);
+		free(s->caps[i].evidence);
+		json_decref(s->caps[i].launch);
+	}
+	free(s->rules);
+	free(s->caps);
+	free(s);
+}
+
+const ap_rule_result *ap_scan_rule(const ap_scan *s, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < s->nrules; i++)
+		if (strcmp(s->rules[i].rule->id, id) == 0)
+			return &s->rules[i];
+	return NULL;
+}
+
+const ap_cap_result *ap_scan_cap(const ap_scan *s, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < s->ncaps; i++)
+		if (strcmp(s->caps[i].probe->id, id) == 0)
+			return &s->caps[i];
+	return NULL;
+}

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "launch.h"
 #include "match.h"
 #include "reader.h"
 #include "rules.h"
@@ -44,8 +45,18 @@ typedef struct ap_scan {
 
 const char *ap_rule_status_name(ap_rule_status s);
 
-/* Checks every rule and evaluates every probe (static part only). */
-int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r);
+/* How a scan runs kernel cross-checks: on devs (from ap_launch_devices) with
+ * opts, or not at all when skip_reason is set (recorded as "skipped"). */
+typedef struct ap_scan_launch {
+	const ap_launch_opts *opts;
+	const json_t *devs;
+	const char *skip_reason;
+} ap_scan_launch;
+
+/* Checks every rule and evaluates every probe. With launch NULL no probe
+ * gets launch results (history, tests); a probe's launch, when run, can only
+ * take support away. */
+int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan_launch *launch);
 void ap_scan_free(ap_scan *s);
 
 const ap_rule_result *ap_scan_rule(const ap_scan *s, const char *id);

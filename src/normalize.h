@@ -26,6 +26,8 @@ typedef struct ap_text {
 	size_t orig_len;
 	uint32_t *line_start; /* offset of each original line's first byte */
 	size_t nlines;
+	ap_lang lang;         /* the language applied (AUTO is read as TEXT) */
+	ap_ws ws;             /* the whitespace mode applied */
 } ap_text;
 
 ap_lang ap_lang_for_path(const char *path);

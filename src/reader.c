@@ -1,1 +1,382 @@
 #include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <nettle/sha2.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ap-error.h"
+#include "ap-util.h"
+#include "reader.h"
+
+/* One normalized text per (language, whitespace mode) a rule asked for. */
+#define TEXT_SLOTS 6
+
+struct entry {
+	ap_file file; /* first: an ap_file handed out is its entry */
+	ap_text *texts[TEXT_SLOTS];
+};
+
+struct ap_reader {
+	const ap_source_ops *ops;
+	void *ctx;
+	char *root;
+	size_t max_bytes;
+	struct entry **files; /* in the order first asked for */
+	size_t nfiles;
+	size_t files_cap;
+	size_t *slots;        /* open-addressing table of indexes + 1 into files; 0: empty */
+	size_t nslots;        /* a power of two */
+};
+
+/* --- Folder source ---------------------------------------------------------- */
+
+struct fs_source {
+	char *root; /* canonical, no trailing slash (except "/") */
+};
+
+static bool under_root(const char *root, const char *path)
+{
+	size_t rl = strlen(root);
+
+	if (strcmp(root, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, root, rl) == 0 && (path[rl] == '/' || path[rl] == '\0');
+}
+
+/* Reads at most max + 1 bytes, so that an oversized file that grew since
+ * fstat is still caught without reading it whole. */
+static int read_capped(int fd, size_t hint, size_t max, char **data, size_t *len)
+{
+	size_t cap = (hint < max ? hint : max) + 1;
+	size_t n = 0;
+	char *buf = ap_xmalloc(cap + 1);
+
+	for (;;) {
+		ssize_t got;
+		if (n == cap) {
+			if (cap > max)
+				break;
+			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+			buf = ap_xrealloc(buf, cap + 1);
+		}
+		got = read(fd, buf + n, cap - n);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return -errno;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
+static ap_file_status fs_load(void *ctx, const char *rel, size_t max_bytes, char **data,
+                              size_t *len, char **reason)
+{
+	struct fs_source *fs = ctx;
+	char *joined = ap_xasprintf("%s/%s", strcmp(fs->root, "/") == 0 ? "" : fs->root, rel);
+	char *real = realpath(joined, NULL);
+	struct stat st;
+	int fd, err;
+
+	free(joined);
+	if (real == NULL) {
+		err = errno;
+		if (err == ENOENT || err == ENOTDIR) {
+			*reason = ap_xstrdup("no such file");
+			return AP_FILE_MISSING;
+		}
+		*reason = ap_xstrdup(strerror(err));
+		return AP_FILE_ERROR;
+	}
+	if (!under_root(fs->root, real)) {
+		*reason = ap_xasprintf("symlink resolves outside the AITER root (%s)", real);
+		free(real);
+		return AP_FILE_ERROR;
+	}
+	/* The resolved path has no symlinks left; O_NOFOLLOW keeps one swapped
+	 * in since from being followed, O_NONBLOCK a FIFO from blocking. */
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+	free(real);
+	if (fd < 0) {
+		*reason = ap_xstrdup(strerror(errno));
+		return AP_FILE_ERROR;
+	}
+	if (fstat(fd, &st) != 0) {
+		*reason = ap_xstrdup(strerror(errno));
+		close(fd);
+		return AP_FILE_ERROR;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*reason = ap_xstrdup(S_ISDIR(st.st_mode) ? "is a folder" : "not a regular file");
+		close(fd);
+		return AP_FILE_ERROR;
+	}
+	/* An oversized file is refused unread, so it is not hashed either: the
+	 * cap is there so that a stray huge file costs nothing. */
+	if ((uintmax_t)st.st_size > max_bytes) {
+		*reason = ap_xasprintf("larger than the %zu-byte cap (%jd bytes)", max_bytes,
+		                       (intmax_t)st.st_size);
+		close(fd);
+		return AP_FILE_ERROR;
+	}
+	err = read_capped(fd, (size_t)st.st_size, max_bytes, data, len);
+	close(fd);
+	if (err < 0) {
+		*reason = ap_xstrdup(strerror(-err));
+		return AP_FILE_ERROR;
+	}
+	return AP_FILE_OK;
+}
+
+static void fs_free(void *ctx)
+{
+	struct fs_source *fs = ctx;
+
+	if (fs == NULL)
+		return;
+	free(fs->root);
+	free(fs);
+}
+
+static const ap_source_ops fs_ops = {fs_load, fs_free};
+
+int ap_reader_new_fs(ap_reader **out, const char *root, size_t max_bytes)
+{
+	struct fs_source *fs;
+	struct stat st;
+	char *real;
+
+	*out = NULL;
+	if (stat(root, &st) != 0) {
+		ap_error_set("AITER root '%s': %s", root, strerror(errno));
+		return AP_EINPUT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ap_error_set("AITER root '%s' is not a folder", root);
+		return AP_EINPUT;
+	}
+	real = realpath(root, NULL);
+	if (real == NULL) {
+		ap_error_set("AITER root '%s': %s", root, strerror(errno));
+		return AP_EINPUT;
+	}
+	fs = ap_xcalloc(1, sizeof *fs);
+	fs->root = real;
+	return ap_reader_new(out, &fs_ops, fs, real, max_bytes);
+}
+
+/* --- The reader ------------------------------------------------------------- */
+
+int ap_reader_new(ap_reader **out, const ap_source_ops *ops, void *ctx, const char *root,
+                  size_t max_bytes)
+{
+	ap_reader *r = ap_xcalloc(1, sizeof *r);
+
+	r->ops = ops;
+	r->ctx = ctx;
+	r->root = ap_xstrdup(root);
+	r->max_bytes = max_bytes;
+	r->nslots = 64;
+	r->slots = ap_xcalloc(r->nslots, sizeof *r->slots);
+	*out = r;
+	return 0;
+}
+
+static void entry_free(struct entry *e)
+{
+	for (size_t k = 0; k < TEXT_SLOTS; k++) {
+		ap_text_free(e->texts[k]);
+		free(e->texts[k]);
+	}
+	free(e->file.path);
+	free(e->file.reason);
+	free(e->file.data);
+	free(e);
+}
+
+void ap_reader_free(ap_reader *r)
+{
+	if (r == NULL)
+		return;
+	for (size_t i = 0; i < r->nfiles; i++)
+		entry_free(r->files[i]);
+	free(r->files);
+	free(r->slots);
+	if (r->ops->free)
+		r->ops->free(r->ctx);
+	free(r->root);
+	free(r);
+}
+
+const char *ap_reader_root(const ap_reader *r)
+{
+	return r->root;
+}
+
+static size_t hash_path(const char *s)
+{
+	uint64_t h = 14695981039346656037u; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	return (size_t)h;
+}
+
+/* The slot holding rel, or the empty slot where it belongs. */
+static size_t *find_slot(const ap_reader *r, const char *rel)
+{
+	size_t mask = r->nslots - 1;
+
+	for (size_t k = hash_path(rel) & mask;; k = (k + 1) & mask) {
+		size_t *slot = &r->slots[k];
+		if (*slot == 0 || strcmp(r->files[*slot - 1]->file.path, rel) == 0)
+			return slot;
+	}
+}
+
+static void grow_table(ap_reader *r)
+{
+	free(r->slots);
+	r->nslots *= 2;
+	r->slots = ap_xcalloc(r->nslots, sizeof *r->slots);
+	for (size_t i = 0; i < r->nfiles; i++)
+		*find_slot(r, r->files[i]->file.path) = i + 1;
+}
+
+static void set_failure(ap_file *f, ap_file_status status, char *reason)
+{
+	f->status = status;
+	f->reason = reason;
+	free(f->data);
+	f->data = NULL;
+}
+
+static void load(ap_reader *r, ap_file *f)
+{
+	const char *refusal = ap_path_refusal(f->path);
+	char *data = NULL;
+	char *reason = NULL;
+	size_t len = 0;
+	ap_file_status st;
+	const char *nul;
+
+	if (refusal != NULL) {
+		set_failure(f, AP_FILE_ERROR, ap_xasprintf("path refused: %s", refusal));
+		return;
+	}
+	st = r->ops->load(r->ctx, f->path, r->max_bytes, &data, &len, &reason);
+	if (data != NULL) {
+		struct sha256_ctx sha;
+		sha256_init(&sha);
+		sha256_update(&sha, len, (const uint8_t *)data);
+		sha256_digest(&sha, sizeof f->sha256, f->sha256);
+		f->hashed = true;
+		f->len = len;
+	}
+	f->data = data;
+	if (st != AP_FILE_OK) {
+		set_failure(f, st, reason ? reason : ap_xstrdup("unreadable"));
+		return;
+	}
+	free(reason);
+	/* A source that does not check the cap itself is held to it here. */
+	if (len > r->max_bytes) {
+		set_failure(f, AP_FILE_ERROR,
+		            ap_xasprintf("larger than the %zu-byte cap (%zu bytes)", r->max_bytes, len));
+		return;
+	}
+	nul = memchr(data, '\0', len);
+	if (nul != NULL) {
+		set_failure(f, AP_FILE_ERROR,
+		            ap_xasprintf("binary file (NUL byte at offset %zu)", (size_t)(nul - data)));
+		return;
+	}
+	f->status = AP_FILE_OK;
+}
+
+const ap_file *ap_reader_get(ap_reader *r, const char *rel)
+{
+	size_t *slot = find_slot(r, rel);
+	struct entry *e;
+
+	if (*slot != 0)
+		return &r->files[*slot - 1]->file;
+	e = ap_xcalloc(1, sizeof *e);
+	e->file.path = ap_xstrdup(rel);
+	load(r, &e->file);
+	ap_xgrow((void **)&r->files, &r->files_cap, r->nfiles + 1, sizeof *r->files);
+	r->files[r->nfiles++] = e;
+	*slot = r->nfiles;
+	if (r->nfiles * 2 > r->nslots)
+		grow_table(r);
+	return &e->file;
+}
+
+const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_ws ws)
+{
+	struct entry *e = (struct entry *)f;
+	size_t k;
+	ap_text *t;
+	int rc;
+
+	if (f->status != AP_FILE_OK) {
+		ap_error_set("%s: %s", f->path, f->reason);
+		return NULL;
+	}
+	if (lang == AP_LANG_AUTO)
+		lang = ap_lang_for_path(f->path);
+	k = (size_t)(lang - AP_LANG_TEXT) * 2 + (ws == AP_WS_STRIP);
+	if (e->texts[k] != NULL)
+		return e->texts[k];
+	t = ap_xcalloc(1, sizeof *t);
+	rc = ap_normalize(t, f->data, f->len, lang, ws);
+	if (rc < 0) {
+		ap_error_prefix("%s", f->path);
+		free(t);
+		return NULL;
+	}
+	e->texts[k] = t;
+	return t;
+}
+
+size_t ap_reader_count(const ap_reader *r)
+{
+	return r->nfiles;
+}
+
+const ap_file *ap_reader_at(const ap_reader *r, size_t i)
+{
+	return i < r->nfiles ? &r->files[i]->file : NULL;
+}
+
+const char *ap_path_refusal(const char *rel)
+{
+	const char *p = rel;
+
+	if (rel == NULL || rel[0] == '\0')
+		return "empty path";
+	if (rel[0] == '/')
+		return "absolute path";
+	while (*p) {
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return "'..' component";
+		p += len;
+		if (*p == '/')
+			p++;
+	}
+	return NULL;
+}

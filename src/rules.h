@@ -78,11 +78,15 @@ typedef struct ap_ruleset {
 int ap_ruleset_new(ap_ruleset **out);
 void ap_ruleset_free(ap_ruleset *rs);
 
-/* Loads one YAML file, or every *.yaml/*.yml file of a folder in name order. */
+/* Loads one YAML file, or every .yaml and .yml file of a folder in name order.
+ * On an error, everything the failing file added is taken back; files loaded
+ * before it (earlier calls, earlier files of the folder) stay. */
 int ap_ruleset_load_path(ap_ruleset *rs, const char *path);
 /* Loads YAML text; name is used in messages. */
 int ap_ruleset_load_buffer(ap_ruleset *rs, const char *name, const char *yaml, size_t len);
-/* Resolves references, refuses unknown ids and cycles, orders the probes. */
+/* Resolves references, refuses unknown ids and cycles, orders the probes.
+ * On an error the probes keep their order; it may be called again after more
+ * packs are loaded. */
 int ap_ruleset_finish(ap_ruleset *rs);
 
 const ap_rule *ap_ruleset_find_rule(const ap_ruleset *rs, const char *id);

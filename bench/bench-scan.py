@@ -1,0 +1,34 @@
+"""Whole-process time of `aiter-probe scan` (every shipped pack, no launch)
+against vLLM's two probes in Python (bench/vllm-probe.py), on the same tree,
+run interleaved. Prints the medians and their ratio.
+
+usage: bench-scan.py AITER_PROBE DATADIR TREE [RUNS]"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+probe, datadir, tree = sys.argv[1:4]
+runs = int(sys.argv[4]) if len(sys.argv) > 4 else 200
+here = os.path.dirname(os.path.abspath(__file__))
+env = dict(os.environ, AITER_PROBE_DATADIR=datadir)
+commands = {
+    "aiter-probe scan": [probe, "scan", "--aiter-root", tree, "--no-launch",
+                         "-o", os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                            "aiter-probe-bench.json")],
+    "vLLM probes (python3)": [sys.executable, os.path.join(here, "vllm-probe.py"), tree],
+}
+times = {name: [] for name in commands}
+for name, cmd in commands.items():  # warm the page cache and check they run
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+for _ in range(runs):
+    for name, cmd in commands.items():
+        t = time.perf_counter()
+        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)
+        times[name].append(time.perf_counter() - t)
+med = {name: statistics.median(ts) for name, ts in times.items()}
+print(f"tree: {tree}   runs: {runs} each, interleaved")
+for name, m in med.items():
+    print(f"  {name:24s} median {m * 1e3:8.2f} ms")
+print(f"  ratio (python / aiter-probe): {med['vLLM probes (python3)'] / med['aiter-probe scan']:.1f}x")

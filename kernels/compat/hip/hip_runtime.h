@@ -1,0 +1,2 @@
+/* Stands in for ROCm's header when the HIP sources are built with nvcc. */
+#include "../../hip-cuda.h"

@@ -1,0 +1,412 @@
+/* MLA decode in the shape of AITER's persistent decode: stage 1 walks the
+ * KV splits the planner assigned to each block and writes a partial output
+ * and log-sum-exp per split; the reducer combines the splits of a sequence.
+ *
+ * One block serves up to AP_MLA_HEADS_PER_BLOCK heads of one sequence, so a
+ * KV tile read into shared memory once feeds every head: q K^T and P V run
+ * on the matrix units (mma.h), in groups of 16 heads. The head count is a
+ * template parameter, compiled for every count 1..128 so that any real head
+ * count can run natively and be compared with its padded launch. */
+#include <hip/hip_runtime.h>
+
+#include <math.h>
+#include <utility>
+
+#include "mla-decode.h"
+#include "mma.h"
+
+namespace {
+
+constexpr int THREADS = 256;
+constexpr int WARPS = THREADS / AP_WARP;
+constexpr int D = AP_MLA_QK_DIM;
+constexpr int DV = AP_MLA_HEAD_DIM;
+constexpr int HPB = AP_MLA_HEADS_PER_BLOCK;
+/* Shared rows are padded by 16 bytes so that the 8 rows one matrix load
+ * reads fall in different banks. */
+constexpr int LD = D + 8;
+constexpr int T = AP_KV_TILE;
+constexpr int NT = T / 16;
+constexpr int SLD = T + 8;
+constexpr int PLD = T + 8;
+
+static_assert(AP_MLA_SPLIT_ALIGN % T == 0, "splits must hold whole KV tiles");
+static_assert(THREADS % T == 0, "a KV tile row is loaded by whole threads");
+
+template <int H> struct cfg {
+	/* 16-head groups in one block */
+	static constexpr int G = ((H < HPB ? H : HPB) + 15) / 16;
+	/* q K^T work units are (group, token tile, slice of the 576 dims);
+	 * the dims are sliced only as far as it takes to give every warp one */
+	static constexpr int KS = WARPS / (G * NT) > 0 ? WARPS / (G * NT) : 1;
+	static constexpr int KSTEPS = D / 16 / KS;
+	static constexpr int WARPS_PER_GROUP = WARPS / G;
+	/* the 16-column output tiles each warp accumulates */
+	static constexpr int OUT_TILES = G * (DV / 16) / WARPS;
+	static constexpr int ROWS = G * 16;
+	static constexpr size_t SMEM = (size_t)ROWS * LD * 2 + (size_t)AP_KV_STAGES * T * LD * 2 +
+	                               (size_t)KS * ROWS * SLD * 4 + (size_t)ROWS * PLD * 2 +
+	                               (size_t)3 * ROWS * 4;
+
+	static_assert((D / 16) % KS == 0, "dims split evenly");
+	static_assert(WARPS % G == 0 && OUT_TILES > 0, "warps split evenly over groups");
+	static_assert(THREADS % ROWS == 0 && T % (THREADS / ROWS) == 0, "softmax rows split evenly");
+};
+
+__device__ __forceinline__ uint16_t f2bf(float f)
+{
+	uint32_t u = __float_as_uint(f);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return 0x7fc0;
+	return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+__device__ __forceinline__ float bf2f(uint16_t b)
+{
+	return __uint_as_float((uint32_t)b << 16);
+}
+
+/* Queues KV tile `tile` of work item wk into shared buffer dst; rows past
+ * the split's end are zero, so the masked P = 0 never meets garbage V. */
+__device__ __forceinline__ void load_kv_tile(uint16_t *dst, const uint16_t *kv, const int32_t *pages,
+                                             int page_size, const ap_mla_work &wk, int tile)
+{
+	constexpr int PER_ROW = THREADS / T;
+	int r = threadIdx.x / PER_ROW;
+	int t = wk.kv_begin + tile * T + r;
+	bool valid = t < wk.kv_end;
+	const uint16_t *src = kv;
+	if (valid)
+		src = kv + ((size_t)pages[t / page_size] * page_size + t % page_size) * D;
+	uint16_t *row = dst + r * LD;
+	for (int c = threadIdx.x % PER_ROW; c < D / 8; c += PER_ROW)
+		ap_copy16_async(row + c * 8, src + c * 8, valid);
+	ap_copy_commit();
+}
+
+/* S = q K^T for one KV tile, scaled to the log2 domain; one unit per warp. */
+template <int H>
+__device__ __forceinline__ void tile_scores(const uint16_t *sq, const uint16_t *skv, float *ss,
+                                            int heads_here)
+{
+	using C = cfg<H>;
+	int warp = threadIdx.x / AP_WARP;
+
+	for (int u = warp; u < C::G * NT * C::KS; u += WARPS) {
+		int ks = u % C::KS, nt = (u / C::KS) % NT, g = u / (C::KS * NT);
+		if (g * 16 >= heads_here)
+			continue;
+		ap_frag_c s = {};
+		const uint16_t *qa = sq + g * 16 * LD + ks * C::KSTEPS * 16;
+		const uint16_t *kb = skv + nt * 16 * LD + ks * C::KSTEPS * 16;
+#pragma unroll 6
+		for (int k = 0; k < C::KSTEPS; k++) {
+			ap_frag_a a;
+			ap_frag_b b;
+			ap_load_a(a, qa + k * 16, LD);
+			ap_load_b_nk(b, kb + k * 16, LD);
+			ap_mma(s, a, b);
+		}
+		float *dst = ss + (ks * C::ROWS + g * 16) * SLD + nt * 16;
+#pragma unroll
+		for (int e = 0; e < AP_FRAG_C; e++)
+			dst[ap_frag_c_row(e) * SLD + ap_frag_c_col(e)] = s.v[e];
+	}
+}
+
+/* Online softmax over one tile: P (bf16) for the valid tokens, the factor
+ * alpha that rescales what was accumulated before, and the running max and
+ * sum per head row. */
+template <int H>
+__device__ __forceinline__ void tile_softmax(const float *ss, uint16_t *sp, float *sm, float *sl,
+                                             float *salpha, int valid, float scale_log2)
+{
+	using C = cfg<H>;
+	constexpr int PER_ROW = THREADS / C::ROWS;
+	constexpr int COLS = T / PER_ROW;
+	int r = threadIdx.x / PER_ROW, part = threadIdx.x % PER_ROW;
+	float v[COLS];
+	float mx = -INFINITY;
+
+#pragma unroll
+	for (int j = 0; j < COLS; j++) {
+		int col = part + j * PER_ROW;
+		float s = 0.f;
+#pragma unroll
+		for (int ks = 0; ks < C::KS; ks++)
+			s += ss[(ks * C::ROWS + r) * SLD + col];
+		v[j] = col < valid ? s * scale_log2 : -INFINITY;
+		mx = fmaxf(mx, v[j]);
+	}
+#pragma unroll
+	for (int m = PER_ROW / 2; m > 0; m /= 2)
+		mx = fmaxf(mx, ap_shfl_xor(mx, m));
+	float m_old = sm[r];
+	float m_new = fmaxf(m_old, mx);
+	float sum = 0.f;
+#pragma unroll
+	for (int j = 0; j < COLS; j++) {
+		uint16_t p = f2bf(exp2f(v[j] - m_new));
+		sp[r * PLD + part + j * PER_ROW] = p;
+		sum += bf2f(p);
+	}
+#pragma unroll
+	for (int m = PER_ROW / 2; m > 0; m /= 2)
+		sum += ap_shfl_xor(sum, m);
+	if (part == 0) {
+		float alpha = exp2f(m_old - m_new);
+		salpha[r] = alpha;
+		sl[r] = sl[r] * alpha + sum;
+		sm[r] = m_new;
+	}
+}
+
+template <int H>
+__global__ void __launch_bounds__(THREADS, 1)
+mla_stage1(const uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
+           const int32_t *__restrict__ kv_indptr, const int32_t *__restrict__ kv_indices,
+           int page_size, float scale_log2, const int32_t *__restrict__ work_indptr,
+           const ap_mla_work *__restrict__ work, float *__restrict__ partial_out,
+           float *__restrict__ partial_lse)
+{
+	using C = cfg<H>;
+	extern __shared__ __align__(16) unsigned char smem[];
+	uint16_t *sq = (uint16_t *)smem;
+	uint16_t *skv = sq + C::ROWS * LD;
+	float *ss = (float *)(skv + AP_KV_STAGES * T * LD);
+	uint16_t *sp = (uint16_t *)(ss + C::KS * C::ROWS * SLD);
+	float *sm = (float *)(sp + C::ROWS * PLD);
+	float *sl = sm + C::ROWS;
+	float *salpha = sl + C::ROWS;
+
+	const int tid = threadIdx.x, warp = tid / AP_WARP;
+	const int g_out = warp / C::WARPS_PER_GROUP;
+	const int tile0 = (warp % C::WARPS_PER_GROUP) * C::OUT_TILES;
+
+	for (int w = work_indptr[blockIdx.x]; w < work_indptr[blockIdx.x + 1]; w++) {
+		const ap_mla_work wk = work[w];
+		const int heads_here = H - wk.head_begin < HPB ? H - wk.head_begin : HPB;
+		const int32_t *pages = kv_indices + kv_indptr[wk.batch];
+		const int tiles = (wk.kv_end - wk.kv_begin + T - 1) / T;
+
+		for (int i = tid; i < C::ROWS * (D / 8); i += THREADS) {
+			int r = i / (D / 8), c = i % (D / 8);
+			uint4 v = make_uint4(0, 0, 0, 0);
+			if (r < heads_here)
+				v = *(const uint4 *)(q + ((size_t)wk.batch * H + wk.head_begin + r) * D + c * 8);
+			*(uint4 *)(sq + r * LD + c * 8) = v;
+		}
+		if (tid < C::ROWS) {
+			sm[tid] = -INFINITY;
+			sl[tid] = 0.f;
+		}
+		ap_frag_c acc[C::OUT_TILES];
+#pragma unroll
+		for (int n = 0; n < C::OUT_TILES; n++)
+			acc[n] = ap_frag_c{};
+
+		if (AP_KV_STAGES > 1)
+			load_kv_tile(skv, kv, pages, page_size, wk, 0);
+		for (int i = 0; i < tiles; i++) {
+			uint16_t *buf = skv + (i % AP_KV_STAGES) * T * LD;
+			if (AP_KV_STAGES == 1) {
+				__syncthreads();
+				load_kv_tile(buf, kv, pages, page_size, wk, i);
+			}
+			ap_copy_wait_all();
+			__syncthreads();
+			/* every warp is past tile i-1, so its buffer can be refilled */
+			if (AP_KV_STAGES > 1 && i + 1 < tiles)
+				load_kv_tile(skv + ((i + 1) % AP_KV_STAGES) * T * LD, kv, pages, page_size,
+				             wk, i + 1);
+
+			tile_scores<H>(sq, buf, ss, heads_here);
+			__syncthreads();
+			tile_softmax<H>(ss, sp, sm, sl, salpha,
+			                wk.kv_end - (wk.kv_begin + i * T), scale_log2);
+			__syncthreads();
+
+			if (g_out * 16 < heads_here) {
+				float alpha[AP_FRAG_C];
+#pragma unroll
+				for (int e = 0; e < AP_FRAG_C; e++)
+					alpha[e] = salpha[g_out * 16 + ap_frag_c_row(e)];
+#pragma unroll
+				for (int n = 0; n < C::OUT_TILES; n++)
+#pragma unroll
+					for (int e = 0; e < AP_FRAG_C; e++)
+						acc[n].v[e] *= alpha[e];
+#pragma unroll
+				for (int kk = 0; kk < NT; kk++) {
+					ap_frag_a a;
+					ap_load_a(a, sp + g_out * 16 * PLD + kk * 16, PLD);
+#pragma unroll
+					for (int n = 0; n < C::OUT_TILES; n++) {
+						ap_frag_b b;
+						ap_load_b_kn(b, buf + kk * 16 * LD + (tile0 + n) * 16, LD);
+						ap_mma(acc[n], a, b);
+					}
+				}
+			}
+		}
+		__syncthreads();
+
+		if (g_out * 16 < heads_here) {
+#pragma unroll
+			for (int n = 0; n < C::OUT_TILES; n++)
+#pragma unroll
+				for (int e = 0; e < AP_FRAG_C; e++) {
+					int r = g_out * 16 + ap_frag_c_row(e);
+					if (r < heads_here)
+						partial_out[((size_t)wk.partial * H + wk.head_begin + r) * DV +
+						            (tile0 + n) * 16 + ap_frag_c_col(e)] = acc[n].v[e] / sl[r];
+				}
+		}
+		if (tid < heads_here)
+			partial_lse[(size_t)wk.partial * H + wk.head_begin + tid] = sm[tid] + log2f(sl[tid]);
+		/* the next work item overwrites q and the running state */
+		__syncthreads();
+	}
+}
+
+/* One block per (sequence, head): weights 2^(lse - max) over the splits. */
+template <int H>
+__global__ void __launch_bounds__(DV / 4)
+mla_reduce(const int32_t *__restrict__ reduce_indptr, const float *__restrict__ partial_out,
+           const float *__restrict__ partial_lse, uint16_t *__restrict__ out)
+{
+	const int b = blockIdx.x / H, h = blockIdx.x % H;
+	const int first = reduce_indptr[b], last = reduce_indptr[b + 1];
+	float mx = -INFINITY;
+	for (int s = first; s < last; s++)
+		mx = fmaxf(mx, partial_lse[(size_t)s * H + h]);
+	float wsum = 0.f;
+	for (int s = first; s < last; s++)
+		wsum += exp2f(partial_lse[(size_t)s * H + h] - mx);
+
+	float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+	for (int s = first; s < last; s++) {
+		float w = exp2f(partial_lse[(size_t)s * H + h] - mx) / wsum;
+		float4 v = *(const float4 *)(partial_out + ((size_t)s * H + h) * DV + threadIdx.x * 4);
+		acc.x += w * v.x;
+		acc.y += w * v.y;
+		acc.z += w * v.z;
+		acc.w += w * v.w;
+	}
+	ushort4 o = make_ushort4(f2bf(acc.x), f2bf(acc.y), f2bf(acc.z), f2bf(acc.w));
+	*(ushort4 *)(out + ((size_t)b * H + h) * DV + threadIdx.x * 4) = o;
+}
+
+template <int H> hipError_t run_decode(const ap_mla_args *a)
+{
+	static bool smem_set;
+	if (!smem_set) {
+		hipError_t e = hipFuncSetAttribute(reinterpret_cast<const void *>(&mla_stage1<H>),
+		                                   hipFuncAttributeMaxDynamicSharedMemorySize,
+		                                   (int)cfg<H>::SMEM);
+		if (e != hipSuccess)
+			return e;
+		smem_set = true;
+	}
+	if (a->blocks > 0)
+		mla_stage1<H><<<a->blocks, THREADS, cfg<H>::SMEM>>>(
+			a->q, a->kv, a->kv_indptr, a->kv_indices, a->page_size,
+			a->scale * 1.4426950408889634f, a->work_indptr, a->work, a->partial_out,
+			a->partial_lse);
+	mla_reduce<H><<<a->batch * H, DV / 4>>>(a->reduce_indptr, a->partial_out, a->partial_lse,
+	                                         a->out);
+	return hipGetLastError();
+}
+
+typedef hipError_t (*decode_fn)(const ap_mla_args *);
+
+template <int... I> decode_fn decode_for(int heads, std::integer_sequence<int, I...>)
+{
+	static const decode_fn fns[] = {run_decode<I + 1>...};
+	return fns[heads - 1];
+}
+
+/* dst[b][i] = src[b][map[i]]: 16 bytes per thread, a block per (b, i). */
+__global__ void gather_heads(const uint16_t *__restrict__ src, uint16_t *__restrict__ dst,
+                             const int32_t *__restrict__ map, int src_heads, int dst_heads, int dim)
+{
+	int b = blockIdx.x / dst_heads, i = blockIdx.x % dst_heads;
+	const uint4 *s = (const uint4 *)(src + ((size_t)b * src_heads + map[i]) * dim);
+	uint4 *d = (uint4 *)(dst + ((size_t)b * dst_heads + i) * dim);
+	for (int c = threadIdx.x; c < dim / 8; c += blockDim.x)
+		d[c] = s[c];
+}
+
+__global__ void fill_uniform(uint16_t *p, size_t n, uint64_t seed, float lo, float hi)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		/* splitmix64 of (seed, i) */
+		uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		float u = (float)(z >> 40) * (1.0f / 16777216.0f);
+		p[i] = f2bf(lo + (hi - lo) * u);
+	}
+}
+
+__global__ void inject_fault(int *p)
+{
+	p[threadIdx.x] = 1;
+}
+
+__global__ void inject_hang(volatile int *never_set)
+{
+	long long start = clock64();
+	while (*never_set == 0 && clock64() - start < (1ll << 40))
+		;
+}
+
+} // namespace
+
+hipError_t ap_mla_decode(int heads, const ap_mla_args *a)
+{
+	if (heads < 1 || heads > AP_MLA_MAX_HEADS)
+		return hipErrorInvalidValue;
+	return decode_for(heads, std::make_integer_sequence<int, AP_MLA_MAX_HEADS>{})(a);
+}
+
+hipError_t ap_mla_pad_q(const uint16_t *q, uint16_t *q_pad, const int32_t *map, int batch,
+                        int heads, int launch_heads)
+{
+	gather_heads<<<batch * launch_heads, 128>>>(q, q_pad, map, heads, launch_heads, D);
+	return hipGetLastError();
+}
+
+hipError_t ap_mla_unpad_out(const uint16_t *out_pad, uint16_t *out, const int32_t *map,
+                            int batch, int heads, int launch_heads)
+{
+	gather_heads<<<batch * heads, 64>>>(out_pad, out, map, launch_heads, heads, DV);
+	return hipGetLastError();
+}
+
+hipError_t ap_fill_uniform_bf16(uint16_t *p, size_t n, uint64_t seed, float lo, float hi)
+{
+	fill_uniform<<<1024, 256>>>(p, n, seed, lo, hi);
+	return hipGetLastError();
+}
+
+hipError_t ap_inject_fault(void)
+{
+	inject_fault<<<1, 32>>>((int *)(uintptr_t)16);
+	return hipGetLastError();
+}
+
+hipError_t ap_inject_hang(void)
+{
+	int *flag;
+	hipError_t e = hipMalloc((void **)&flag, sizeof(int));
+	if (e != hipSuccess)
+		return e;
+	e = hipMemset(flag, 0, sizeof(int));
+	if (e != hipSuccess)
+		return e;
+	inject_hang<<<1, 1>>>(flag);
+	return hipGetLastError();
+}

@@ -1,0 +1,95 @@
+#include "config.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ap-error.h"
+#include "cmd.h"
+#include "diff.h"
+#include "manifest-read.h"
+
+static int cmd_diff_exec(int argc, char **argv);
+
+const struct ap_cmd ap_cmd_diff = {
+	.name = "diff",
+	.summary = "compare two manifests: capabilities gained, lost, changed",
+	.usage =
+	"Usage: aiter-probe diff OLD NEW [--format text|json] [--fail-on lost|changed|any]\n"
+	"Compare two manifests: capabilities gained, lost and changed (supported\n"
+	"flag, launch status per device), rule status changes, and case tables\n"
+	"(the capture tuples of a rule's matches, e.g. the reducer's head counts).\n\n"
+	"Options:\n"
+	"  --format text|json   what to print (default text)\n"
+	"  --fail-on CLASS      exit 1 when a difference of CLASS exists:\n"
+	"                         lost     a capability supported in OLD is unsupported\n"
+	"                                  or absent in NEW\n"
+	"                         changed  a capability or rule verdict changed (lost\n"
+	"                                  and gained included)\n"
+	"                         any      any difference at all, case tables included\n\n"
+	"Exit status: 0 no difference of the --fail-on class (always 0 without it),\n"
+	"1 such a difference exists, 2 usage or input error.\n",
+	.exec = cmd_diff_exec,
+};
+
+static int load(const char *path, json_t **out)
+{
+	if (ap_manifest_read_file(path, out) < 0)
+		return ap_cli_fail("%s", ap_error_last());
+	return AP_EXIT_OK;
+}
+
+static void print_json(const json_t *report)
+{
+	char *text = json_dumps(report, JSON_INDENT(2));
+
+	printf("%s\n", text);
+	free(text);
+}
+
+static int cmd_diff_exec(int argc, char **argv)
+{
+	const char *format = "text", *fail_on = NULL, *paths[2], *v;
+	size_t npaths = 0;
+	json_t *old = NULL, *new = NULL, *report;
+	ap_diff_class cls = AP_DIFF_ANY;
+	int i, r, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return ap_cli_print_help(&ap_cmd_diff, stdout);
+		if ((r = ap_cli_value(&ap_cmd_diff, "--format", argc, argv, &i, &v)) > 0)
+			format = v;
+		else if (r == 0 && (r = ap_cli_value(&ap_cmd_diff, "--fail-on", argc, argv, &i, &v)) > 0)
+			fail_on = v;
+		else if (r == 0 && argv[i][0] == '-' && argv[i][1] != '\0')
+			return ap_cli_usage_error(&ap_cmd_diff, "unknown option '%s'", argv[i]);
+		else if (r == 0 && npaths == 2)
+			return ap_cli_usage_error(&ap_cmd_diff, "unexpected argument '%s'", argv[i]);
+		else if (r == 0)
+			paths[npaths++] = argv[i];
+		if (r < 0)
+			return AP_EXIT_ERROR;
+	}
+	if (npaths != 2)
+		return ap_cli_usage_error(&ap_cmd_diff, "needs two manifests, OLD and NEW");
+	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+		return ap_cli_usage_error(&ap_cmd_diff, "--format takes text or json, not '%s'", format);
+	if (fail_on != NULL && ap_diff_class_parse(fail_on, &cls) < 0)
+		return ap_cli_usage_error(&ap_cmd_diff, "--fail-on takes lost, changed or any, not '%s'",
+		                          fail_on);
+	if ((rc = load(paths[0], &old)) != AP_EXIT_OK || (rc = load(paths[1], &new)) != AP_EXIT_OK) {
+		json_decref(old);
+		return rc;
+	}
+	report = ap_diff_manifests(old, paths[0], new, paths[1]);
+	if (strcmp(format, "json") == 0)
+		print_json(report);
+	else
+		ap_diff_print_text(report, stdout);
+	rc = fail_on != NULL && ap_diff_has(report, cls) ? AP_EXIT_FAIL : AP_EXIT_OK;
+	json_decref(report);
+	json_decref(old);
+	json_decref(new);
+	return rc;
+}

@@ -1,0 +1,341 @@
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ap-error.h"
+#include "ap-util.h"
+#include "cmd.h"
+#include "history.h"
+#include "rules.h"
+
+#define PROGRESS_WIDTH 30
+
+static const char usage[] =
+	"Usage: aiter-probe history --git AITER_GIT_DIR REV_RANGE [OPTION]...\n"
+	"Evaluate the rules on every commit of a range of AITER's git history, read\n"
+	"from the object database (nothing is checked out), and report each commit\n"
+	"where a rule's verdict or captures, or a capability, changed.\n"
+	"\n"
+	"REV_RANGE is read as git reads it: A..B (the commits after A up to B),\n"
+	"A...B (the commits on either side since their merge base), or one revision\n"
+	"(its whole history). Each commit is compared with its first parent.\n"
+	"Launches never run: capabilities are decided by their static rules.\n"
+	"\n"
+	"Options:\n"
+	"      --git DIR           the AITER repository (bare, or a work tree's top)\n"
+	"      --rules PATH        load this rule pack too (a file or a folder; repeatable)\n"
+	"      --no-default-rules  do not load the installed packs\n"
+	"      --format text|json  the report's format (default text)\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Exit status: 0 done, 2 usage or input error.\n";
+
+static int history_exec(int argc, char **argv);
+
+const struct ap_cmd ap_cmd_history = {
+	.name = "history",
+	.summary = "report where rule verdicts changed over a git range",
+	.usage = usage,
+	.exec = history_exec,
+};
+
+/* --- Progress on a terminal ---------------------------------------------- */
+
+typedef struct progress {
+	bool drawn;
+	size_t last_filled;
+	size_t last_done;
+} progress;
+
+static void draw_progress(void *ctx, size_t done, size_t total)
+{
+	progress *p = ctx;
+	size_t filled = total ? done * PROGRESS_WIDTH / total : PROGRESS_WIDTH, i;
+
+	/* Redraw when the bar grows or every 64 commits, not on every commit. */
+	if (p->drawn && filled == p->last_filled && done - p->last_done < 64 && done != total)
+		return;
+	fputs("\r[", stderr);
+	for (i = 0; i < PROGRESS_WIDTH; i++)
+		fputc(i < filled ? '#' : '.', stderr);
+	fprintf(stderr, "] %zu/%zu commits", done, total);
+	fflush(stderr);
+	p->drawn = true;
+	p->last_filled = filled;
+	p->last_done = done;
+}
+
+static void clear_progress(const progress *p)
+{
+	if (p->drawn) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+}
+
+/* --- Text report -------------------------------------------------------- */
+
+static void print_capture(FILE *to, const json_t *capture)
+{
+	const char *name;
+	const json_t *value;
+	bool first = true;
+
+	json_object_foreach((json_t *)capture, name, value) {
+		fprintf(to, "%s%s=%s", first ? "" : " ", name, json_string_value(value));
+		first = false;
+	}
+}
+
+/* "supported", or a rule's status, with its captures when with_captures:
+ * "matched [heads=16 dim=512, heads=32 dim=512]". */
+static void print_state(FILE *to, const json_t *state, bool with_captures)
+{
+	const json_t *captures, *one;
+	size_t i;
+
+	if (json_is_boolean(state)) {
+		fputs(json_is_true(state) ? "supported" : "unsupported", to);
+		return;
+	}
+	fputs(json_string_value(json_object_get(state, "status")), to);
+	captures = json_object_get(state, "captures");
+	if (!with_captures || json_array_size(captures) == 0)
+		return;
+	fputs(" [", to);
+	json_array_foreach(captures, i, one) {
+		if (i > 0)
+			fputs(", ", to);
+		print_capture(to, one);
+	}
+	fputc(']', to);
+}
+
+/* Prints, one a line, the captures of from that to lacks ("- ...") or, with
+ * sign '+', those of to that from lacks; repeated captures count. Returns
+ * how many it printed. */
+static size_t print_missing(FILE *to_file, char sign, const json_t *from, const json_t *to)
+{
+	size_t nto = json_array_size(to), i, j, printed = 0;
+	bool *used = ap_xcalloc(nto ? nto : 1, sizeof *used);
+	const json_t *one;
+
+	json_array_foreach(from, i, one) {
+		for (j = 0; j < nto; j++)
+			if (!used[j] && json_equal(one, json_array_get(to, j)))
+				break;
+		if (j < nto) {
+			used[j] = true;
+			continue;
+		}
+		fprintf(to_file, "      %c ", sign);
+		print_capture(to_file, one);
+		fputc('\n', to_file);
+		printed++;
+	}
+	free(used);
+	return printed;
+}
+
+/* A rule's captures before and after, as what was added and removed. */
+static void print_capture_changes(FILE *to, const json_t *before, const json_t *after)
+{
+	const json_t *b = json_object_get(before, "captures"), *a = json_object_get(after, "captures");
+	size_t printed;
+
+	if (!json_is_array(b) || json_equal(b, a))
+		return;
+	printed = print_missing(to, '+', a, b);
+	printed += print_missing(to, '-', b, a);
+	if (printed == 0)
+		fputs("      (the same captures, in another order)\n", to);
+}
+
+static void print_commit(FILE *to, const json_t *obj)
+{
+	fprintf(to, "%.12s %s %s\n", json_string_value(json_object_get(obj, "commit")),
+	        json_string_value(json_object_get(obj, "date")),
+	        json_string_value(json_object_get(obj, "subject")));
+}
+
+static int id_width(const json_t *report)
+{
+	const json_t *initial = json_object_get(report, "initial"), *change;
+	size_t width = 0, i;
+	const char *id;
+	json_t *state;
+
+	json_object_foreach(json_object_get(initial, "rules"), id, state)
+		width = strlen(id) > width ? strlen(id) : width;
+	json_object_foreach(json_object_get(initial, "capabilities"), id, state)
+		width = strlen(id) > width ? strlen(id) : width;
+	json_array_foreach(json_object_get(report, "changes"), i, change) {
+		size_t len = strlen(json_string_value(json_object_get(change, "id")));
+
+		width = len > width ? len : width;
+	}
+	return (int)width;
+}
+
+static void print_text(FILE *to, const json_t *report)
+{
+	const json_t *initial = json_object_get(report, "initial"), *change;
+	const char *prev = NULL, *id;
+	int width = id_width(report);
+	json_t *state;
+	size_t i;
+
+	json_int_t commits = json_integer_value(json_object_get(report, "commits"));
+
+	fprintf(to, "history of %s: %lld commit%s, %lld evaluated\n",
+	        json_string_value(json_object_get(report, "range")), (long long)commits,
+	        commits == 1 ? "" : "s",
+	        (long long)json_integer_value(json_object_get(report, "evaluated")));
+	if (json_is_object(initial)) {
+		fputs("initial state at ", to);
+		print_commit(to, initial);
+		json_object_foreach(json_object_get(initial, "rules"), id, state) {
+			fprintf(to, "  rule        %-*s  ", width, id);
+			print_state(to, state, true);
+			fputc('\n', to);
+		}
+		json_object_foreach(json_object_get(initial, "capabilities"), id, state) {
+			fprintf(to, "  capability  %-*s  ", width, id);
+			print_state(to, state, true);
+			fputc('\n', to);
+		}
+	}
+	if (json_array_size(json_object_get(report, "changes")) == 0) {
+		fputs("no changes\n", to);
+		return;
+	}
+	fputs("changes:\n", to);
+	json_array_foreach(json_object_get(report, "changes"), i, change) {
+		const char *commit = json_string_value(json_object_get(change, "commit"));
+
+		if (prev == NULL || strcmp(prev, commit) != 0)
+			print_commit(to, change);
+		prev = commit;
+		fprintf(to, "  %-10s  %-*s  ", json_string_value(json_object_get(change, "kind")),
+		        width, json_string_value(json_object_get(change, "id")));
+		print_state(to, json_object_get(change, "before"), false);
+		fputs(" -> ", to);
+		print_state(to, json_object_get(change, "after"), false);
+		fputc('\n', to);
+		print_capture_changes(to, json_object_get(change, "before"),
+		                      json_object_get(change, "after"));
+	}
+}
+
+/* --- The command -------------------------------------------------------- */
+
+typedef struct history_args {
+	const char *git_dir;
+	const char *range;
+	char **rules;
+	size_t nrules;
+	int no_default_rules;
+	const char *format;
+} history_args;
+
+/* Takes the option at argv[*i]: 1 taken, 0 not an option of ours, -1 after
+ * a usage error. */
+static int take_option(history_args *a, int argc, char **argv, int *i)
+{
+	const char *v;
+	int r;
+
+	if ((r = ap_cli_value(&ap_cmd_history, "--git", argc, argv, i, &v)) != 0) {
+		a->git_dir = v;
+		return r;
+	}
+	if ((r = ap_cli_value(&ap_cmd_history, "--rules", argc, argv, i, &v)) != 0) {
+		if (r > 0) {
+			a->rules = ap_xrealloc(a->rules, (a->nrules + 1) * sizeof *a->rules);
+			a->rules[a->nrules++] = (char *)v;
+		}
+		return r;
+	}
+	if ((r = ap_cli_value(&ap_cmd_history, "--format", argc, argv, i, &v)) != 0) {
+		a->format = v;
+		return r;
+	}
+	if (strcmp(argv[*i], "--no-default-rules") == 0) {
+		a->no_default_rules = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Returns -1 when parsed, else the exit status (help or usage error). */
+static int parse_args(history_args *a, int argc, char **argv)
+{
+	int i, r;
+
+	a->format = "text";
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return ap_cli_print_help(&ap_cmd_history, stdout);
+		r = take_option(a, argc, argv, &i);
+		if (r < 0)
+			return AP_EXIT_ERROR;
+		if (r > 0)
+			continue;
+		if (argv[i][0] == '-' && argv[i][1] != '\0')
+			return ap_cli_usage_error(&ap_cmd_history, "unknown argument '%s'", argv[i]);
+		if (a->range != NULL)
+			return ap_cli_usage_error(&ap_cmd_history, "one REV_RANGE only, not '%s'",
+			                          argv[i]);
+		a->range = argv[i];
+	}
+	if (strcmp(a->format, "text") != 0 && strcmp(a->format, "json") != 0)
+		return ap_cli_usage_error(&ap_cmd_history, "--format takes text or json, not '%s'",
+		                          a->format);
+	if (a->git_dir == NULL)
+		return ap_cli_usage_error(&ap_cmd_history, "--git AITER_GIT_DIR is needed");
+	if (a->range == NULL)
+		return ap_cli_usage_error(&ap_cmd_history, "REV_RANGE is needed");
+	return -1;
+}
+
+static int history_exec(int argc, char **argv)
+{
+	history_args a = {0};
+	ap_history_opts opts = {0};
+	progress bar = {0};
+	ap_ruleset *rs = NULL;
+	json_t *report;
+	int status = parse_args(&a, argc, argv);
+
+	if (status >= 0)
+		goto out;
+	status = ap_cli_load_rules(&rs, a.rules, a.nrules, a.no_default_rules);
+	if (status != AP_EXIT_OK)
+		goto out;
+	if (isatty(STDERR_FILENO)) {
+		opts.progress = draw_progress;
+		opts.progress_ctx = &bar;
+	}
+	status = ap_history_run(&report, rs, a.git_dir, a.range, &opts);
+	clear_progress(&bar);
+	if (status < 0) {
+		status = ap_cli_fail("%s", ap_error_last());
+		goto out;
+	}
+	if (strcmp(a.format, "json") == 0) {
+		json_dumpf(report, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+	} else {
+		print_text(stdout, report);
+	}
+	json_decref(report);
+	status = fflush(stdout) == 0 ? AP_EXIT_OK : ap_cli_fail("writing the report failed");
+out:
+	ap_ruleset_free(rs);
+	free(a.rules);
+	return status;
+}

@@ -1,0 +1,71 @@
+#include "config.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ap-error.h"
+#include "cmd.h"
+#include "manifest-read.h"
+#include "verify.h"
+
+static int cmd_verify_exec(int argc, char **argv);
+
+const struct ap_cmd ap_cmd_verify = {
+	.name = "verify",
+	.summary = "is a manifest still fresh? re-hash its inputs",
+	.usage =
+	"Usage: aiter-probe verify MANIFEST\n"
+	"Re-hash every input the manifest records, under its recorded aiter.root.\n"
+	"An input recorded with a null sha256 must still be absent. Prints one line\n"
+	"on stdout: 'MANIFEST: fresh (N inputs under ROOT)', or 'MANIFEST: stale'\n"
+	"followed by one line per input that changed, vanished or appeared.\n\n"
+	"Exit status: 0 fresh, 1 stale, 2 usage or input error (unreadable or\n"
+	"invalid manifest, missing root, an input path that is absolute or has '..').\n",
+	.exec = cmd_verify_exec,
+};
+
+static int report(const char *path, const ap_verify_result *res)
+{
+	size_t i;
+
+	if (res->nstale == 0) {
+		printf("%s: fresh (%zu input%s under %s)\n", path, res->ninputs,
+		       res->ninputs == 1 ? "" : "s", res->root);
+		return AP_EXIT_OK;
+	}
+	printf("%s: stale (%zu of %zu inputs differ under %s)\n", path, res->nstale, res->ninputs,
+	       res->root);
+	for (i = 0; i < res->nstale; i++)
+		printf("  %-8s %s\n", ap_input_change_name(res->stale[i].change), res->stale[i].path);
+	return AP_EXIT_FAIL;
+}
+
+static int cmd_verify_exec(int argc, char **argv)
+{
+	ap_verify_result res = AP_VERIFY_RESULT_INIT;
+	const char *path = NULL;
+	json_t *m;
+	int i, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return ap_cli_print_help(&ap_cmd_verify, stdout);
+		if (argv[i][0] == '-' && argv[i][1] != '\0')
+			return ap_cli_usage_error(&ap_cmd_verify, "unknown option '%s'", argv[i]);
+		if (path != NULL)
+			return ap_cli_usage_error(&ap_cmd_verify, "unexpected argument '%s'", argv[i]);
+		path = argv[i];
+	}
+	if (path == NULL)
+		return ap_cli_usage_error(&ap_cmd_verify, "needs a MANIFEST");
+	if (ap_manifest_read_file(path, &m) < 0)
+		return ap_cli_fail("%s", ap_error_last());
+	if (ap_verify_manifest(m, path, &res) < 0)
+		rc = ap_cli_fail("%s", ap_error_last());
+	else
+		rc = report(path, &res);
+	ap_verify_result_free(&res);
+	json_decref(m);
+	return rc;
+}

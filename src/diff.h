@@ -1,0 +1,33 @@
+/* Differences between two manifests, for a CI gate on AITER upgrades.
+ *
+ * Classes, each contained in the next:
+ *   lost     a capability supported in OLD is unsupported or absent in NEW;
+ *   changed  a capability's verdict changed (appeared, disappeared, its
+ *            supported flag, its launch status or a device's launch status)
+ *            or a rule's status changed (or the rule appeared/disappeared);
+ *   any      anything reported at all: the above and case-table differences
+ *            (the capture tuples of a rule's matches, compared as sets). */
+#ifndef AP_DIFF_H
+#define AP_DIFF_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef enum { AP_DIFF_LOST, AP_DIFF_CHANGED, AP_DIFF_ANY } ap_diff_class;
+
+/* The report, as `aiter-probe diff --format json` prints it: {"old", "new",
+ * "capabilities", "rules", "cases", "summary": {"lost", "changed",
+ * "differences"}}. old and new were loaded by ap_manifest_read_file; the
+ * names are recorded as given. */
+json_t *ap_diff_manifests(const json_t *old, const char *old_name, const json_t *new,
+                          const char *new_name);
+
+/* Whether the report holds a difference of the class. */
+bool ap_diff_has(const json_t *report, ap_diff_class cls);
+/* Parses "lost", "changed" or "any"; negative when it is none of them. */
+int ap_diff_class_parse(const char *word, ap_diff_class *cls);
+
+void ap_diff_print_text(const json_t *report, FILE *to);
+
+#endif

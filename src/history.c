@@ -1,0 +1,786 @@
+#include "config.h"
+
+#include <errno.h>
+#include <git2.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ap-error.h"
+#include "ap-util.h"
+#include "engine.h"
+#include "history.h"
+
+/* As many as Linux follows before ELOOP. */
+#define MAX_SYMLINK_HOPS 40
+
+/* Where a path leads in a tree. Together with the object id this decides
+ * everything a rule can see of the path, so it keys the verdict cache. */
+typedef enum {
+	FOUND_MISSING,
+	FOUND_BLOB,
+	FOUND_FOLDER,
+	FOUND_SUBMODULE,
+	FOUND_IN_SUBMODULE,
+	FOUND_OUTSIDE,
+	FOUND_LOOP,
+} found_kind;
+
+typedef struct found {
+	found_kind kind;
+	git_oid oid; /* the blob, folder or submodule commit; zero otherwise */
+} found;
+
+static int git_fail(const char *what)
+{
+	const git_error *e = git_error_last();
+
+	ap_error_set("%s: %s", what, e && e->message ? e->message : "unknown libgit2 error");
+	return AP_EIO;
+}
+
+/* The target of a symlink entry, as a string. */
+static int read_link(char **out, git_repository *repo, const git_tree_entry *e)
+{
+	git_blob *blob;
+
+	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0)
+		return git_fail("reading a symlink");
+	*out = ap_xstrndup(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+	git_blob_free(blob);
+	return 0;
+}
+
+/* Follows rel from root the way the file system follows a path, symlinks
+ * included (relative to the folder holding them), but never out of root. */
+static int resolve(found *out, git_repository *repo, const git_tree *root, const char *rel)
+{
+	git_tree **dirs = NULL; /* the folders walked into; root below them */
+	size_t ndirs = 0, dirs_cap = 0, pos = 0;
+	char *todo = ap_xstrdup(rel);
+	unsigned hops = 0;
+	int rc = 0;
+
+	memset(out, 0, sizeof *out);
+	for (;;) {
+		const git_tree *cur = ndirs ? dirs[ndirs - 1] : root;
+		const git_tree_entry *e;
+		size_t len;
+		char *name;
+
+		pos += strspn(todo + pos, "/");
+		if (todo[pos] == '\0') {
+			out->kind = FOUND_FOLDER;
+			git_oid_cpy(&out->oid, git_tree_id(cur));
+			break;
+		}
+		len = strcspn(todo + pos, "/");
+		name = todo + pos;
+		pos += len;
+		if (len == 1 && name[0] == '.')
+			continue;
+		if (len == 2 && name[0] == '.' && name[1] == '.') {
+			if (ndirs == 0) {
+				out->kind = FOUND_OUTSIDE;
+				break;
+			}
+			git_tree_free(dirs[--ndirs]);
+			continue;
+		}
+		name = ap_xstrndup(name, len);
+		e = git_tree_entry_byname(cur, name);
+		free(name);
+		if (e == NULL) {
+			out->kind = FOUND_MISSING;
+			break;
+		}
+		switch (git_tree_entry_filemode(e)) {
+		case GIT_FILEMODE_LINK: {
+			char *target, *rest;
+
+			if (++hops > MAX_SYMLINK_HOPS) {
+				out->kind = FOUND_LOOP;
+				goto done;
+			}
+			rc = read_link(&target, repo, e);
+			if (rc < 0)
+				goto done;
+			if (target[0] == '/') {
+				free(target);
+				out->kind = FOUND_OUTSIDE;
+				goto done;
+			}
+			rest = ap_xasprintf("%s/%s", target, todo + pos);
+			free(target);
+			free(todo);
+			todo = rest;
+			pos = 0;
+			continue;
+		}
+		case GIT_FILEMODE_TREE:
+			ap_xgrow((void **)&dirs, &dirs_cap, ndirs + 1, sizeof *dirs);
+			if (git_tree_lookup(&dirs[ndirs], repo, git_tree_entry_id(e)) < 0) {
+				rc = git_fail("reading a folder");
+				goto done;
+			}
+			ndirs++;
+			continue;
+		case GIT_FILEMODE_COMMIT:
+			pos += strspn(todo + pos, "/");
+			out->kind = todo[pos] ? FOUND_IN_SUBMODULE : FOUND_SUBMODULE;
+			git_oid_cpy(&out->oid, git_tree_entry_id(e));
+			goto done;
+		default:
+			pos += strspn(todo + pos, "/");
+			if (todo[pos]) {
+				/* a file used as a folder */
+				out->kind = FOUND_MISSING;
+				goto done;
+			}
+			out->kind = FOUND_BLOB;
+			git_oid_cpy(&out->oid, git_tree_entry_id(e));
+			goto done;
+		}
+	}
+done:
+	while (ndirs)
+		git_tree_free(dirs[--ndirs]);
+	free(dirs);
+	free(todo);
+	return rc;
+}
+
+/* --- The git source ------------------------------------------------------ */
+
+typedef struct git_source {
+	git_repository *repo;
+	git_tree *tree;
+} git_source;
+
+static ap_file_status read_blob(git_source *src, const git_oid *oid, size_t max_bytes,
+                                char **data, size_t *len, char **reason)
+{
+	git_odb *odb;
+	git_blob *blob;
+	git_object_t type;
+	size_t size;
+	int rc;
+
+	if (git_repository_odb(&odb, src->repo) < 0)
+		goto fail;
+	rc = git_odb_read_header(&size, &type, odb, oid);
+	git_odb_free(odb);
+	if (rc < 0)
+		goto fail;
+	if (size > max_bytes) {
+		*reason = ap_xasprintf("larger than the %zu-byte cap (%zu bytes)", max_bytes, size);
+		return AP_FILE_ERROR;
+	}
+	if (git_blob_lookup(&blob, src->repo, oid) < 0)
+		goto fail;
+	*len = (size_t)git_blob_rawsize(blob);
+	*data = ap_xmalloc(*len + 1);
+	memcpy(*data, git_blob_rawcontent(blob), *len);
+	(*data)[*len] = '\0';
+	git_blob_free(blob);
+	return AP_FILE_OK;
+fail:
+	git_fail("reading a blob");
+	*reason = ap_xstrdup(ap_error_last());
+	return AP_FILE_ERROR;
+}
+
+static ap_file_status git_source_load(void *ctx, const char *rel, size_t max_bytes, char **data,
+                                      size_t *len, char **reason)
+{
+	git_source *src = ctx;
+	found f;
+
+	if (resolve(&f, src->repo, src->tree, rel) < 0) {
+		*reason = ap_xstrdup(ap_error_last());
+		return AP_FILE_ERROR;
+	}
+	switch (f.kind) {
+	case FOUND_BLOB:
+		return read_blob(src, &f.oid, max_bytes, data, len, reason);
+	case FOUND_MISSING:
+		*reason = ap_xstrdup("no such file");
+		return AP_FILE_MISSING;
+	case FOUND_FOLDER:
+		*reason = ap_xstrdup("is a folder");
+		break;
+	case FOUND_SUBMODULE:
+		*reason = ap_xstrdup("is a submodule");
+		break;
+	case FOUND_IN_SUBMODULE:
+		*reason = ap_xstrdup("is inside a submodule");
+		break;
+	case FOUND_OUTSIDE:
+		*reason = ap_xstrdup("symlink resolves outside the AITER root");
+		break;
+	case FOUND_LOOP:
+		*reason = ap_xstrdup(strerror(ELOOP));
+		break;
+	}
+	return AP_FILE_ERROR;
+}
+
+static void git_source_free(void *ctx)
+{
+	git_source *src = ctx;
+
+	git_tree_free(src->tree);
+	free(src);
+}
+
+const ap_source_ops ap_git_source_ops = {
+	.load = git_source_load,
+	.free = git_source_free,
+};
+
+int ap_git_source_new(void **ctx, git_repository *repo, const git_tree *tree)
+{
+	git_source *src = ap_xcalloc(1, sizeof *src);
+
+	if (git_tree_dup(&src->tree, (git_tree *)tree) < 0) {
+		free(src);
+		return git_fail("keeping a tree");
+	}
+	src->repo = repo;
+	*ctx = src;
+	return 0;
+}
+
+int ap_reader_new_git(ap_reader **out, git_repository *repo, const git_tree *tree,
+                      const char *name, size_t max_bytes)
+{
+	void *ctx;
+	int rc = ap_git_source_new(&ctx, repo, tree);
+
+	if (rc < 0)
+		return rc;
+	return ap_reader_new(out, &ap_git_source_ops, ctx, name, max_bytes);
+}
+
+/* --- A map from fixed-size byte keys to indexes ------------------------- */
+
+typedef struct keymap {
+	size_t keylen;
+	unsigned char *keys; /* cap slots of keylen bytes */
+	size_t *vals;        /* SIZE_MAX: empty slot */
+	size_t cap;          /* a power of two */
+	size_t n;
+} keymap;
+
+static uint64_t key_hash(const unsigned char *key, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ key[i]) * 0x100000001b3u;
+	return h;
+}
+
+static void keymap_init(keymap *m, size_t keylen)
+{
+	size_t i;
+
+	m->keylen = keylen;
+	m->cap = 64;
+	m->n = 0;
+	m->keys = ap_xmalloc(m->cap * keylen);
+	m->vals = ap_xmalloc(m->cap * sizeof *m->vals);
+	for (i = 0; i < m->cap; i++)
+		m->vals[i] = SIZE_MAX;
+}
+
+static size_t keymap_slot(const keymap *m, const unsigned char *key)
+{
+	size_t i = (size_t)key_hash(key, m->keylen) & (m->cap - 1);
+
+	while (m->vals[i] != SIZE_MAX && memcmp(m->keys + i * m->keylen, key, m->keylen) != 0)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+/* The value under key, or SIZE_MAX. */
+static size_t keymap_get(const keymap *m, const unsigned char *key)
+{
+	return m->vals[keymap_slot(m, key)];
+}
+
+static void keymap_put(keymap *m, const unsigned char *key, size_t val);
+
+static void keymap_grow(keymap *m)
+{
+	keymap bigger = {m->keylen, NULL, NULL, m->cap * 2, 0};
+	size_t i;
+
+	bigger.keys = ap_xmalloc(bigger.cap * m->keylen);
+	bigger.vals = ap_xmalloc(bigger.cap * sizeof *bigger.vals);
+	for (i = 0; i < bigger.cap; i++)
+		bigger.vals[i] = SIZE_MAX;
+	for (i = 0; i < m->cap; i++)
+		if (m->vals[i] != SIZE_MAX)
+			keymap_put(&bigger, m->keys + i * m->keylen, m->vals[i]);
+	free(m->keys);
+	free(m->vals);
+	*m = bigger;
+}
+
+static void keymap_put(keymap *m, const unsigned char *key, size_t val)
+{
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap)
+		keymap_grow(m);
+	i = keymap_slot(m, key);
+	if (m->vals[i] == SIZE_MAX) {
+		memcpy(m->keys + i * m->keylen, key, m->keylen);
+		m->n++;
+	}
+	m->vals[i] = val;
+}
+
+static void keymap_free(keymap *m)
+{
+	free(m->keys);
+	free(m->vals);
+}
+
+/* --- The walk ----------------------------------------------------------- */
+
+/* The verdicts of one set of file versions: a JSON array of rule states and
+ * one of capability booleans, both in the rule set's order. */
+typedef struct verdict {
+	json_t *rules;
+	json_t *caps;
+} verdict;
+
+#define KEY_ENTRY (1 + GIT_OID_RAWSZ) /* found_kind, then the object id */
+
+typedef struct history {
+	const ap_ruleset *rs;
+	git_repository *repo;
+	size_t max_bytes;
+	const char **paths; /* every path any rule names, once */
+	size_t npaths;
+	unsigned char *key; /* scratch: npaths * KEY_ENTRY */
+	keymap by_files;    /* file versions -> verdict */
+	keymap by_commit;   /* commit id -> verdict */
+	verdict *verdicts;
+	size_t nverdicts;
+	size_t verdicts_cap;
+} history;
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void collect_paths(history *h)
+{
+	size_t i, j, n = 0, total = 0;
+
+	for (i = 0; i < h->rs->nrules; i++)
+		total += h->rs->rules[i].npaths;
+	h->paths = ap_xcalloc(total, sizeof *h->paths);
+	for (i = 0; i < h->rs->nrules; i++)
+		for (j = 0; j < h->rs->rules[i].npaths; j++)
+			h->paths[n++] = h->rs->rules[i].paths[j];
+	qsort(h->paths, n, sizeof *h->paths, cmp_str);
+	h->npaths = 0;
+	for (i = 0; i < n; i++)
+		if (h->npaths == 0 || strcmp(h->paths[h->npaths - 1], h->paths[i]) != 0)
+			h->paths[h->npaths++] = h->paths[i];
+	h->key = ap_xcalloc(h->npaths ? h->npaths : 1, KEY_ENTRY);
+}
+
+/* A rule's state as history compares it: the status and the named captures
+ * of each match that has any (line numbers move with every edit, so they
+ * are not part of it). */
+static json_t *rule_state(const ap_rule_result *res)
+{
+	json_t *captures = json_array();
+	size_t i, j;
+
+	for (i = 0; i < res->matches.n; i++) {
+		const ap_match *m = &res->matches.v[i];
+		json_t *one;
+
+		if (m->ncaps == 0)
+			continue;
+		one = json_object();
+		for (j = 0; j < m->ncaps; j++)
+			json_object_set_new(one, m->caps[j].name, json_string(m->caps[j].value));
+		json_array_append_new(captures, one);
+	}
+	return json_pack("{s:s, s:o}", "status", ap_rule_status_name(res->status), "captures",
+	                 captures);
+}
+
+static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *out)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+	ap_reader *reader;
+	ap_scan *scan;
+	size_t i;
+	int rc;
+
+	git_oid_tostr(hex, sizeof hex, commit);
+	rc = ap_reader_new_git(&reader, h->repo, tree, hex, h->max_bytes);
+	if (rc < 0)
+		return rc;
+	rc = ap_scan_run(&scan, h->rs, reader, NULL); /* history never launches */
+	if (rc < 0) {
+		ap_reader_free(reader);
+		ap_error_prefix("commit %s", hex);
+		return rc;
+	}
+	out->rules = json_array();
+	out->caps = json_array();
+	for (i = 0; i < scan->nrules; i++)
+		json_array_append_new(out->rules, rule_state(&scan->rules[i]));
+	for (i = 0; i < scan->ncaps; i++)
+		json_array_append_new(out->caps, json_boolean(scan->caps[i].supported));
+	ap_scan_free(scan);
+	ap_reader_free(reader);
+	return 0;
+}
+
+/* The verdict of a commit: looked up by commit, else by the versions of the
+ * files the rules name, else evaluated. */
+static int verdict_of(history *h, git_commit *commit, size_t *out)
+{
+	const git_oid *id = git_commit_id(commit);
+	git_tree *tree;
+	size_t i;
+	int rc = 0;
+
+	*out = keymap_get(&h->by_commit, id->id);
+	if (*out != SIZE_MAX)
+		return 0;
+	if (git_commit_tree(&tree, commit) < 0)
+		return git_fail("reading a commit's tree");
+	for (i = 0; i < h->npaths; i++) {
+		unsigned char *entry = h->key + i * KEY_ENTRY;
+		found f;
+
+		rc = resolve(&f, h->repo, tree, h->paths[i]);
+		if (rc < 0)
+			goto done;
+		entry[0] = (unsigned char)f.kind;
+		memcpy(entry + 1, f.oid.id, GIT_OID_RAWSZ);
+	}
+	*out = keymap_get(&h->by_files, h->key);
+	if (*out == SIZE_MAX) {
+		ap_xgrow((void **)&h->verdicts, &h->verdicts_cap, h->nverdicts + 1,
+		         sizeof *h->verdicts);
+		rc = evaluate(h, tree, id, &h->verdicts[h->nverdicts]);
+		if (rc < 0)
+			goto done;
+		*out = h->nverdicts++;
+		keymap_put(&h->by_files, h->key, *out);
+	}
+	keymap_put(&h->by_commit, id->id, *out);
+done:
+	git_tree_free(tree);
+	return rc;
+}
+
+/* --- Revisions ---------------------------------------------------------- */
+
+/* The commit rev names (an empty rev is HEAD, as in "A.."). */
+static int resolve_commit(git_oid *out, git_repository *repo, const char *rev)
+{
+	git_object *obj, *commit;
+	int rc = git_revparse_single(&obj, repo, rev[0] ? rev : "HEAD");
+
+	if (rc == GIT_ENOTFOUND || rc == GIT_EAMBIGUOUS) {
+		ap_error_set("%s revision '%s'", rc == GIT_EAMBIGUOUS ? "ambiguous" : "unknown",
+		             rev[0] ? rev : "HEAD");
+		return AP_EINPUT;
+	}
+	if (rc < 0) {
+		const git_error *e = git_error_last();
+
+		ap_error_set("invalid revision '%s': %s", rev,
+		             e && e->message ? e->message : "unknown libgit2 error");
+		return AP_EINPUT;
+	}
+	rc = git_object_peel(&commit, obj, GIT_OBJECT_COMMIT);
+	git_object_free(obj);
+	if (rc < 0) {
+		ap_error_set("'%s' does not name a commit", rev);
+		return AP_EINPUT;
+	}
+	git_oid_cpy(out, git_object_id(commit));
+	git_object_free(commit);
+	return 0;
+}
+
+/* Hides from walk the merge bases of a and b ("A...B"). */
+static int hide_merge_bases(git_revwalk *walk, git_repository *repo, const git_oid *a,
+                            const git_oid *b)
+{
+	git_oidarray bases = {NULL, 0};
+	size_t i;
+	int rc = git_merge_bases(&bases, repo, a, b);
+
+	if (rc == GIT_ENOTFOUND) /* unrelated histories: nothing in common */
+		return 0;
+	if (rc < 0)
+		return git_fail("finding the merge base");
+	for (i = 0; rc == 0 && i < bases.count; i++)
+		if (git_revwalk_hide(walk, &bases.ids[i]) < 0)
+			rc = git_fail("walking");
+	git_oidarray_dispose(&bases);
+	return rc;
+}
+
+/* Pushes what range means onto walk, as git rev-list reads it: "A..B",
+ * "A...B" (either side empty meaning HEAD) or one revision. */
+static int push_range(git_revwalk *walk, git_repository *repo, const char *range)
+{
+	const char *dots = strstr(range, "..");
+	bool symmetric = dots && dots[2] == '.';
+	git_oid from, to;
+	char *left;
+	int rc;
+
+	if (dots == NULL) {
+		rc = resolve_commit(&to, repo, range);
+		if (rc == 0 && git_revwalk_push(walk, &to) < 0)
+			rc = git_fail("walking");
+		return rc;
+	}
+	left = ap_xstrndup(range, (size_t)(dots - range));
+	rc = resolve_commit(&from, repo, left);
+	free(left);
+	if (rc == 0)
+		rc = resolve_commit(&to, repo, dots + (symmetric ? 3 : 2));
+	if (rc < 0)
+		return rc;
+	if (git_revwalk_push(walk, &to) < 0 ||
+	    (symmetric ? git_revwalk_push(walk, &from) : git_revwalk_hide(walk, &from)) < 0)
+		return git_fail("walking");
+	return symmetric ? hide_merge_bases(walk, repo, &from, &to) : 0;
+}
+
+static int list_commits(git_oid **out, size_t *n, git_repository *repo, const char *range)
+{
+	git_revwalk *walk;
+	size_t cap = 0;
+	git_oid id;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (git_revwalk_new(&walk, repo) < 0)
+		return git_fail("walking");
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME | GIT_SORT_REVERSE);
+	rc = push_range(walk, repo, range);
+	if (rc == 0) {
+		while ((rc = git_revwalk_next(&id, walk)) == 0) {
+			ap_xgrow((void **)out, &cap, *n + 1, sizeof **out);
+			git_oid_cpy(&(*out)[(*n)++], &id);
+		}
+		rc = rc == GIT_ITEROVER ? 0 : git_fail("walking");
+	}
+	git_revwalk_free(walk);
+	return rc;
+}
+
+/* --- The report ---------------------------------------------------------- */
+
+/* The committer's time in ISO 8601, in the committer's own offset. */
+static void format_date(char out[32], const git_time *when)
+{
+	time_t local = (time_t)(when->time + (git_time_t)when->offset * 60);
+	int off = when->offset < 0 ? -when->offset : when->offset;
+	struct tm tm;
+
+	gmtime_r(&local, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + strlen(out), 32 - strlen(out), "%c%02d:%02d", when->offset < 0 ? '-' : '+',
+	         off / 60, off % 60);
+}
+
+/* Sets commit, date and subject of c on obj. */
+static void describe_commit(json_t *obj, git_commit *c)
+{
+	char hex[GIT_OID_HEXSZ + 1], date[32];
+	const char *subject = git_commit_summary(c);
+
+	git_oid_tostr(hex, sizeof hex, git_commit_id(c));
+	format_date(date, &git_commit_committer(c)->when);
+	json_object_set_new(obj, "commit", json_string(hex));
+	json_object_set_new(obj, "date", json_string(date));
+	json_object_set_new(obj, "subject", json_string(subject ? subject : ""));
+}
+
+static json_t *initial_state(const history *h, const verdict *v, git_commit *c)
+{
+	json_t *obj = json_object(), *rules = json_object(), *caps = json_object();
+	size_t i;
+
+	describe_commit(obj, c);
+	for (i = 0; i < h->rs->nrules; i++)
+		json_object_set(rules, h->rs->rules[i].id, json_array_get(v->rules, i));
+	for (i = 0; i < h->rs->nprobes; i++)
+		json_object_set(caps, h->rs->probes[i].id, json_array_get(v->caps, i));
+	json_object_set_new(obj, "rules", rules);
+	json_object_set_new(obj, "capabilities", caps);
+	return obj;
+}
+
+static void add_change(json_t *changes, const char *id, const char *kind, git_commit *c,
+                       json_t *before, json_t *after)
+{
+	json_t *change = json_pack("{s:s, s:s}", "id", id, "kind", kind);
+
+	describe_commit(change, c);
+	json_object_set(change, "before", before);
+	json_object_set(change, "after", after);
+	json_array_append_new(changes, change);
+}
+
+static void compare(const history *h, json_t *changes, const verdict *before,
+                    const verdict *after, git_commit *c)
+{
+	size_t i;
+
+	for (i = 0; i < h->rs->nrules; i++) {
+		json_t *b = json_array_get(before->rules, i), *a = json_array_get(after->rules, i);
+
+		if (!json_equal(b, a))
+			add_change(changes, h->rs->rules[i].id, "rule", c, b, a);
+	}
+	for (i = 0; i < h->rs->nprobes; i++) {
+		json_t *b = json_array_get(before->caps, i), *a = json_array_get(after->caps, i);
+
+		if (!json_equal(b, a))
+			add_change(changes, h->rs->probes[i].id, "capability", c, b, a);
+	}
+}
+
+/* Handles one commit of the walk: its verdict, compared with its first
+ * parent's. The first commit also sets the initial state: its parent's when
+ * it has one (so "A..B" reports what the commits after A changed), else its
+ * own. */
+static int visit(history *h, json_t *report, git_commit *c, bool first)
+{
+	git_commit *parent = NULL;
+	size_t mine, theirs;
+	int rc = verdict_of(h, c, &mine);
+
+	if (rc < 0)
+		return rc;
+	if (git_commit_parentcount(c) > 0) {
+		if (git_commit_parent(&parent, c, 0) < 0)
+			return git_fail("reading a parent commit");
+		rc = verdict_of(h, parent, &theirs);
+		if (rc == 0)
+			compare(h, json_object_get(report, "changes"), &h->verdicts[theirs],
+			        &h->verdicts[mine], c);
+	}
+	if (rc == 0 && first)
+		json_object_set_new(report, "initial",
+		                    parent ? initial_state(h, &h->verdicts[theirs], parent)
+		                           : initial_state(h, &h->verdicts[mine], c));
+	git_commit_free(parent);
+	return rc;
+}
+
+static int walk(history *h, json_t *report, const char *range, const ap_history_opts *opts)
+{
+	git_oid *ids;
+	size_t n, i;
+	int rc = list_commits(&ids, &n, h->repo, range);
+
+	for (i = 0; rc == 0 && i < n; i++) {
+		git_commit *c;
+
+		if (git_commit_lookup(&c, h->repo, &ids[i]) < 0) {
+			rc = git_fail("reading a commit");
+			break;
+		}
+		rc = visit(h, report, c, i == 0);
+		git_commit_free(c);
+		if (opts && opts->progress)
+			opts->progress(opts->progress_ctx, i + 1, n);
+	}
+	json_object_set_new(report, "commits", json_integer((json_int_t)n));
+	free(ids);
+	return rc;
+}
+
+static void history_free(history *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->nverdicts; i++) {
+		json_decref(h->verdicts[i].rules);
+		json_decref(h->verdicts[i].caps);
+	}
+	free(h->verdicts);
+	keymap_free(&h->by_files);
+	keymap_free(&h->by_commit);
+	free(h->paths);
+	free(h->key);
+	git_repository_free(h->repo);
+}
+
+/* The repository at git_dir itself (a bare one, or a work tree's top),
+ * never one found by searching the folders above. */
+static int open_repository(git_repository **out, const char *git_dir)
+{
+	if (git_repository_open_ext(out, git_dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		ap_error_set("not a git repository: %s", git_dir);
+		return AP_EINPUT;
+	}
+	if (git_repository_is_shallow(*out) == 1) {
+		/* libgit2 cannot walk past the missing parents */
+		ap_error_set("%s is a shallow clone; history needs every commit "
+		             "(git fetch --unshallow)", git_dir);
+		git_repository_free(*out);
+		*out = NULL;
+		return AP_EINPUT;
+	}
+	return 0;
+}
+
+int ap_history_run(json_t **out, const ap_ruleset *rs, const char *git_dir, const char *range,
+                   const ap_history_opts *opts)
+{
+	history h = {.rs = rs};
+	json_t *report;
+	int rc;
+
+	*out = NULL;
+	h.max_bytes = opts && opts->max_bytes ? opts->max_bytes : AP_READER_DEFAULT_MAX_BYTES;
+	git_libgit2_init();
+	rc = open_repository(&h.repo, git_dir);
+	if (rc < 0) {
+		git_libgit2_shutdown();
+		return rc;
+	}
+	collect_paths(&h);
+	keymap_init(&h.by_files, h.npaths ? h.npaths * KEY_ENTRY : 1);
+	keymap_init(&h.by_commit, GIT_OID_RAWSZ);
+	report = json_pack("{s:s, s:i, s:i, s:n, s:[]}", "range", range, "commits", 0,
+	                   "evaluated", 0, "initial", "changes");
+	rc = walk(&h, report, range, opts);
+	json_object_set_new(report, "evaluated", json_integer((json_int_t)h.nverdicts));
+	history_free(&h);
+	git_libgit2_shutdown();
+	if (rc < 0) {
+		json_decref(report);
+		return rc;
+	}
+	*out = report;
+	return 0;
+}

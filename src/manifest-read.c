@@ -1,0 +1,433 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ap-error.h"
+#include "ap-util.h"
+#include "manifest-read.h"
+#include "manifest.h"
+
+#define SCHEMA_PREFIX "aiter-probe.manifest/"
+#define SCHEMA_MAJOR 1
+
+/* What a value may be; a mask, so "a string or null" is one check. */
+enum {
+	K_STRING = 1u << 0,
+	K_NULL = 1u << 1,
+	K_INT = 1u << 2,
+	K_BOOL = 1u << 3,
+	K_OBJECT = 1u << 4,
+	K_ARRAY = 1u << 5,
+	K_OPTIONAL = 1u << 6, /* the key may be absent */
+};
+
+static const char *const rule_statuses[] = {"matched", "unmatched", "missing", "error", NULL};
+static const char *const launch_statuses[] = {"passed", "failed", "error", "skipped", NULL};
+static const char *const pad_modes[] = {"none", "repeat-interleave", "tile-slice", NULL};
+
+static bool is_kind(const json_t *v, unsigned kinds)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return kinds & K_STRING;
+	case JSON_NULL:
+		return kinds & K_NULL;
+	case JSON_INTEGER:
+		return kinds & K_INT;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return kinds & K_BOOL;
+	case JSON_OBJECT:
+		return kinds & K_OBJECT;
+	case JSON_ARRAY:
+		return kinds & K_ARRAY;
+	default:
+		return false;
+	}
+}
+
+static void describe_kinds(ap_buf *b, unsigned kinds)
+{
+	static const struct {
+		unsigned kind;
+		const char *words;
+	} names[] = {
+		{K_STRING, "a string"}, {K_INT, "an integer"}, {K_BOOL, "true or false"},
+		{K_OBJECT, "an object"}, {K_ARRAY, "an array"}, {K_NULL, "null"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (!(kinds & names[i].kind))
+			continue;
+		if (b->len > 0)
+			ap_buf_puts(b, " or ");
+		ap_buf_puts(b, names[i].words);
+	}
+}
+
+static int wrong_kind(const char *file, const char *where, unsigned kinds)
+{
+	ap_buf words = AP_BUF_INIT;
+
+	describe_kinds(&words, kinds);
+	ap_error_set("%s: '%s' must be %s", file, where, words.data);
+	ap_buf_free(&words);
+	return AP_EINPUT;
+}
+
+/* "where.key", the way messages name a value. */
+static char *key_path(const char *where, const char *key)
+{
+	return where[0] != '\0' ? ap_xasprintf("%s.%s", where, key) : ap_xstrdup(key);
+}
+
+/* Fetches obj[key] into *out after checking its kind; an absent optional
+ * key gives NULL. */
+static int field(const char *file, const json_t *obj, const char *where, const char *key,
+                 unsigned kinds, json_t **out)
+{
+	json_t *v = json_object_get(obj, key);
+	char *path;
+	int rc = AP_OK;
+
+	*out = v;
+	if (v == NULL && (kinds & K_OPTIONAL))
+		return AP_OK;
+	path = key_path(where, key);
+	if (v == NULL) {
+		ap_error_set("%s: missing key '%s'", file, path);
+		rc = AP_EINPUT;
+	} else if (!is_kind(v, kinds)) {
+		rc = wrong_kind(file, path, kinds);
+	}
+	free(path);
+	return rc;
+}
+
+static int one_of(const char *file, const char *where, const char *key, const json_t *v,
+                  const char *const *names)
+{
+	ap_buf list = AP_BUF_INIT;
+	size_t i;
+
+	for (i = 0; names[i] != NULL; i++)
+		if (strcmp(json_string_value(v), names[i]) == 0)
+			return AP_OK;
+	for (i = 0; names[i] != NULL; i++)
+		ap_buf_printf(&list, "%s%s", i > 0 ? ", " : "", names[i]);
+	ap_error_set("%s: '%s.%s' must be one of %s (not '%s')", file, where, key, list.data,
+	             json_string_value(v));
+	ap_buf_free(&list);
+	return AP_EINPUT;
+}
+
+static int check_schema(const char *file, const json_t *m)
+{
+	const char *schema;
+	json_t *v;
+	char *end;
+	long major;
+	int rc;
+
+	rc = field(file, m, "", "schema", K_STRING, &v);
+	if (rc < 0)
+		return rc;
+	schema = json_string_value(v);
+	if (strcmp(schema, AP_MANIFEST_SCHEMA) == 0)
+		return AP_OK;
+	if (strncmp(schema, SCHEMA_PREFIX, strlen(SCHEMA_PREFIX)) == 0) {
+		const char *digits = schema + strlen(SCHEMA_PREFIX);
+		errno = 0;
+		major = strtol(digits, &end, 10);
+		if (end != digits && *end == '\0' && errno == 0 && major > SCHEMA_MAJOR) {
+			ap_error_set("%s: schema '%s' is newer than this reader understands (%s)", file,
+			             schema, AP_MANIFEST_SCHEMA);
+			return AP_EINPUT;
+		}
+	}
+	ap_error_set("%s: schema '%s' is not one this reader understands (%s)", file, schema,
+	             AP_MANIFEST_SCHEMA);
+	return AP_EINPUT;
+}
+
+static int check_aiter(const char *file, const json_t *m)
+{
+	json_t *aiter, *v;
+	int rc;
+
+	if ((rc = field(file, m, "", "aiter", K_OBJECT, &aiter)) < 0 ||
+	    (rc = field(file, aiter, "aiter", "root", K_STRING, &v)) < 0 ||
+	    (rc = field(file, aiter, "aiter", "version", K_STRING | K_NULL, &v)) < 0 ||
+	    (rc = field(file, aiter, "aiter", "git_commit", K_STRING | K_NULL, &v)) < 0)
+		return rc;
+	return AP_OK;
+}
+
+static bool is_sha256_hex(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return s[64] == '\0';
+}
+
+static int check_input(const char *file, const json_t *input, const char *where)
+{
+	json_t *path, *sha, *bytes;
+	int rc;
+
+	if (!json_is_object(input))
+		return wrong_kind(file, where, K_OBJECT);
+	if ((rc = field(file, input, where, "path", K_STRING, &path)) < 0 ||
+	    (rc = field(file, input, where, "sha256", K_STRING | K_NULL, &sha)) < 0 ||
+	    (rc = field(file, input, where, "bytes", K_INT | K_NULL, &bytes)) < 0)
+		return rc;
+	if (json_is_string(sha) && !is_sha256_hex(json_string_value(sha))) {
+		ap_error_set("%s: '%s.sha256' must be 64 lowercase hex digits or null", file, where);
+		return AP_EINPUT;
+	}
+	if (json_is_integer(bytes) && json_integer_value(bytes) < 0) {
+		ap_error_set("%s: '%s.bytes' must not be negative", file, where);
+		return AP_EINPUT;
+	}
+	return AP_OK;
+}
+
+static int check_inputs(const char *file, const json_t *m)
+{
+	json_t *inputs, *input;
+	size_t i;
+	int rc;
+
+	rc = field(file, m, "", "inputs", K_ARRAY, &inputs);
+	if (rc < 0)
+		return rc;
+	json_array_foreach(inputs, i, input) {
+		char *where = ap_xasprintf("inputs[%zu]", i);
+		rc = check_input(file, input, where);
+		free(where);
+		if (rc < 0)
+			return rc;
+	}
+	return AP_OK;
+}
+
+static int check_captures(const char *file, const json_t *captures, const char *where)
+{
+	const char *name;
+	json_t *v;
+
+	json_object_foreach((json_t *)captures, name, v) {
+		if (!json_is_string(v)) {
+			char *path = key_path(where, name);
+			int rc = wrong_kind(file, path, K_STRING);
+			free(path);
+			return rc;
+		}
+	}
+	return AP_OK;
+}
+
+static int check_match(const char *file, const json_t *match, const char *where)
+{
+	json_t *v, *captures;
+	int rc;
+
+	if (!json_is_object(match))
+		return wrong_kind(file, where, K_OBJECT);
+	if ((rc = field(file, match, where, "line", K_INT, &v)) < 0 ||
+	    (rc = field(file, match, where, "text", K_STRING, &v)) < 0 ||
+	    (rc = field(file, match, where, "captures", K_OBJECT, &captures)) < 0)
+		return rc;
+	{
+		char *path = key_path(where, "captures");
+		rc = check_captures(file, captures, path);
+		free(path);
+	}
+	return rc;
+}
+
+static int check_rule(const char *file, const json_t *rule, const char *where)
+{
+	json_t *status, *matches, *match, *v;
+	size_t i;
+	int rc;
+
+	if (!json_is_object(rule))
+		return wrong_kind(file, where, K_OBJECT);
+	if ((rc = field(file, rule, where, "status", K_STRING, &status)) < 0 ||
+	    (rc = one_of(file, where, "status", status, rule_statuses)) < 0 ||
+	    (rc = field(file, rule, where, "file", K_STRING | K_NULL, &v)) < 0 ||
+	    (rc = field(file, rule, where, "reason", K_STRING | K_OPTIONAL, &v)) < 0 ||
+	    (rc = field(file, rule, where, "matches", K_ARRAY, &matches)) < 0)
+		return rc;
+	json_array_foreach(matches, i, match) {
+		char *path = ap_xasprintf("%s.matches[%zu]", where, i);
+		rc = check_match(file, match, path);
+		free(path);
+		if (rc < 0)
+			return rc;
+	}
+	return AP_OK;
+}
+
+static int check_launch(const char *file, const json_t *launch, const char *where)
+{
+	json_t *status, *results, *result, *v;
+	size_t i;
+	int rc;
+
+	if ((rc = field(file, launch, where, "status", K_STRING, &status)) < 0 ||
+	    (rc = one_of(file, where, "status", status, launch_statuses)) < 0 ||
+	    (rc = field(file, launch, where, "reason", K_STRING | K_NULL | K_OPTIONAL, &v)) < 0 ||
+	    (rc = field(file, launch, where, "results", K_ARRAY, &results)) < 0)
+		return rc;
+	json_array_foreach(results, i, result) {
+		char *path = ap_xasprintf("%s.results[%zu]", where, i);
+		if (!json_is_object(result))
+			rc = wrong_kind(file, path, K_OBJECT);
+		else
+			rc = field(file, result, path, "status", K_STRING, &v);
+		if (rc >= 0)
+			rc = field(file, result, path, "device", K_OBJECT | K_OPTIONAL, &v);
+		free(path);
+		if (rc < 0)
+			return rc;
+	}
+	return AP_OK;
+}
+
+static int check_capability(const char *file, const json_t *cap, const char *where)
+{
+	json_t *v, *launch;
+	char *path;
+	int rc;
+
+	if (!json_is_object(cap))
+		return wrong_kind(file, where, K_OBJECT);
+	if ((rc = field(file, cap, where, "supported", K_BOOL, &v)) < 0 ||
+	    (rc = field(file, cap, where, "reason", K_STRING, &v)) < 0 ||
+	    (rc = field(file, cap, where, "evidence", K_ARRAY, &v)) < 0 ||
+	    (rc = field(file, cap, where, "launch", K_OBJECT | K_OPTIONAL, &launch)) < 0)
+		return rc;
+	if (launch == NULL)
+		return AP_OK;
+	path = key_path(where, "launch");
+	rc = check_launch(file, launch, path);
+	free(path);
+	return rc;
+}
+
+/* rules and capabilities: objects keyed by id, each checked by check_one. */
+static int check_keyed(const char *file, const json_t *m, const char *key,
+                       int (*check_one)(const char *, const json_t *, const char *))
+{
+	json_t *all, *v;
+	const char *id;
+	int rc;
+
+	rc = field(file, m, "", key, K_OBJECT, &all);
+	if (rc < 0)
+		return rc;
+	json_object_foreach(all, id, v) {
+		char *where = ap_xasprintf("%s[\"%s\"]", key, id);
+		rc = check_one(file, v, where);
+		free(where);
+		if (rc < 0)
+			return rc;
+	}
+	return AP_OK;
+}
+
+static int check_plan_row(const char *file, const json_t *row, const char *where)
+{
+	json_t *heads, *launch_heads, *mode, *v;
+	int rc;
+
+	if (!json_is_object(row))
+		return wrong_kind(file, where, K_OBJECT);
+	if ((rc = field(file, row, where, "heads", K_INT, &heads)) < 0 ||
+	    (rc = field(file, row, where, "launch_heads", K_INT, &launch_heads)) < 0 ||
+	    (rc = field(file, row, where, "mode", K_STRING, &mode)) < 0 ||
+	    (rc = one_of(file, where, "mode", mode, pad_modes)) < 0 ||
+	    (rc = field(file, row, where, "verified", K_BOOL, &v)) < 0)
+		return rc;
+	if (json_integer_value(heads) < 1 || json_integer_value(launch_heads) < 1) {
+		ap_error_set("%s: '%s' must have heads and launch_heads of at least 1", file, where);
+		return AP_EINPUT;
+	}
+	return AP_OK;
+}
+
+static int check_plans(const char *file, const json_t *m)
+{
+	json_t *plans, *rows, *row;
+	size_t i;
+	int rc;
+
+	if ((rc = field(file, m, "", "plans", K_OBJECT, &plans)) < 0 ||
+	    (rc = field(file, plans, "plans", "mla_heads", K_ARRAY, &rows)) < 0)
+		return rc;
+	json_array_foreach(rows, i, row) {
+		char *where = ap_xasprintf("plans.mla_heads[%zu]", i);
+		rc = check_plan_row(file, row, where);
+		free(where);
+		if (rc < 0)
+			return rc;
+	}
+	return AP_OK;
+}
+
+static int check_manifest(const char *file, const json_t *m)
+{
+	int rc;
+
+	if (!json_is_object(m)) {
+		ap_error_set("%s: not a manifest: the top level is not a JSON object", file);
+		return AP_EINPUT;
+	}
+	if ((rc = check_schema(file, m)) < 0 || (rc = check_aiter(file, m)) < 0 ||
+	    (rc = check_inputs(file, m)) < 0 ||
+	    (rc = check_keyed(file, m, "rules", check_rule)) < 0 ||
+	    (rc = check_keyed(file, m, "capabilities", check_capability)) < 0 ||
+	    (rc = check_plans(file, m)) < 0)
+		return rc;
+	return AP_OK;
+}
+
+int ap_manifest_read_file(const char *path, json_t **out)
+{
+	json_error_t jerr;
+	json_t *m;
+	FILE *fp;
+	int rc;
+
+	*out = NULL;
+	fp = fopen(path, "rb");
+	if (fp == NULL) {
+		ap_error_set("%s: %s", path, strerror(errno));
+		return AP_EIO;
+	}
+	/* Duplicate keys would let two readers see two different manifests. */
+	m = json_loadf(fp, JSON_REJECT_DUPLICATES, &jerr);
+	fclose(fp);
+	if (m == NULL) {
+		ap_error_at(path, jerr.line > 0 ? (unsigned)jerr.line : 0,
+		            jerr.column > 0 ? (unsigned)jerr.column : 0, "%s", jerr.text);
+		return AP_EINPUT;
+	}
+	rc = check_manifest(path, m);
+	if (rc < 0) {
+		json_decref(m);
+		return rc;
+	}
+	*out = m;
+	return AP_OK;
+}

@@ -1,0 +1,202 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <nettle/sha2.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ap-error.h"
+#include "ap-util.h"
+#include "reader.h"
+#include "verify.h"
+
+const char *ap_input_change_name(ap_input_change change)
+{
+	switch (change) {
+	case AP_INPUT_CHANGED:
+		return "changed";
+	case AP_INPUT_VANISHED:
+		return "vanished";
+	case AP_INPUT_APPEARED:
+		return "appeared";
+	}
+	return "?";
+}
+
+/* What is at an input's path now. */
+typedef enum { NOW_ABSENT, NOW_OUTSIDE, NOW_NOT_FILE, NOW_FILE } now_kind;
+
+typedef struct input_now {
+	now_kind kind;
+	unsigned char sha256[SHA256_DIGEST_SIZE];
+	off_t bytes;
+} input_now;
+
+static int hash_fd(int fd, unsigned char digest[SHA256_DIGEST_SIZE])
+{
+	struct sha256_ctx ctx;
+	unsigned char chunk[1 << 16];
+	ssize_t n;
+
+	sha256_init(&ctx);
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		sha256_update(&ctx, (size_t)n, chunk);
+	}
+	sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
+	return 0;
+}
+
+/* Resolves the path first so that a symlink leading outside the root is
+ * reported, never read. want_bytes >= 0 skips hashing a file whose size
+ * already tells it changed. */
+static int look_at(const char *name, const char *root, const char *rel, long long want_bytes,
+                   input_now *now)
+{
+	char *full = ap_xasprintf("%s/%s", root, rel);
+	char *real = realpath(full, NULL);
+	size_t rootlen = strlen(root);
+	struct stat st;
+	int fd, rc = AP_OK;
+
+	free(full);
+	if (real == NULL) {
+		if (errno == ENOENT || errno == ENOTDIR) {
+			now->kind = NOW_ABSENT;
+			return AP_OK;
+		}
+		ap_error_set("%s: input '%s': %s", name, rel, strerror(errno));
+		return AP_EIO;
+	}
+	if (strncmp(real, root, rootlen) != 0 || (rootlen > 1 && real[rootlen] != '/')) {
+		now->kind = NOW_OUTSIDE;
+		free(real);
+		return AP_OK;
+	}
+	/* O_NONBLOCK: a FIFO planted at an input's path must not hang a server start. */
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	free(real);
+	if (fd < 0) {
+		ap_error_set("%s: input '%s': %s", name, rel, strerror(errno));
+		return AP_EIO;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		now->kind = NOW_NOT_FILE;
+	} else {
+		now->kind = NOW_FILE;
+		now->bytes = st.st_size;
+		if (want_bytes < 0 || (off_t)want_bytes == st.st_size) {
+			int err = hash_fd(fd, now->sha256);
+			if (err < 0) {
+				ap_error_set("%s: input '%s': %s", name, rel, strerror(-err));
+				rc = AP_EIO;
+			}
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+static bool same_digest(const char *hex, const unsigned char digest[SHA256_DIGEST_SIZE])
+{
+	char now_hex[2 * SHA256_DIGEST_SIZE + 1];
+	size_t i;
+
+	for (i = 0; i < SHA256_DIGEST_SIZE; i++)
+		snprintf(now_hex + 2 * i, 3, "%02x", digest[i]);
+	return strcmp(hex, now_hex) == 0;
+}
+
+static void add_stale(ap_verify_result *res, const char *path, ap_input_change change)
+{
+	ap_xgrow((void **)&res->stale, &res->stale_cap, res->nstale + 1, sizeof *res->stale);
+	res->stale[res->nstale].path = path;
+	res->stale[res->nstale].change = change;
+	res->nstale++;
+}
+
+static int verify_input(const char *name, const char *root, const json_t *input, size_t index,
+                        ap_verify_result *res)
+{
+	const char *path = json_string_value(json_object_get(input, "path"));
+	const char *sha = json_string_value(json_object_get(input, "sha256"));
+	const json_t *bytes = json_object_get(input, "bytes");
+	const char *refusal = ap_path_refusal(path);
+	input_now now;
+	int rc;
+
+	if (refusal != NULL) {
+		ap_error_set("%s: inputs[%zu].path '%s' is refused: %s", name, index, path, refusal);
+		return AP_EINPUT;
+	}
+	rc = look_at(name, root, path,
+	             sha != NULL && json_is_integer(bytes) ? json_integer_value(bytes) : -1, &now);
+	if (rc < 0)
+		return rc;
+	if (sha == NULL) {
+		if (now.kind != NOW_ABSENT)
+			add_stale(res, path, AP_INPUT_APPEARED);
+	} else if (now.kind == NOW_ABSENT) {
+		add_stale(res, path, AP_INPUT_VANISHED);
+	} else if (now.kind != NOW_FILE ||
+	           (json_is_integer(bytes) && json_integer_value(bytes) != (json_int_t)now.bytes) ||
+	           !same_digest(sha, now.sha256)) {
+		add_stale(res, path, AP_INPUT_CHANGED);
+	}
+	return AP_OK;
+}
+
+int ap_verify_manifest(const json_t *m, const char *name, ap_verify_result *res)
+{
+	const json_t *aiter = json_object_get(m, "aiter");
+	const json_t *inputs = json_object_get(m, "inputs");
+	const json_t *input;
+	struct stat st;
+	char *root;
+	size_t i;
+	int rc = AP_OK;
+
+	res->root = json_string_value(json_object_get(aiter, "root"));
+	res->ninputs = json_array_size(inputs);
+	root = realpath(res->root, NULL);
+	if (root == NULL || stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		ap_error_set("%s: aiter root '%s': %s", name, res->root,
+		             root == NULL ? strerror(errno) : "not a folder");
+		free(root);
+		return AP_EINPUT;
+	}
+	json_array_foreach(inputs, i, input) {
+		rc = verify_input(name, root, input, i, res);
+		if (rc < 0)
+			break;
+	}
+	free(root);
+	return rc;
+}
+
+char *ap_verify_describe(const ap_verify_result *res)
+{
+	ap_buf b = AP_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < res->nstale; i++)
+		ap_buf_printf(&b, "%s%s %s", i > 0 ? ", " : "", res->stale[i].path,
+		              ap_input_change_name(res->stale[i].change));
+	return ap_buf_detach(&b);
+}
+
+void ap_verify_result_free(ap_verify_result *res)
+{
+	free(res->stale);
+	res->stale = NULL;
+	res->nstale = res->stale_cap = 0;
+}

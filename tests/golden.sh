@@ -1,0 +1,33 @@
+#!/bin/sh
+# Golden manifests: every fixture tree under tests/fixtures/ is scanned with
+# the shipped rule packs, and the manifest must equal tests/golden/<tree>.json
+# once the machine-dependent values (the absolute root, the tool version) are
+# masked. AP_UPDATE_GOLDEN=1 rewrites the golden files instead.
+. "$AP_SRCDIR/tests/lib.sh"
+
+mask() {
+	"${PYTHON3:-python3}" - "$1" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["aiter"]["root"] = "@ROOT@"
+m["tool"]["version"] = "@VERSION@"
+print(json.dumps(m, indent=2))
+PY
+}
+
+for tree in "$AP_SRCDIR"/tests/fixtures/*/; do
+	name=$(basename "$tree")
+	case_ "golden $name"
+	probe scan --aiter-root "$tree" --no-launch --format json
+	expect_rc 0
+	mask "$TMP/out" >"$TMP/$name.json" || { fail "not JSON"; continue; }
+	golden="$AP_SRCDIR/tests/golden/$name.json"
+	if [ "${AP_UPDATE_GOLDEN:-}" = 1 ]; then
+		cp "$TMP/$name.json" "$golden"
+	elif [ ! -f "$golden" ]; then
+		fail "no golden manifest $golden (make update-golden)"
+	else
+		diff -u "$golden" "$TMP/$name.json" >&2 || fail "manifest differs from $golden"
+	fi
+done
+finish

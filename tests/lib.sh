@@ -1,0 +1,75 @@
+# Shared by the command-line tests: run aiter-probe, then assert on its exit
+# status, stdout and stderr. Sourced by tests/*.sh.
+set -u
+
+: "${AP_SRCDIR:?run through make check}"
+: "${AP_BUILDDIR:?run through make check}"
+AP="$AP_BUILDDIR/aiter-probe"
+export AITER_PROBE_DATADIR="$AP_SRCDIR"
+export SOURCE_DATE_EPOCH=0
+unset AITER_META_DIR NO_COLOR AITER_PROBE_LAUNCHER AITER_PROBE_LAUNCH_INJECT AITER_PROBE_PYTHON
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/aiter-probe-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+current=
+
+# probe ARGS...: runs the tool (under $AP_WRAPPER, e.g. valgrind) and keeps
+# its exit status in $rc, its output in $TMP/out and $TMP/err.
+probe() {
+	set +e
+	${AP_WRAPPER:-} "$AP" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	set -e
+}
+
+fail() {
+	echo "FAIL [$current]: $*" >&2
+	failures=$((failures + 1))
+}
+
+case_() { current=$1; }
+
+expect_rc() {
+	[ "$rc" = "$1" ] || { fail "exit status $rc, expected $1"; sed 's/^/  stderr: /' "$TMP/err" >&2; }
+}
+
+# expect_err TEXT: stderr is exactly TEXT (one or more lines).
+expect_err() {
+	printf '%s\n' "$1" | diff -u - "$TMP/err" >&2 || fail "stderr differs"
+}
+
+expect_out() {
+	printf '%s\n' "$1" | diff -u - "$TMP/out" >&2 || fail "stdout differs"
+}
+
+expect_no_out() {
+	[ ! -s "$TMP/out" ] || { fail "unexpected stdout"; sed 's/^/  stdout: /' "$TMP/out" >&2; }
+}
+
+expect_out_has() {
+	grep -qF -- "$1" "$TMP/out" || { fail "stdout lacks: $1"; sed 's/^/  stdout: /' "$TMP/out" >&2; }
+}
+
+expect_err_has() {
+	grep -qF -- "$1" "$TMP/err" || { fail "stderr lacks: $1"; sed 's/^/  stderr: /' "$TMP/err" >&2; }
+}
+
+# json_get EXPR: evaluates a Python expression over the JSON on stdout (j).
+json_get() {
+	"${PYTHON3:-python3}" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$TMP/out" "$1"
+}
+
+expect_json() {
+	local got
+	got=$(json_get "$1") || { fail "cannot evaluate $1"; return; }
+	[ "$got" = "$2" ] || fail "$1 is '$got', expected '$2'"
+}
+
+finish() {
+	if [ "$failures" -gt 0 ]; then
+		echo "$failures failure(s)" >&2
+		exit 1
+	fi
+	exit 0
+}
