@@ -15,8 +15,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 env = dict(os.environ, AITER_PROBE_DATADIR=datadir)
 commands = {
     "aiter-probe scan": [probe, "scan", "--aiter-root", tree, "--no-launch",
-                         "-o", os.path.join(os.environ.get("TMPDIR", "/tmp"),
-                                            "aiter-probe-bench.json")],
+                         "--format", "json"],
     "vLLM probes (python3)": [sys.executable, os.path.join(here, "vllm-probe.py"), tree],
 }
 times = {name: [] for name in commands}

@@ -4,9 +4,14 @@
  *
  * One block serves up to AP_MLA_HEADS_PER_BLOCK heads of one sequence, so a
  * KV tile read into shared memory once feeds every head: q K^T and P V run
- * on the matrix units (mma.h), in groups of 16 heads. The head count is a
- * template parameter, compiled for every count 1..128 so that any real head
- * count can run natively and be compared with its padded launch. */
+ * on the matrix units (mma.h), in groups of 16 heads, and every warp covers
+ * every group so each K and V fragment is read from shared memory once per
+ * warp. q stays in registers for the whole split. How a head's arithmetic is
+ * ordered does not depend on the head count, so a padded launch computes the
+ * real heads bit for bit as the native one does whenever both plans split the
+ * KV alike (ap_mla_same_split). The head count is a template parameter,
+ * compiled for every count 1..128 so that any real head count can run
+ * natively and be compared with its padded launch. */
 #include <hip/hip_runtime.h>
 
 #include <math.h>
@@ -33,24 +38,33 @@ constexpr int PLD = T + 8;
 static_assert(AP_MLA_SPLIT_ALIGN % T == 0, "splits must hold whole KV tiles");
 static_assert(THREADS % T == 0, "a KV tile row is loaded by whole threads");
 
+/* q K^T: warp w takes the 576 dims' slice w % KS (KSTEPS k-steps, its q
+ * fragments held in registers) for the token tiles of set w / KS, for every
+ * head group; the KS partial scores meet in the softmax. */
+constexpr int KS = 4;
+constexpr int KSTEPS = D / 16 / KS;
+constexpr int NT_SETS = WARPS / KS;
+constexpr int NT_PER_WARP = NT / NT_SETS;
+/* P V: warp w accumulates output columns [w * OUT_TILES * 16, ...) of every
+ * head group. */
+constexpr int OUT_TILES = DV / 16 / WARPS;
+
+static_assert((D / 16) % KS == 0 && WARPS % KS == 0 && NT % NT_SETS == 0, "q K^T splits evenly");
+static_assert(OUT_TILES * 16 * WARPS == DV, "P V splits evenly");
+
 template <int H> struct cfg {
 	/* 16-head groups in one block */
 	static constexpr int G = ((H < HPB ? H : HPB) + 15) / 16;
-	/* q K^T work units are (group, token tile, slice of the 576 dims);
-	 * the dims are sliced only as far as it takes to give every warp one */
-	static constexpr int KS = WARPS / (G * NT) > 0 ? WARPS / (G * NT) : 1;
-	static constexpr int KSTEPS = D / 16 / KS;
-	static constexpr int WARPS_PER_GROUP = WARPS / G;
-	/* the 16-column output tiles each warp accumulates */
-	static constexpr int OUT_TILES = G * (DV / 16) / WARPS;
 	static constexpr int ROWS = G * 16;
-	static constexpr size_t SMEM = (size_t)ROWS * LD * 2 + (size_t)AP_KV_STAGES * T * LD * 2 +
-	                               (size_t)KS * ROWS * SLD * 4 + (size_t)ROWS * PLD * 2 +
-	                               (size_t)3 * ROWS * 4;
+	/* q is staged through the scores' space before it moves to registers */
+	static constexpr size_t Q_BYTES = (size_t)ROWS * LD * 2;
+	static constexpr size_t S_BYTES = (size_t)KS * ROWS * SLD * 4;
+	static constexpr size_t QS_BYTES = Q_BYTES > S_BYTES ? Q_BYTES : S_BYTES;
+	static constexpr size_t SMEM = QS_BYTES + (size_t)AP_KV_STAGES * T * LD * 2 +
+	                               (size_t)ROWS * PLD * 2 + (size_t)3 * ROWS * 4;
 
-	static_assert((D / 16) % KS == 0, "dims split evenly");
-	static_assert(WARPS % G == 0 && OUT_TILES > 0, "warps split evenly over groups");
 	static_assert(THREADS % ROWS == 0 && T % (THREADS / ROWS) == 0, "softmax rows split evenly");
+	static_assert(QS_BYTES % 16 == 0, "KV tiles stay 16-byte aligned");
 };
 
 __device__ __forceinline__ uint16_t f2bf(float f)
@@ -84,34 +98,41 @@ __device__ __forceinline__ void load_kv_tile(uint16_t *dst, const uint16_t *kv, 
 	ap_copy_commit();
 }
 
-/* S = q K^T for one KV tile, scaled to the log2 domain; one unit per warp. */
+/* Partial S = q K^T of this warp's dims slice for one KV tile. */
 template <int H>
-__device__ __forceinline__ void tile_scores(const uint16_t *sq, const uint16_t *skv, float *ss,
-                                            int heads_here)
+__device__ __forceinline__ void tile_scores(const ap_frag_a (&qf)[cfg<H>::G][KSTEPS],
+                                            const uint16_t *skv, float *ss, int heads_here)
 {
 	using C = cfg<H>;
-	int warp = threadIdx.x / AP_WARP;
+	const int warp = threadIdx.x / AP_WARP, ks = warp % KS, nt0 = warp / KS * NT_PER_WARP;
+	ap_frag_c s[C::G][NT_PER_WARP];
 
-	for (int u = warp; u < C::G * NT * C::KS; u += WARPS) {
-		int ks = u % C::KS, nt = (u / C::KS) % NT, g = u / (C::KS * NT);
-		if (g * 16 >= heads_here)
-			continue;
-		ap_frag_c s = {};
-		const uint16_t *qa = sq + g * 16 * LD + ks * C::KSTEPS * 16;
-		const uint16_t *kb = skv + nt * 16 * LD + ks * C::KSTEPS * 16;
-#pragma unroll 6
-		for (int k = 0; k < C::KSTEPS; k++) {
-			ap_frag_a a;
-			ap_frag_b b;
-			ap_load_a(a, qa + k * 16, LD);
-			ap_load_b_nk(b, kb + k * 16, LD);
-			ap_mma(s, a, b);
-		}
-		float *dst = ss + (ks * C::ROWS + g * 16) * SLD + nt * 16;
 #pragma unroll
-		for (int e = 0; e < AP_FRAG_C; e++)
-			dst[ap_frag_c_row(e) * SLD + ap_frag_c_col(e)] = s.v[e];
+	for (int g = 0; g < C::G; g++)
+#pragma unroll
+		for (int n = 0; n < NT_PER_WARP; n++)
+			s[g][n] = ap_frag_c{};
+#pragma unroll
+	for (int k = 0; k < KSTEPS; k++) {
+#pragma unroll
+		for (int n = 0; n < NT_PER_WARP; n++) {
+			ap_frag_b b;
+			ap_load_b_nk(b, skv + (nt0 + n) * 16 * LD + (ks * KSTEPS + k) * 16, LD);
+#pragma unroll
+			for (int g = 0; g < C::G; g++)
+				if (g * 16 < heads_here)
+					ap_mma(s[g][n], qf[g][k], b);
+		}
 	}
+#pragma unroll
+	for (int g = 0; g < C::G; g++)
+#pragma unroll
+		for (int n = 0; n < NT_PER_WARP; n++) {
+			float *dst = ss + (ks * C::ROWS + g * 16) * SLD + (nt0 + n) * 16;
+#pragma unroll
+			for (int e = 0; e < AP_FRAG_C; e++)
+				dst[ap_frag_c_row(e) * SLD + ap_frag_c_col(e)] = s[g][n].v[e];
+		}
 }
 
 /* Online softmax over one tile: P (bf16) for the valid tokens, the factor
@@ -133,7 +154,7 @@ __device__ __forceinline__ void tile_softmax(const float *ss, uint16_t *sp, floa
 		int col = part + j * PER_ROW;
 		float s = 0.f;
 #pragma unroll
-		for (int ks = 0; ks < C::KS; ks++)
+		for (int ks = 0; ks < KS; ks++)
 			s += ss[(ks * C::ROWS + r) * SLD + col];
 		v[j] = col < valid ? s * scale_log2 : -INFINITY;
 		mx = fmaxf(mx, v[j]);
@@ -141,8 +162,8 @@ __device__ __forceinline__ void tile_softmax(const float *ss, uint16_t *sp, floa
 #pragma unroll
 	for (int m = PER_ROW / 2; m > 0; m /= 2)
 		mx = fmaxf(mx, ap_shfl_xor(mx, m));
-	float m_old = sm[r];
-	float m_new = fmaxf(m_old, mx);
+	const float m_old = sm[r];
+	const float m_new = fmaxf(m_old, mx);
 	float sum = 0.f;
 #pragma unroll
 	for (int j = 0; j < COLS; j++) {
@@ -153,6 +174,8 @@ __device__ __forceinline__ void tile_softmax(const float *ss, uint16_t *sp, floa
 #pragma unroll
 	for (int m = PER_ROW / 2; m > 0; m /= 2)
 		sum += ap_shfl_xor(sum, m);
+	/* every lane of the row has read sm[r] */
+	ap_warp_sync();
 	if (part == 0) {
 		float alpha = exp2f(m_old - m_new);
 		salpha[r] = alpha;
@@ -172,16 +195,15 @@ mla_stage1(const uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
 	using C = cfg<H>;
 	extern __shared__ __align__(16) unsigned char smem[];
 	uint16_t *sq = (uint16_t *)smem;
-	uint16_t *skv = sq + C::ROWS * LD;
-	float *ss = (float *)(skv + AP_KV_STAGES * T * LD);
-	uint16_t *sp = (uint16_t *)(ss + C::KS * C::ROWS * SLD);
+	float *ss = (float *)smem;
+	uint16_t *skv = (uint16_t *)(smem + C::QS_BYTES);
+	uint16_t *sp = skv + AP_KV_STAGES * T * LD;
 	float *sm = (float *)(sp + C::ROWS * PLD);
 	float *sl = sm + C::ROWS;
 	float *salpha = sl + C::ROWS;
 
 	const int tid = threadIdx.x, warp = tid / AP_WARP;
-	const int g_out = warp / C::WARPS_PER_GROUP;
-	const int tile0 = (warp % C::WARPS_PER_GROUP) * C::OUT_TILES;
+	const int col0 = warp * OUT_TILES * 16;
 
 	for (int w = work_indptr[blockIdx.x]; w < work_indptr[blockIdx.x + 1]; w++) {
 		const ap_mla_work wk = work[w];
@@ -189,6 +211,8 @@ mla_stage1(const uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
 		const int32_t *pages = kv_indices + kv_indptr[wk.batch];
 		const int tiles = (wk.kv_end - wk.kv_begin + T - 1) / T;
 
+		if (AP_KV_STAGES > 1)
+			load_kv_tile(skv, kv, pages, page_size, wk, 0);
 		for (int i = tid; i < C::ROWS * (D / 8); i += THREADS) {
 			int r = i / (D / 8), c = i % (D / 8);
 			uint4 v = make_uint4(0, 0, 0, 0);
@@ -200,13 +224,20 @@ mla_stage1(const uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
 			sm[tid] = -INFINITY;
 			sl[tid] = 0.f;
 		}
-		ap_frag_c acc[C::OUT_TILES];
+		__syncthreads();
+		ap_frag_a qf[C::G][KSTEPS];
 #pragma unroll
-		for (int n = 0; n < C::OUT_TILES; n++)
-			acc[n] = ap_frag_c{};
+		for (int g = 0; g < C::G; g++)
+#pragma unroll
+			for (int k = 0; k < KSTEPS; k++)
+				ap_load_a(qf[g][k], sq + g * 16 * LD + ((warp % KS) * KSTEPS + k) * 16, LD);
+		ap_frag_c acc[C::G][OUT_TILES];
+#pragma unroll
+		for (int g = 0; g < C::G; g++)
+#pragma unroll
+			for (int n = 0; n < OUT_TILES; n++)
+				acc[g][n] = ap_frag_c{};
 
-		if (AP_KV_STAGES > 1)
-			load_kv_tile(skv, kv, pages, page_size, wk, 0);
 		for (int i = 0; i < tiles; i++) {
 			uint16_t *buf = skv + (i % AP_KV_STAGES) * T * LD;
 			if (AP_KV_STAGES == 1) {
@@ -214,54 +245,61 @@ mla_stage1(const uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
 				load_kv_tile(buf, kv, pages, page_size, wk, i);
 			}
 			ap_copy_wait_all();
+			/* also: every warp has its q out of the shared space the scores
+			 * reuse, and is past tile i-1, whose buffer is refilled next */
 			__syncthreads();
-			/* every warp is past tile i-1, so its buffer can be refilled */
 			if (AP_KV_STAGES > 1 && i + 1 < tiles)
 				load_kv_tile(skv + ((i + 1) % AP_KV_STAGES) * T * LD, kv, pages, page_size,
 				             wk, i + 1);
 
-			tile_scores<H>(sq, buf, ss, heads_here);
+			tile_scores<H>(qf, buf, ss, heads_here);
 			__syncthreads();
 			tile_softmax<H>(ss, sp, sm, sl, salpha,
 			                wk.kv_end - (wk.kv_begin + i * T), scale_log2);
 			__syncthreads();
 
-			if (g_out * 16 < heads_here) {
+#pragma unroll
+			for (int g = 0; g < C::G; g++) {
 				float alpha[AP_FRAG_C];
 #pragma unroll
 				for (int e = 0; e < AP_FRAG_C; e++)
-					alpha[e] = salpha[g_out * 16 + ap_frag_c_row(e)];
+					alpha[e] = salpha[g * 16 + ap_frag_c_row(e)];
 #pragma unroll
-				for (int n = 0; n < C::OUT_TILES; n++)
+				for (int n = 0; n < OUT_TILES; n++)
 #pragma unroll
 					for (int e = 0; e < AP_FRAG_C; e++)
-						acc[n].v[e] *= alpha[e];
+						acc[g][n].v[e] *= alpha[e];
+			}
 #pragma unroll
-				for (int kk = 0; kk < NT; kk++) {
-					ap_frag_a a;
-					ap_load_a(a, sp + g_out * 16 * PLD + kk * 16, PLD);
+			for (int kk = 0; kk < NT; kk++) {
+				ap_frag_a a[C::G];
 #pragma unroll
-					for (int n = 0; n < C::OUT_TILES; n++) {
-						ap_frag_b b;
-						ap_load_b_kn(b, buf + kk * 16 * LD + (tile0 + n) * 16, LD);
-						ap_mma(acc[n], a, b);
-					}
+				for (int g = 0; g < C::G; g++)
+					ap_load_a(a[g], sp + g * 16 * PLD + kk * 16, PLD);
+#pragma unroll
+				for (int n = 0; n < OUT_TILES; n++) {
+					ap_frag_b b;
+					ap_load_b_kn(b, buf + kk * 16 * LD + col0 + n * 16, LD);
+#pragma unroll
+					for (int g = 0; g < C::G; g++)
+						if (g * 16 < heads_here)
+							ap_mma(acc[g][n], a[g], b);
 				}
 			}
 		}
 		__syncthreads();
 
-		if (g_out * 16 < heads_here) {
 #pragma unroll
-			for (int n = 0; n < C::OUT_TILES; n++)
+		for (int g = 0; g < C::G; g++)
+#pragma unroll
+			for (int n = 0; n < OUT_TILES; n++)
 #pragma unroll
 				for (int e = 0; e < AP_FRAG_C; e++) {
-					int r = g_out * 16 + ap_frag_c_row(e);
+					int r = g * 16 + ap_frag_c_row(e);
 					if (r < heads_here)
-						partial_out[((size_t)wk.partial * H + wk.head_begin + r) * DV +
-						            (tile0 + n) * 16 + ap_frag_c_col(e)] = acc[n].v[e] / sl[r];
+						partial_out[((size_t)wk.partial * H + wk.head_begin + r) * DV + col0 +
+						            n * 16 + ap_frag_c_col(e)] = acc[g][n].v[e] / sl[r];
 				}
-		}
 		if (tid < heads_here)
 			partial_lse[(size_t)wk.partial * H + wk.head_begin + tid] = sm[tid] + log2f(sl[tid]);
 		/* the next work item overwrites q and the running state */

@@ -70,6 +70,16 @@ int ap_mla_unpad_index(int heads, int launch_heads, ap_pad_mode mode, int h)
 	return h;
 }
 
+static int head_tiles(int heads)
+{
+	return (heads + AP_MLA_HEADS_PER_BLOCK - 1) / AP_MLA_HEADS_PER_BLOCK;
+}
+
+bool ap_mla_same_split(int heads_a, int heads_b)
+{
+	return head_tiles(heads_a) == head_tiles(heads_b);
+}
+
 /* Called once per split, in sequence order; `share` is the block column
  * (one per share of the KV tokens, before multiplying by head tiles). */
 typedef void (*split_fn)(void *ctx, int share, int batch, int32_t begin, int32_t end, int split);
@@ -120,8 +130,8 @@ int ap_mla_plan_size_for(ap_mla_plan_size *size, const int32_t *seq_lens, int ba
 		tokens += seq_lens[b];
 	}
 
-	int head_tiles = (launch_heads + AP_MLA_HEADS_PER_BLOCK - 1) / AP_MLA_HEADS_PER_BLOCK;
-	int shares = compute_units / head_tiles > 0 ? compute_units / head_tiles : 1;
+	int tiles = head_tiles(launch_heads);
+	int shares = compute_units / tiles > 0 ? compute_units / tiles : 1;
 	int64_t chunk = (tokens + shares - 1) / shares;
 	chunk = (chunk + AP_MLA_SPLIT_ALIGN - 1) / AP_MLA_SPLIT_ALIGN * AP_MLA_SPLIT_ALIGN;
 	if (chunk == 0)
@@ -133,9 +143,9 @@ int ap_mla_plan_size_for(ap_mla_plan_size *size, const int32_t *seq_lens, int ba
 	*size = (ap_mla_plan_size){
 		.batch = batch,
 		.launch_heads = launch_heads,
-		.head_tiles = head_tiles,
-		.blocks = used * head_tiles,
-		.works = splits * head_tiles,
+		.head_tiles = tiles,
+		.blocks = used * tiles,
+		.works = splits * tiles,
 		.partials = splits,
 		.split_tokens = (int)chunk,
 	};

@@ -49,6 +49,13 @@ int ap_mla_pad_source(int heads, int launch_heads, ap_pad_mode mode, int j);
 /* Unpad map: the launch head whose output is real head h (0 <= h < heads). */
 int ap_mla_unpad_index(int heads, int launch_heads, ap_pad_mode mode, int h);
 
+/* Whether launches of heads_a and heads_b heads over the same sequences get
+ * the same splits (the same number of head tiles). The kernels order each
+ * head's arithmetic independently of the head count, so then a padded
+ * launch's real heads equal the native launch's bit for bit. True for every
+ * routing of ap_mla_launch_heads. */
+bool ap_mla_same_split(int heads_a, int heads_b);
+
 /* One unit of stage-1 work: the KV tokens [kv_begin, kv_end) of sequence
  * `batch`, for the heads [head_begin, head_begin + AP_MLA_HEADS_PER_BLOCK),
  * written as partial number `partial`. */

@@ -117,6 +117,12 @@ __device__ __forceinline__ float ap_shfl_xor(float v, int mask)
 	return __shfl_xor_sync(0xffffffffu, v, mask);
 }
 
+/* Orders shared-memory accesses among the lanes of a warp. */
+__device__ __forceinline__ void ap_warp_sync(void)
+{
+	__syncwarp();
+}
+
 #else /* AMD CDNA */
 
 /* AMD: 64-lane wavefronts; 64 KB of LDS holds q and one 16-token KV tile. */
@@ -197,6 +203,11 @@ __device__ __forceinline__ void ap_copy_wait_all(void)
 __device__ __forceinline__ float ap_shfl_xor(float v, int mask)
 {
 	return __shfl_xor(v, mask);
+}
+
+/* A wavefront's lanes run in lockstep: nothing to order. */
+__device__ __forceinline__ void ap_warp_sync(void)
+{
 }
 
 #endif

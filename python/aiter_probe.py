@@ -205,16 +205,18 @@ def _look_at(root, rel, want_bytes):
         fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return "absent", None, None
-    with os.fdopen(fd, "rb") as f:
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return "not-file", None, None
         if want_bytes is not None and want_bytes != st.st_size:
             return "file", st.st_size, None
         digest = hashlib.sha256()
-        for chunk in iter(lambda: f.read(1 << 16), b""):
+        for chunk in iter(lambda: os.read(fd, 1 << 16), b""):
             digest.update(chunk)
         return "file", st.st_size, digest.hexdigest()
+    finally:
+        os.close(fd)
 
 
 class Manifest:
@@ -271,7 +273,9 @@ class Manifest:
             sha, size = item["sha256"], item["bytes"]
             kind, now_bytes, now_sha = _look_at(root, rel, size if sha is not None else None)
             if sha is None:
-                if kind != "absent":
+                # Nothing was read: absent, or refused unread (a symlink out of
+                # the root, not a regular file). Only a readable file matters.
+                if kind == "file":
                     stale.append((rel, "appeared"))
             elif kind == "absent":
                 stale.append((rel, "vanished"))

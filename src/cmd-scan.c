@@ -43,27 +43,6 @@ const struct ap_cmd ap_cmd_scan = {
 	.exec = cmd_scan_exec,
 };
 
-int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **argv, int *i,
-                 const char **value)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(argv[*i], name, n) != 0)
-		return 0;
-	if (argv[*i][n] == '=') {
-		*value = argv[*i] + n + 1;
-		return 1;
-	}
-	if (argv[*i][n] != '\0')
-		return 0;
-	if (*i + 1 >= argc) {
-		ap_cli_usage_error(cmd, "option '%s' needs a value", name);
-		return -1;
-	}
-	*value = argv[++*i];
-	return 1;
-}
-
 static int parse_positive(const struct ap_cmd *cmd, const char *name, const char *text,
                           double *out)
 {
@@ -150,61 +129,6 @@ void ap_scan_cli_free(struct ap_scan_cli *o)
 	free(o->rules);
 	o->rules = NULL;
 	o->nrules = 0;
-}
-
-static int is_folder(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int load_one(ap_ruleset *rs, const char *path)
-{
-	if (ap_ruleset_load_path(rs, path) < 0) {
-		fprintf(stderr, "aiter-probe: %s\n", ap_error_last());
-		return AP_EXIT_ERROR;
-	}
-	return AP_EXIT_OK;
-}
-
-int ap_cli_load_rules(struct ap_ruleset **out, char *const *extra, size_t nextra, int no_defaults)
-{
-	const char *env = getenv("AITER_PROBE_DATADIR");
-	const char *datadir = env != NULL && *env != '\0' ? env : AP_PKGDATADIR;
-	static const char *const packs[] = {"rules", "probes"};
-	ap_ruleset *rs;
-	size_t i;
-	int found = 0;
-
-	ap_ruleset_new(&rs);
-	for (i = 0; !no_defaults && i < sizeof packs / sizeof packs[0]; i++) {
-		char *dir = ap_xasprintf("%s/%s", datadir, packs[i]);
-		int rc = AP_EXIT_OK;
-		if (is_folder(dir)) {
-			found = 1;
-			rc = load_one(rs, dir);
-		}
-		free(dir);
-		if (rc != AP_EXIT_OK)
-			goto fail;
-	}
-	if (!no_defaults && !found && nextra == 0) {
-		ap_cli_fail("no rule packs in %s (set AITER_PROBE_DATADIR, or pass --rules PATH)",
-		            datadir);
-		goto fail;
-	}
-	for (i = 0; i < nextra; i++)
-		if (load_one(rs, extra[i]) != AP_EXIT_OK)
-			goto fail;
-	if (ap_ruleset_finish(rs) < 0) {
-		fprintf(stderr, "aiter-probe: %s\n", ap_error_last());
-		goto fail;
-	}
-	*out = rs;
-	return AP_EXIT_OK;
-fail:
-	ap_ruleset_free(rs);
-	return AP_EXIT_ERROR;
 }
 
 /* Keeps the devices --devices names; an index that does not exist is an error. */

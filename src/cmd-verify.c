@@ -17,9 +17,10 @@ const struct ap_cmd ap_cmd_verify = {
 	.usage =
 	"Usage: aiter-probe verify MANIFEST\n"
 	"Re-hash every input the manifest records, under its recorded aiter.root.\n"
-	"An input recorded with a null sha256 must still be absent. Prints one line\n"
-	"on stdout: 'MANIFEST: fresh (N inputs under ROOT)', or 'MANIFEST: stale'\n"
-	"followed by one line per input that changed, vanished or appeared.\n\n"
+	"Where the scan read nothing (sha256 null), no regular file may have appeared.\n"
+	"Prints on stdout 'MANIFEST: fresh (N inputs under ROOT)', or\n"
+	"'MANIFEST: stale (K of N inputs differ under ROOT)' followed by one line per\n"
+	"input that changed, vanished or appeared.\n\n"
 	"Exit status: 0 fresh, 1 stale, 2 usage or input error (unreadable or\n"
 	"invalid manifest, missing root, an input path that is absolute or has '..').\n",
 	.exec = cmd_verify_exec,

@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <git2.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,30 +175,107 @@ char *ap_discover_version(const char *root)
 	return v;
 }
 
+/* The first line of a small file, without its line ending, or NULL. */
+static char *first_line(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	char *out = NULL;
+
+	if (f == NULL)
+		return NULL;
+	if (fgets(line, sizeof line, f) != NULL) {
+		line[strcspn(line, "\r\n")] = '\0';
+		out = ap_xstrdup(line);
+	}
+	fclose(f);
+	return out;
+}
+
+static int is_object_id(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+	return (n == 40 || n == 64) && s[n] == '\0';
+}
+
+/* A ref's object id, loose or packed, in gitdir or the common dir. */
+static char *resolve_ref(const char *gitdir, const char *ref)
+{
+	char *common_file = ap_xasprintf("%s/commondir", gitdir);
+	char *common = first_line(common_file);
+	const char *dirs[2] = {gitdir, NULL};
+	char *common_dir = NULL;
+	char *id = NULL;
+	size_t i;
+
+	free(common_file);
+	if (common != NULL) {
+		common_dir = common[0] == '/' ? ap_xstrdup(common)
+		                              : ap_xasprintf("%s/%s", gitdir, common);
+		dirs[1] = common_dir;
+	}
+	for (i = 0; i < 2 && dirs[i] != NULL && id == NULL; i++) {
+		char *loose = ap_xasprintf("%s/%s", dirs[i], ref);
+		char *packed = ap_xasprintf("%s/packed-refs", dirs[i]);
+		FILE *f;
+		id = first_line(loose);
+		if (id != NULL && !is_object_id(id)) {
+			free(id);
+			id = NULL;
+		}
+		if (id == NULL && (f = fopen(packed, "r")) != NULL) {
+			char line[4096];
+			while (id == NULL && fgets(line, sizeof line, f) != NULL) {
+				char *space = strchr(line, ' ');
+				line[strcspn(line, "\r\n")] = '\0';
+				if (space != NULL && strcmp(space + 1, ref) == 0) {
+					*space = '\0';
+					if (is_object_id(line))
+						id = ap_xstrdup(line);
+				}
+			}
+			fclose(f);
+		}
+		free(loose);
+		free(packed);
+	}
+	free(common);
+	free(common_dir);
+	return id;
+}
+
+/* Reads HEAD by hand rather than through libgit2: starting libgit2 loads its
+ * TLS and SSH libraries and certificates, which costs more than a whole scan.
+ * Only root/.git counts (a folder, or a file naming the git dir of a linked
+ * work tree): a tree that merely sits inside some repository is not a
+ * checkout of AITER. */
 char *ap_discover_git_commit(const char *root)
 {
 	char *dotgit = ap_xasprintf("%s/.git", root);
-	git_repository *repo = NULL;
-	git_oid oid;
-	char hex[GIT_OID_HEXSZ + 1];
-	char *commit = NULL;
+	char *gitdir = NULL, *head_file, *head, *commit = NULL;
 	struct stat st;
-	int present = lstat(dotgit, &st) == 0;
 
-	free(dotgit);
-	/* Starting libgit2 costs more than the whole scan (it loads the TLS
-	 * certificates), so only a root that has .git pays for it. */
-	if (!present)
-		return NULL;
-	git_libgit2_init();
-	/* NO_SEARCH: a tree that merely sits inside some repository is not a
-	 * checkout of AITER. */
-	if (git_repository_open_ext(&repo, root, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0 &&
-	    git_reference_name_to_id(&oid, repo, "HEAD") == 0) {
-		git_oid_tostr(hex, sizeof hex, &oid);
-		commit = ap_xstrdup(hex);
+	if (stat(dotgit, &st) == 0 && S_ISDIR(st.st_mode)) {
+		gitdir = dotgit;
+		dotgit = NULL;
+	} else {
+		char *line = first_line(dotgit);
+		if (line != NULL && strncmp(line, "gitdir: ", 8) == 0)
+			gitdir = line[8] == '/' ? ap_xstrdup(line + 8)
+			                        : ap_xasprintf("%s/%s", root, line + 8);
+		free(line);
 	}
-	git_repository_free(repo);
-	git_libgit2_shutdown();
+	free(dotgit);
+	if (gitdir == NULL)
+		return NULL;
+	head_file = ap_xasprintf("%s/HEAD", gitdir);
+	head = first_line(head_file);
+	if (head != NULL && strncmp(head, "ref: ", 5) == 0)
+		commit = resolve_ref(gitdir, head + 5);
+	else if (head != NULL && is_object_id(head))
+		commit = ap_xstrdup(head);
+	free(head);
+	free(head_file);
+	free(gitdir);
 	return commit;
 }

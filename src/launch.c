@@ -14,6 +14,7 @@
 
 #include "ap-error.h"
 #include "ap-util.h"
+#include "helper.h"
 #include "launch.h"
 
 extern char **environ;
@@ -42,15 +43,15 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static const char *launcher_path(const ap_launch_opts *o)
+static char *launcher_path(const ap_launch_opts *o)
 {
 	const char *env = getenv("AITER_PROBE_LAUNCHER");
 
 	if (o != NULL && o->launcher != NULL)
-		return o->launcher;
+		return ap_xstrdup(o->launcher);
 	if (env != NULL && *env != '\0')
-		return env;
-	return AP_PKGLIBEXECDIR "/aiter-probe-launcher";
+		return ap_xstrdup(env);
+	return ap_helper_path("aiter-probe-launcher");
 }
 
 /* Starts argv in a process group of its own, so that a timeout kills the
@@ -219,26 +220,17 @@ static json_t *child_json(const child *c)
 	return j;
 }
 
-json_t *ap_launch_devices(const ap_launch_opts *o, char **reason)
+/* Reads the launcher's device list; NULL with *reason when there is none. */
+static json_t *list_devices(char *path, char **reason)
 {
-	char *argv[] = {(char *)launcher_path(o), "--list", NULL};
+	char *argv[] = {path, "--list", NULL};
 	json_t *answer, *devs;
 	child c;
-	int rc;
+	int rc = child_start(&c, argv, LIST_TIMEOUT_S);
 
-	*reason = NULL;
-#ifdef GPU_BUILD_REASON
-	if (o == NULL || o->launcher == NULL) {
-		if (getenv("AITER_PROBE_LAUNCHER") == NULL || *getenv("AITER_PROBE_LAUNCHER") == '\0') {
-			*reason = ap_xstrdup(GPU_BUILD_REASON);
-			return json_array();
-		}
-	}
-#endif
-	rc = child_start(&c, argv, LIST_TIMEOUT_S);
 	if (rc != 0) {
-		*reason = ap_xasprintf("cannot run the launcher %s: %s", argv[0], strerror(rc));
-		return json_array();
+		*reason = ap_xasprintf("cannot run the launcher %s: %s", path, strerror(rc));
+		return NULL;
 	}
 	wait_children(&c, 1);
 	answer = child_json(&c);
@@ -246,23 +238,42 @@ json_t *ap_launch_devices(const ap_launch_opts *o, char **reason)
 		char *why = child_failure(&c, LIST_TIMEOUT_S);
 		*reason = ap_xasprintf("listing devices failed: %s", why);
 		free(why);
-		child_free(&c);
-		return json_array();
 	}
 	child_free(&c);
-	devs = json_object_get(answer, "devices");
-	if (!json_is_array(devs)) {
+	if (answer == NULL)
+		return NULL;
+	devs = json_incref(json_object_get(answer, "devices"));
+	if (!json_is_array(devs))
 		*reason = ap_xstrdup("the launcher's device list has no \"devices\" array");
-		json_decref(answer);
-		return json_array();
-	}
-	json_incref(devs);
-	if (json_array_size(devs) == 0) {
+	else if (json_array_size(devs) == 0) {
 		const char *why = json_string_value(json_object_get(answer, "reason"));
 		*reason = ap_xstrdup(why ? why : "no GPU found");
 	}
 	json_decref(answer);
+	if (!json_is_array(devs)) {
+		json_decref(devs);
+		return NULL;
+	}
 	return devs;
+}
+
+json_t *ap_launch_devices(const ap_launch_opts *o, char **reason)
+{
+	char *path;
+	json_t *devs;
+
+	*reason = NULL;
+#ifdef GPU_BUILD_REASON
+	if ((o == NULL || o->launcher == NULL) &&
+	    (getenv("AITER_PROBE_LAUNCHER") == NULL || *getenv("AITER_PROBE_LAUNCHER") == '\0')) {
+		*reason = ap_xstrdup(GPU_BUILD_REASON);
+		return json_array();
+	}
+#endif
+	path = launcher_path(o);
+	devs = list_devices(path, reason);
+	free(path);
+	return devs != NULL ? devs : json_array();
 }
 
 typedef struct args {
@@ -312,6 +323,7 @@ json_t *ap_launch_run(const ap_launch_spec *spec, const json_t *devs, const ap_l
 	size_t ndev = json_array_size(devs);
 	child *cs = ap_xcalloc(ndev, sizeof *cs);
 	json_t *results = json_array();
+	char *path = launcher_path(o);
 	size_t i;
 
 	for (i = 0; i < ndev; i++) {
@@ -319,7 +331,7 @@ json_t *ap_launch_run(const ap_launch_spec *spec, const json_t *devs, const ap_l
 		args a = {.n = 0};
 		int rc;
 
-		arg(&a, launcher_path(o));
+		arg(&a, path);
 		arg_int(&a, "--device", (int)json_integer_value(json_object_get(dev, "index")));
 		arg(&a, "--kernel");
 		arg(&a, spec->kernel);
@@ -351,6 +363,7 @@ json_t *ap_launch_run(const ap_launch_spec *spec, const json_t *devs, const ap_l
 		                      device_result(&cs[i], json_array_get(devs, i), timeout_s));
 		child_free(&cs[i]);
 	}
+	free(path);
 	free(cs);
 	return results;
 }

@@ -1,58 +1,48 @@
 #include "config.h"
 
-#include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ap-util.h"
 #include "cmd.h"
+#include "helper.h"
+
+static int run_helper(int argc, char **argv);
+
+/* history needs libgit2, and loading it with the TLS and SSH libraries behind
+ * it costs more than a whole scan; so it runs in a program of its own and the
+ * scan that precedes every server start does not pay for it. */
+static const struct ap_cmd ap_cmd_history_helper = {
+	.name = "history",
+	.summary = "when did a verdict change? (rules over a git range of AITER)",
+	.exec = run_helper,
+};
+
+static int run_helper(int argc, char **argv)
+{
+	char *name = ap_xasprintf("aiter-probe-%s", argv[0]);
+	char *path = ap_helper_path(name);
+
+	(void)argc;
+	execv(path, argv);
+	ap_cli_fail("cannot run %s: %s", path, strerror(errno));
+	free(path);
+	free(name);
+	return AP_EXIT_ERROR;
+}
 
 static const struct ap_cmd *const commands[] = {
 	&ap_cmd_scan,
 	&ap_cmd_check,
-	&ap_cmd_history,
+	&ap_cmd_history_helper,
 	&ap_cmd_diff,
 	&ap_cmd_verify,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
-
-int ap_cli_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("aiter-probe: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return AP_EXIT_ERROR;
-}
-
-int ap_cli_usage_error(const struct ap_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "aiter-probe %s: ", cmd->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'aiter-probe %s --help'.\n", cmd->name);
-	return AP_EXIT_ERROR;
-}
-
-int ap_cli_color(FILE *to)
-{
-	const char *no_color = getenv("NO_COLOR");
-	return isatty(fileno(to)) && (no_color == NULL || *no_color == '\0');
-}
-
-int ap_cli_print_help(const struct ap_cmd *cmd, FILE *to)
-{
-	fputs(cmd->usage, to);
-	return AP_EXIT_OK;
-}
 
 static void print_tool_help(FILE *to)
 {

@@ -118,13 +118,16 @@ json_t *ap_manifest_mla_plans(const ap_scan *scan)
 	int heads;
 
 	for (heads = 1; heads <= AP_MLA_MAX_HEADS; heads++) {
+		json_t *plan = json_object();
 		ap_pad_mode mode;
 		int launch_heads = ap_mla_launch_heads(heads, native_cap_for(scan, heads) != NULL,
 		                                       &mode);
-		json_array_append_new(plans,
-		                      json_pack("{s:i, s:i, s:s, s:b}", "heads", heads, "launch_heads",
-		                                launch_heads, "mode", ap_pad_mode_name(mode),
-		                                "verified", launch_passed_for(scan, heads)));
+
+		json_object_set_new(plan, "heads", json_integer(heads));
+		json_object_set_new(plan, "launch_heads", json_integer(launch_heads));
+		json_object_set_new(plan, "mode", json_string(ap_pad_mode_name(mode)));
+		json_object_set_new(plan, "verified", json_boolean(launch_passed_for(scan, heads)));
+		json_array_append_new(plans, plan);
 	}
 	return plans;
 }
@@ -174,16 +177,16 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
 
 char *ap_manifest_dump(const json_t *m)
 {
-	char *text = json_dumps(m, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-	char *out;
+	size_t len = json_dumpb(m, NULL, 0, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	char *text = ap_xmalloc(len + 2);
 
-	if (text == NULL) {
-		fputs("aiter-probe: out of memory while writing JSON\n", stderr);
+	if (len == 0 || json_dumpb(m, text, len, JSON_INDENT(2) | JSON_ENSURE_ASCII) != len) {
+		fputs("aiter-probe: cannot write the manifest as JSON\n", stderr);
 		abort();
 	}
-	out = ap_xasprintf("%s\n", text);
-	free(text);
-	return out;
+	text[len] = '\n';
+	text[len + 1] = '\0';
+	return text;
 }
 
 static int write_all(int fd, const char *data, size_t len)

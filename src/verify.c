@@ -143,7 +143,10 @@ static int verify_input(const char *name, const char *root, const json_t *input,
 	if (rc < 0)
 		return rc;
 	if (sha == NULL) {
-		if (now.kind != NOW_ABSENT)
+		/* No bytes were read: the file was absent, or refused unread (a
+		 * symlink leading out of the root, not a regular file). Only a file
+		 * the reader would now read makes a difference. */
+		if (now.kind == NOW_FILE)
 			add_stale(res, path, AP_INPUT_APPEARED);
 	} else if (now.kind == NOW_ABSENT) {
 		add_stale(res, path, AP_INPUT_VANISHED);

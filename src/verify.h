@@ -1,6 +1,7 @@
 /* Freshness: does a manifest still describe the tree it was made from?
  * Every recorded input is re-read under the recorded aiter.root and hashed;
- * an input recorded with a null sha256 must still be absent. */
+ * where the scan read nothing (sha256 null: absent, or refused unread), no
+ * regular file inside the root may have appeared. */
 #ifndef AP_VERIFY_H
 #define AP_VERIFY_H
 
@@ -10,7 +11,7 @@
 typedef enum {
 	AP_INPUT_CHANGED,  /* other bytes, not a regular file, or now outside the root */
 	AP_INPUT_VANISHED, /* was read, is gone */
-	AP_INPUT_APPEARED, /* was absent, now exists */
+	AP_INPUT_APPEARED, /* nothing was read, now a regular file inside the root is there */
 } ap_input_change;
 
 typedef struct ap_stale_input {

@@ -116,6 +116,30 @@ AITER_META_DIR="$FIX/h24-missing" probe scan --aiter-root "$FIX/h24-native" --no
 expect_rc 0
 expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' True
 
+case_ "the commit of a git work tree, loose, packed and linked"
+if command -v git >/dev/null; then
+	cp -R "$FIX/h24-native" "$TMP/repo"
+	git -C "$TMP/repo" init -q
+	git -C "$TMP/repo" add .
+	git -C "$TMP/repo" -c user.name=t -c user.email=t@t commit -qm one
+	head=$(git -C "$TMP/repo" rev-parse HEAD)
+	probe scan --aiter-root "$TMP/repo" --no-launch --format json
+	expect_json 'j["aiter"]["git_commit"]' "$head"
+	git -C "$TMP/repo" pack-refs --all
+	probe scan --aiter-root "$TMP/repo" --no-launch --format json
+	expect_json 'j["aiter"]["git_commit"]' "$head"
+	git -C "$TMP/repo" worktree add -q "$TMP/linked" 2>/dev/null
+	probe scan --aiter-root "$TMP/linked" --no-launch --format json
+	expect_json 'j["aiter"]["git_commit"]' "$head"
+	git -C "$TMP/repo" checkout -q --detach
+	probe scan --aiter-root "$TMP/repo" --no-launch --format json
+	expect_json 'j["aiter"]["git_commit"]' "$head"
+	probe scan --aiter-root "$TMP/repo/csrc" --no-launch --format json
+	expect_json 'j["aiter"]["git_commit"]' None
+else
+	echo "SKIP [$current]: git is not installed" >&2
+fi
+
 case_ "no rule packs installed"
 AITER_PROBE_DATADIR="$TMP/empty" probe scan --aiter-root "$FIX/h24-native" --no-launch
 expect_rc 2

@@ -25,7 +25,7 @@ d = json.load(sys.stdin)
 if not d["devices"]:
     print(d.get("reason", "no reason given"))')
 if [ -n "$reason" ]; then
-	echo "SKIP: no GPU: $reason"
+	echo "SKIP: $reason"
 	exit 77
 fi
 echo "devices: $list"
@@ -54,10 +54,12 @@ sys.exit(0 if ($cond) else 1)"; then
 }
 
 passed='d["status"] == "passed" and d["checks"]["reference"]["passed"] and d["checks"]["padded_vs_native"]["passed"] and d["checks"]["canaries"]["passed"] and "error" not in d'
-exact='d["checks"]["padded_vs_native"]["max_abs_diff"] == 0 and d["checks"]["padded_vs_native"]["elements_differing"] == 0'
+exact='d["checks"]["padded_vs_native"]["exact"] and d["checks"]["padded_vs_native"]["max_abs_diff"] == 0 and d["checks"]["padded_vs_native"]["elements_differing"] == 0'
+# padding across a 32-head block boundary splits the KV differently
+close='not d["checks"]["padded_vs_native"]["exact"] and d["checks"]["padded_vs_native"]["max_abs_diff"] <= d["checks"]["padded_vs_native"]["tolerance"]'
 
-# every head count, padded to the next multiple of 16 (multiples of 16 to
-# the next one, 128 alone), over page sizes 1, 16 and 64
+# every head count, padded to the next multiple of 16 as a backend routes it
+# (multiples of 16 to the next one, 128 alone), over page sizes 1, 16 and 64
 h=1
 while [ "$h" -le 128 ]; do
 	if [ $((h % 16)) -ne 0 ]; then
@@ -69,7 +71,11 @@ while [ "$h" -le 128 ]; do
 	fi
 	case $((h % 3)) in 0) ps=1 ;; 1) ps=16 ;; *) ps=64 ;; esac
 	if [ "$pad" -ne "$h" ]; then
-		expect "heads $h -> $pad, page size $ps" 0 "$passed and $exact" -- \
+		same=$exact
+		if [ $(((h + 31) / 32)) -ne $(((pad + 31) / 32)) ]; then
+			same=$close
+		fi
+		expect "heads $h -> $pad, page size $ps" 0 "$passed and $same" -- \
 			--device 0 --kernel mla_decode --heads "$h" --pad-to "$pad" --head-dim 512 \
 			--rope 64 --batch 3 --context 1100 --page-size "$ps"
 	else

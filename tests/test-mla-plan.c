@@ -44,6 +44,11 @@ static void test_launch_heads_every_count(void **state)
 		}
 	}
 	ap_pad_mode mode;
+	for (int h = 1; h <= AP_MLA_MAX_HEADS; h++)
+		assert_true(ap_mla_same_split(h, ap_mla_launch_heads(h, false, &mode)));
+	assert_true(ap_mla_same_split(16, 32));
+	assert_false(ap_mla_same_split(32, 48));
+	assert_false(ap_mla_same_split(96, 112));
 	assert_int_equal(ap_mla_launch_heads(24, false, &mode), 32);
 	assert_int_equal(mode, AP_PAD_TILE_SLICE);
 	assert_int_equal(ap_mla_launch_heads(4, false, &mode), 16);

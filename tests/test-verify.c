@@ -178,6 +178,22 @@ static void expect_error(const struct tree *t, int code, const char *message)
 	ap_verify_result_free(&res);
 }
 
+/* Where the scan read nothing, only a readable file makes a difference: the
+ * reader would refuse a folder or a symlink out of the root, as before. */
+static void test_nothing_read(void **state)
+{
+	struct tree *t = *state;
+
+	run("mkdir '%s/later.txt'", t->root);
+	expect_stale(t, "");
+	run("rmdir '%s/later.txt' && touch '%s.outside' && ln -s '%s.outside' '%s/later.txt'",
+	    t->root, t->root, t->root, t->root);
+	expect_stale(t, "");
+	run("rm '%s/later.txt' '%s.outside' && ln -s sub/empty.txt '%s/later.txt'", t->root, t->root,
+	    t->root);
+	expect_stale(t, "later.txt appeared");
+}
+
 static void test_tampered_paths(void **state)
 {
 	static const struct {
@@ -233,6 +249,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_parent_is_a_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlinks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nothing_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tampered_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root, setup, teardown),
 		cmocka_unit_test(test_change_names),

@@ -185,6 +185,14 @@ class FreshnessTest(unittest.TestCase):
         m = aiter_probe.load(self.tree.path)
         self.assertEqual(m.stale_inputs(), [(RED, "changed"), (META, "changed")])
 
+    def test_nothing_read(self):
+        later = self.tree.file("csrc/kernels/mla/reduce_v2.cu")
+        os.mkdir(later)
+        self.assertEqual(aiter_probe.load(self.tree.path).stale_inputs(), [])
+        os.rmdir(later)
+        os.symlink(os.path.join(self.tree.dir, "m.json"), later)
+        self.assertEqual(aiter_probe.load(self.tree.path).stale_inputs(), [])
+
     def test_tampered_paths(self):
         with open(self.tree.path) as f:
             data = json.load(f)

@@ -1,0 +1,125 @@
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ap-error.h"
+#include "ap-util.h"
+#include "cmd.h"
+#include "rules.h"
+
+int ap_cli_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("aiter-probe: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return AP_EXIT_ERROR;
+}
+
+int ap_cli_usage_error(const struct ap_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "aiter-probe %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'aiter-probe %s --help'.\n", cmd->name);
+	return AP_EXIT_ERROR;
+}
+
+int ap_cli_color(FILE *to)
+{
+	const char *no_color = getenv("NO_COLOR");
+	return isatty(fileno(to)) && (no_color == NULL || *no_color == '\0');
+}
+
+int ap_cli_print_help(const struct ap_cmd *cmd, FILE *to)
+{
+	fputs(cmd->usage, to);
+	return AP_EXIT_OK;
+}
+
+int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **argv, int *i,
+                 const char **value)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n) != 0)
+		return 0;
+	if (argv[*i][n] == '=') {
+		*value = argv[*i] + n + 1;
+		return 1;
+	}
+	if (argv[*i][n] != '\0')
+		return 0;
+	if (*i + 1 >= argc) {
+		ap_cli_usage_error(cmd, "option '%s' needs a value", name);
+		return -1;
+	}
+	*value = argv[++*i];
+	return 1;
+}
+
+static int is_folder(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int load_one(ap_ruleset *rs, const char *path)
+{
+	if (ap_ruleset_load_path(rs, path) < 0) {
+		fprintf(stderr, "aiter-probe: %s\n", ap_error_last());
+		return AP_EXIT_ERROR;
+	}
+	return AP_EXIT_OK;
+}
+
+int ap_cli_load_rules(struct ap_ruleset **out, char *const *extra, size_t nextra, int no_defaults)
+{
+	const char *env = getenv("AITER_PROBE_DATADIR");
+	const char *datadir = env != NULL && *env != '\0' ? env : AP_PKGDATADIR;
+	static const char *const packs[] = {"rules", "probes"};
+	ap_ruleset *rs;
+	size_t i;
+	int found = 0;
+
+	ap_ruleset_new(&rs);
+	for (i = 0; !no_defaults && i < sizeof packs / sizeof packs[0]; i++) {
+		char *dir = ap_xasprintf("%s/%s", datadir, packs[i]);
+		int rc = AP_EXIT_OK;
+		if (is_folder(dir)) {
+			found = 1;
+			rc = load_one(rs, dir);
+		}
+		free(dir);
+		if (rc != AP_EXIT_OK)
+			goto fail;
+	}
+	if (!no_defaults && !found && nextra == 0) {
+		ap_cli_fail("no rule packs in %s (set AITER_PROBE_DATADIR, or pass --rules PATH)",
+		            datadir);
+		goto fail;
+	}
+	for (i = 0; i < nextra; i++)
+		if (load_one(rs, extra[i]) != AP_EXIT_OK)
+			goto fail;
+	if (ap_ruleset_finish(rs) < 0) {
+		fprintf(stderr, "aiter-probe: %s\n", ap_error_last());
+		goto fail;
+	}
+	*out = rs;
+	return AP_EXIT_OK;
+fail:
+	ap_ruleset_free(rs);
+	return AP_EXIT_ERROR;
+}

@@ -1,0 +1,10 @@
+/* Finding the programs aiter-probe runs: the kernel launcher and the history
+ * command's program. */
+#ifndef AP_HELPER_H
+#define AP_HELPER_H
+
+/* The path of helper program name: beside the running executable when it is
+ * there (a build tree), else in the package's libexec folder. Malloc'd. */
+char *ap_helper_path(const char *name);
+
+#endif
