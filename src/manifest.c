@@ -177,13 +177,15 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
 
 char *ap_manifest_dump(const json_t *m)
 {
-	size_t len = json_dumpb(m, NULL, 0, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-	char *text = ap_xmalloc(len + 2);
+	char *text = json_dumps(m, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	size_t len;
 
-	if (len == 0 || json_dumpb(m, text, len, JSON_INDENT(2) | JSON_ENSURE_ASCII) != len) {
+	if (text == NULL) {
 		fputs("aiter-probe: cannot write the manifest as JSON\n", stderr);
 		abort();
 	}
+	len = strlen(text);
+	text = ap_xrealloc(text, len + 2);
 	text[len] = '\n';
 	text[len + 1] = '\0';
 	return text;
