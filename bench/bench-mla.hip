@@ -73,11 +73,11 @@ static void plan_upload(plan_dev *p, const int32_t *seq_lens, int cu, int heads)
 
 static void plan_free(plan_dev *p)
 {
-	hipFree(p->work_indptr);
-	hipFree(p->work);
-	hipFree(p->reduce_indptr);
-	hipFree(p->partial_out);
-	hipFree(p->partial_lse);
+	CHECK(hipFree(p->work_indptr));
+	CHECK(hipFree(p->work));
+	CHECK(hipFree(p->reduce_indptr));
+	CHECK(hipFree(p->partial_out));
+	CHECK(hipFree(p->partial_lse));
 }
 
 struct launch {
@@ -181,12 +181,12 @@ static void setup_launch(launch *l, int heads, int launch_heads, const uint16_t 
 
 static void free_launch(launch *l)
 {
-	hipFree(l->args.out);
+	CHECK(hipFree(l->args.out));
 	if (l->pad_map) {
-		hipFree(l->pad_map);
-		hipFree(l->unpad_map);
-		hipFree((void *)l->args.q);
-		hipFree(l->out);
+		CHECK(hipFree(l->pad_map));
+		CHECK(hipFree(l->unpad_map));
+		CHECK(hipFree((void *)l->args.q));
+		CHECK(hipFree(l->out));
 	}
 }
 

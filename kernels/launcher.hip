@@ -191,7 +191,7 @@ static int guarded_alloc(result *res, guarded *g, const char *name, size_t bytes
 static void guarded_free(guarded *g)
 {
 	if (g->base)
-		hipFree(g->base);
+		(void)hipFree(g->base);
 	g->base = NULL;
 }
 
@@ -437,8 +437,8 @@ static int time_path(result *res, launch_path *p, const inputs *in, const char *
 		GPU_TRY(res, hipEventElapsedTime(&ms, start, stop), what);
 		t[i] = ms * 1000.0;
 	}
-	hipEventDestroy(start);
-	hipEventDestroy(stop);
+	(void)hipEventDestroy(start);
+	(void)hipEventDestroy(stop);
 	qsort(t, TIMED_REPS, sizeof(double), cmp_double);
 	*median_us = t[TIMED_REPS / 2];
 	for (int i = 0; path_guards(p, i); i++)
@@ -492,10 +492,10 @@ static void free_path(launch_path *p)
 	for (int i = 0; path_guards(p, i); i++)
 		guarded_free(path_guards(p, i));
 	if (p->mode != AP_PAD_NONE) {
-		hipFree(p->d_pad_map);
-		hipFree(p->d_unpad_map);
-		hipFree(p->d_q_launch);
-		hipFree(p->d_out);
+		(void)hipFree(p->d_pad_map);
+		(void)hipFree(p->d_unpad_map);
+		(void)hipFree(p->d_q_launch);
+		(void)hipFree(p->d_out);
 	}
 }
 

@@ -127,12 +127,8 @@ __device__ __forceinline__ void tile_scores(const ap_frag_a (&qf)[cfg<H>::G][KST
 #pragma unroll
 	for (int g = 0; g < C::G; g++)
 #pragma unroll
-		for (int n = 0; n < NT_PER_WARP; n++) {
-			float *dst = ss + (ks * C::ROWS + g * 16) * SLD + (nt0 + n) * 16;
-#pragma unroll
-			for (int e = 0; e < AP_FRAG_C; e++)
-				dst[ap_frag_c_row(e) * SLD + ap_frag_c_col(e)] = s[g][n].v[e];
-		}
+		for (int n = 0; n < NT_PER_WARP; n++)
+			ap_store_c(ss + (ks * C::ROWS + g * 16) * SLD + (nt0 + n) * 16, SLD, s[g][n]);
 }
 
 /* Online softmax over one tile: P (bf16) for the valid tokens, the factor

@@ -93,6 +93,15 @@ __device__ __forceinline__ void ap_mma(ap_frag_c &c, const ap_frag_a &a, const a
 	             : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2]), "r"(b.r[3]));
 }
 
+/* D to a row-major f32 tile at p[row * ld + col]: column pairs as one
+ * 8-byte store (ld a multiple of 8 keeps them conflict-free). */
+__device__ __forceinline__ void ap_store_c(float *p, int ld, const ap_frag_c &c)
+{
+#pragma unroll
+	for (int i = 0; i < AP_FRAG_C; i += 2)
+		*(float2 *)(p + ap_frag_c_row(i) * ld + ap_frag_c_col(i)) = make_float2(c.v[i], c.v[i + 1]);
+}
+
 /* 16 bytes global -> shared without a register round trip; zeros when
  * !valid (src must still be a valid address). */
 __device__ __forceinline__ void ap_copy16_async(uint16_t *dst, const uint16_t *src, bool valid)
@@ -185,6 +194,13 @@ __device__ __forceinline__ void ap_load_b_kn(ap_frag_b &b, const uint16_t *p, in
 __device__ __forceinline__ void ap_mma(ap_frag_c &c, const ap_frag_a &a, const ap_frag_b &b)
 {
 	c.v = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a.v, b.v, c.v, 0, 0, 0);
+}
+
+/* D to a row-major f32 tile at p[row * ld + col]. */
+__device__ __forceinline__ void ap_store_c(float *p, int ld, const ap_frag_c &c)
+{
+	for (int i = 0; i < AP_FRAG_C; i++)
+		p[ap_frag_c_row(i) * ld + ap_frag_c_col(i)] = c.v[i];
 }
 
 __device__ __forceinline__ void ap_copy16_async(uint16_t *dst, const uint16_t *src, bool valid)

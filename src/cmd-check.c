@@ -4,8 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ap-error.h"
 #include "ap-util.h"
 #include "cmd.h"
+#include "manifest-read.h"
+#include "verify.h"
 
 static int cmd_check_exec(int argc, char **argv);
 
@@ -14,14 +17,16 @@ const struct ap_cmd ap_cmd_check = {
 	.summary = "go or no-go: are these capabilities supported here?",
 	.usage =
 	"Usage: aiter-probe check --require CAP[,CAP...] [OPTION]...\n"
-	"Scan the AITER tree (as 'scan' does) and tell whether every required\n"
-	"capability is supported, with the reason for each.\n\n"
+	"Scan the AITER tree (as 'scan' does), or read a manifest, and tell whether\n"
+	"every required capability is supported, with the reason for each.\n\n"
 	"Options:\n"
 	"  --require CAP[,CAP...]  the capabilities needed; repeatable\n"
+	"  --manifest FILE         answer from FILE instead of scanning, once its\n"
+	"                          inputs are re-hashed and found unchanged\n"
 	"  --format text|json      what to print (default text)\n"
 	"  and every option of 'aiter-probe scan' except -o and --format\n\n"
 	"Exit status: 0 all supported, 1 some not supported, 2 usage or input error\n"
-	"(an unknown capability is an input error).\n",
+	"(an unknown capability, or a stale manifest, is an input error).\n",
 	.exec = cmd_check_exec,
 };
 
@@ -98,11 +103,31 @@ static int report(const required *req, const json_t *manifest, int json_out)
 	return all_ok ? AP_EXIT_OK : AP_EXIT_FAIL;
 }
 
+/* A manifest answers only while it still describes its tree. */
+static int read_fresh_manifest(const char *path, json_t **manifest)
+{
+	ap_verify_result res = AP_VERIFY_RESULT_INIT;
+	int rc = AP_EXIT_OK;
+
+	if (ap_manifest_read_file(path, manifest) < 0)
+		return ap_cli_fail("%s", ap_error_last());
+	if (ap_verify_manifest(*manifest, path, &res) < 0) {
+		rc = ap_cli_fail("%s", ap_error_last());
+	} else if (res.nstale > 0) {
+		char *what = ap_verify_describe(&res);
+		rc = ap_cli_fail("%s is stale (%s): run 'aiter-probe scan' again", path, what);
+		free(what);
+	}
+	ap_verify_result_free(&res);
+	return rc;
+}
+
 static int cmd_check_exec(int argc, char **argv)
 {
 	struct ap_scan_cli o = {0};
 	required req = {0};
-	const char *format = "text", *v;
+	const char *format = "text", *from = NULL, *v;
+	int scan_options = 0;
 	json_t *manifest = NULL;
 	int i, r, rc;
 
@@ -111,13 +136,14 @@ static int cmd_check_exec(int argc, char **argv)
 			rc = ap_cli_print_help(&ap_cmd_check, stdout);
 			goto out;
 		}
-		if ((r = ap_scan_cli_option(&ap_cmd_check, &o, argc, argv, &i)) == 0) {
-			if ((r = ap_cli_value(&ap_cmd_check, "--require", argc, argv, &i, &v)) > 0)
-				add_required(&req, v);
-			else if (r == 0 &&
-			         (r = ap_cli_value(&ap_cmd_check, "--format", argc, argv, &i, &v)) > 0)
-				format = v;
-		}
+		if ((r = ap_scan_cli_option(&ap_cmd_check, &o, argc, argv, &i)) > 0)
+			scan_options = 1;
+		if (r == 0 && (r = ap_cli_value(&ap_cmd_check, "--require", argc, argv, &i, &v)) > 0)
+			add_required(&req, v);
+		if (r == 0 && (r = ap_cli_value(&ap_cmd_check, "--format", argc, argv, &i, &v)) > 0)
+			format = v;
+		if (r == 0 && (r = ap_cli_value(&ap_cmd_check, "--manifest", argc, argv, &i, &v)) > 0)
+			from = v;
 		if (r < 0) {
 			rc = AP_EXIT_ERROR;
 			goto out;
@@ -135,7 +161,12 @@ static int cmd_check_exec(int argc, char **argv)
 		rc = ap_cli_usage_error(&ap_cmd_check, "--format takes text or json, not '%s'", format);
 		goto out;
 	}
-	rc = ap_scan_cli_run(&o, &manifest);
+	if (from != NULL && scan_options) {
+		rc = ap_cli_usage_error(&ap_cmd_check, "--manifest reads a manifest; scan options do "
+		                        "not apply to it");
+		goto out;
+	}
+	rc = from != NULL ? read_fresh_manifest(from, &manifest) : ap_scan_cli_run(&o, &manifest);
 	if (rc == AP_EXIT_OK)
 		rc = report(&req, manifest, strcmp(format, "json") == 0);
 out:

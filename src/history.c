@@ -192,13 +192,13 @@ fail:
 	return AP_FILE_ERROR;
 }
 
-static ap_file_status git_source_load(void *ctx, const char *rel, size_t max_bytes, char **data,
+static ap_file_status git_source_load(void *ctx, ap_file *file, size_t max_bytes, char **data,
                                       size_t *len, char **reason)
 {
 	git_source *src = ctx;
 	found f;
 
-	if (resolve(&f, src->repo, src->tree, rel) < 0) {
+	if (resolve(&f, src->repo, src->tree, file->path) < 0) {
 		*reason = ap_xstrdup(ap_error_last());
 		return AP_FILE_ERROR;
 	}

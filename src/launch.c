@@ -315,6 +315,23 @@ static json_t *device_result(const child *c, const json_t *dev, double timeout_s
 	return j;
 }
 
+/* o->inject is "MODE" for every device or "MODE@INDEX" for one, so a test
+ * can show that one device's fault leaves the others alone. Returns the
+ * mode for dev (in mode, of size n), or NULL. */
+static const char *inject_for(const ap_launch_opts *o, const json_t *dev, char *mode, size_t n)
+{
+	const char *at;
+
+	if (o == NULL || o->inject == NULL || *o->inject == '\0')
+		return NULL;
+	at = strchr(o->inject, '@');
+	if (at != NULL &&
+	    strtol(at + 1, NULL, 10) != json_integer_value(json_object_get(dev, "index")))
+		return NULL;
+	snprintf(mode, n, "%.*s", at ? (int)(at - o->inject) : (int)strlen(o->inject), o->inject);
+	return mode;
+}
+
 json_t *ap_launch_run(const ap_launch_spec *spec, const json_t *devs, const ap_launch_opts *o)
 {
 	double timeout_s = spec->timeout_s > 0 ? spec->timeout_s
@@ -329,6 +346,7 @@ json_t *ap_launch_run(const ap_launch_spec *spec, const json_t *devs, const ap_l
 	for (i = 0; i < ndev; i++) {
 		json_t *dev = json_array_get(devs, i);
 		args a = {.n = 0};
+		char mode[32];
 		int rc;
 
 		arg(&a, path);
@@ -345,9 +363,9 @@ json_t *ap_launch_run(const ap_launch_spec *spec, const json_t *devs, const ap_l
 			arg_int(&a, "--context", spec->context);
 		if (spec->page_size > 0)
 			arg_int(&a, "--page-size", spec->page_size);
-		if (o != NULL && o->inject != NULL) {
+		if (inject_for(o, dev, mode, sizeof mode) != NULL) {
 			arg(&a, "--inject");
-			arg(&a, o->inject);
+			arg(&a, mode);
 		}
 		rc = child_start(&cs[i], a.v, timeout_s);
 		if (rc != 0) {

@@ -184,9 +184,16 @@ static bool is_digit(unsigned char c)
 	return c >= '0' && c <= '9';
 }
 
+/* Letters, digits, '_', '$' and every non-ASCII byte; a table, as the
+ * token matcher asks it of the bytes around every candidate. */
+static const bool ident_chars[256] = {
+	['$'] = true, ['0' ... '9'] = true, ['A' ... 'Z'] = true,
+	['_'] = true, ['a' ... 'z'] = true, [0x80 ... 0xff] = true,
+};
+
 static bool is_ident_char(unsigned char c)
 {
-	return is_ident_start(c) || is_digit(c);
+	return ident_chars[c];
 }
 
 static const char *const c_puncts[] = {
@@ -374,70 +381,222 @@ static bool tokens_at(const ap_matcher *m, const tok_seq *seq, const ap_text *t,
 	return true;
 }
 
-/* Candidates come from memmem on the first token's text; each is kept only if
- * it starts a token, which the lexer decides from a known token boundary
- * before it. In C and plain text no token spans a line once continuations
- * are joined and comments are gone (raw strings aside), so the line start is
- * such a boundary; otherwise lexing resumes from the last boundary reached. */
+/* What a candidate for the start of a match must look like, judged on the
+ * bytes around it before any lexing. */
+struct token_anchor {
+	const char *first; /* the first token's bytes */
+	size_t len;
+	bool word_first; /* it begins with an identifier character */
+	bool word_token; /* it is made of them */
+	int next;        /* the second token's first byte; -1: no second token */
+};
+
+/* Whether c may start a match, given that s[c] and s[c + len - 1] are the
+ * first token's first and last bytes (and c + len <= n; s[n] is the text's
+ * NUL): an identifier or number does not run into the token from either
+ * side (it would take it in); the second token's first byte follows,
+ * whitespace skipped; the bytes between the first and last are the token's.
+ * The cheap tests that turn most candidates down come first, combined
+ * without branches, since which one does is anyone's guess. */
+static inline bool anchor_at(const struct token_anchor *a, const char *s, size_t n, size_t c)
+{
+	size_t j = c + a->len;
+	unsigned char before = c > 0 ? (unsigned char)s[c - 1] : ' ';
+	unsigned char after = (unsigned char)s[j];
+
+	if ((a->word_first & is_ident_char(before)) | (a->word_token & is_ident_char(after)))
+		return false;
+	if (a->next >= 0) {
+		if (is_ws_byte(after))
+			j = skip_ws(s, j, n);
+		if (j >= n || (unsigned char)s[j] != a->next)
+			return false;
+	}
+	return a->len <= 2 || memcmp(s + c + 1, a->first + 1, a->len - 2) == 0;
+}
+
+#ifdef __SSE2__
+/* Bit k set where p[k] is first's byte and p[k + m - 1] last's, k < 16. */
+static inline uint32_t pair_mask(const char *p, size_t m, __m128i first, __m128i last)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + m - 1));
+	return (uint32_t)_mm_movemask_epi8(
+		_mm_and_si128(_mm_cmpeq_epi8(x, first), _mm_cmpeq_epi8(y, last)));
+}
+#endif
+
+/* The first candidate at or after pos, or SIZE_MAX. Common identifiers make
+ * for a candidate every few dozen bytes, so with SSE2 the search tests the
+ * first token's first and last bytes 32 positions at a time and judges
+ * the positions where both agree without leaving the loop. */
+static size_t next_candidate(const struct token_anchor *a, const char *s, size_t n, size_t pos)
+{
+	size_t m = a->len;
+	size_t i = pos;
+
+#ifdef __SSE2__
+	const __m128i first = _mm_set1_epi8(a->first[0]);
+	const __m128i last = _mm_set1_epi8(a->first[m - 1]);
+
+	for (; i + m - 1 + 32 <= n; i += 32) {
+		uint32_t mask = pair_mask(s + i, m, first, last) |
+		                pair_mask(s + i + 16, m, first, last) << 16;
+		while (mask) {
+			size_t c = i + (unsigned)__builtin_ctz(mask);
+			if (anchor_at(a, s, n, c))
+				return c;
+			mask &= mask - 1;
+		}
+	}
+#endif
+	while (i + m <= n) {
+		const char *hit = find_bytes(s + i, n - i, a->first, m);
+		size_t c;
+		if (hit == NULL)
+			break;
+		c = (size_t)(hit - s);
+		if (anchor_at(a, s, n, c))
+			return c;
+		i = c + 1;
+	}
+	return SIZE_MAX;
+}
+
+/* Whether the bytes of the pattern's tokens follow one another from c, with
+ * whitespace between them skipped: what a match needs, checked without
+ * lexing, so that most candidates are turned down for a few compares. The
+ * first token's bytes are known to be at c. */
+static bool token_bytes_at(const ap_matcher *m, const tok_seq *seq, const ap_text *t, size_t c)
+{
+	size_t i = c + seq->v[0].len;
+
+	for (size_t k = 1; k < seq->n; k++) {
+		size_t len = seq->v[k].len;
+		i = skip_ws(t->s, i, t->len);
+		if (t->len - i < len || memcmp(t->s + i, m->pattern + seq->v[k].off, len) != 0)
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+/* The byte sequences where a token that spans a line end may begin: a C++
+ * raw string; in Python a triple-quoted string, or a quoted one whose line
+ * end is escaped. Every other token ends on its line once comments are gone
+ * and continuations joined. */
+static const char *const c_spanners[] = {"R\"", NULL};
+static const char *const py_spanners[] = {"'''", "\"\"\"", "\\\n", NULL};
+
+/* Where the token matcher knows the lexer's token boundaries. */
+struct token_scan {
+	const ap_text *t;
+	ap_lang lang;
+	const char *const *spanners;
+	size_t boundary; /* a token boundary, outside any literal */
+	/* No line-spanning sequence begins in [clear_from, clear_to). */
+	size_t clear_from;
+	size_t clear_to;
+};
+
+/* Whether no line-spanning sequence begins in [boundary, line), where line
+ * starts a line. The text is searched only up to the line, and once over a
+ * run, so that a match early in a long text does not pay for the rest. An
+ * occurrence cannot straddle a line start (its line end would have to be its
+ * last byte, which only the escaped line end's is, and that one ends before
+ * the line), so searching the span finds every one that begins in it. */
+static bool no_spanner_before(struct token_scan *sc, size_t line)
+{
+	const char *s = sc->t->s;
+	size_t from = sc->boundary;
+
+	if (sc->clear_from <= from && from <= sc->clear_to)
+		from = sc->clear_to;
+	else
+		sc->clear_from = sc->clear_to = from;
+	if (from >= line)
+		return true;
+	for (size_t k = 0; sc->spanners[k]; k++)
+		if (find_bytes(s + from, line - from, sc->spanners[k], strlen(sc->spanners[k])))
+			return false;
+	sc->clear_to = line;
+	return true;
+}
+
+/* Whether a token starts at c (c >= boundary, s[c] not whitespace). The lexer
+ * resumes from the boundary, or from c's line start when no token can span
+ * into that line: a line start after a token boundary with no line-spanning
+ * sequence between them is a token boundary too. Leaves the boundary at c,
+ * or past the token that c lies inside. */
+static bool token_starts_at(struct token_scan *sc, size_t c)
+{
+	const ap_text *t = sc->t;
+	size_t k, e;
+
+	if (c > sc->boundary) {
+		const char *nl = memrchr(t->s + sc->boundary, '\n', c - sc->boundary);
+		if (nl != NULL && no_spanner_before(sc, (size_t)(nl - t->s) + 1))
+			sc->boundary = (size_t)(nl - t->s) + 1;
+	}
+	k = skip_ws(t->s, sc->boundary, t->len);
+	e = k;
+	while (k < c) {
+		e = lex_token(t->s, k, t->len, sc->lang);
+		if (e > c)
+			break;
+		k = skip_ws(t->s, e, t->len);
+	}
+	if (k != c) {
+		sc->boundary = e;
+		return false;
+	}
+	sc->boundary = c;
+	return true;
+}
+
+/* Candidates come from a search for the first token's bytes. Most are turned
+ * down by their neighbouring bytes (inside a longer identifier or number) or
+ * by the bytes after them; the rest are lexed as the pattern's tokens, and
+ * only a candidate that would match is checked to start a token at all (not
+ * inside a literal), which needs the lexer from a known token boundary. */
 static int run_token(const ap_matcher *m, const ap_text *t, ap_collect collect,
                      ap_match_list *out)
 {
 	ap_lang lang = t->lang == AP_LANG_PYTHON ? AP_LANG_PYTHON : AP_LANG_C;
 	const tok_seq *seq = lang == AP_LANG_PYTHON ? &m->toks_py : &m->toks_c;
 	const char *first = m->pattern + seq->v[0].off;
-	size_t first_len = seq->v[0].len;
-	bool line_sync = lang != AP_LANG_PYTHON && find_bytes(t->s, t->len, "R\"", 2) == NULL;
-	bool ident_first = is_ident_start((unsigned char)first[0]);
-	bool ident_token = ident_first;
-	size_t boundary = 0; /* a token boundary outside any literal */
-	size_t pos = 0;      /* where the next candidate is looked for */
+	struct token_anchor anchor = {
+		.first = first,
+		.len = seq->v[0].len,
+		.word_first = is_ident_char((unsigned char)first[0]),
+		.next = seq->n > 1 ? (unsigned char)m->pattern[seq->v[1].off] : -1,
+	};
+	struct token_scan sc = {
+		.t = t,
+		.lang = lang,
+		.spanners = lang == AP_LANG_PYTHON ? py_spanners : c_spanners,
+	};
+	size_t pos = 0; /* where the next candidate is looked for */
 
-	for (size_t k = 1; k < first_len; k++)
-		ident_token = ident_token && is_ident_char((unsigned char)first[k]);
-
+	anchor.word_token = anchor.word_first;
+	for (size_t k = 1; k < anchor.len; k++)
+		anchor.word_token = anchor.word_token && is_ident_char((unsigned char)first[k]);
 	while (pos < t->len) {
-		const char *hit = find_bytes(t->s + pos, t->len - pos, first, first_len);
-		size_t c, k, e, end;
-		if (hit == NULL)
+		size_t c = next_candidate(&anchor, t->s, t->len, pos);
+		size_t end;
+		if (c == SIZE_MAX)
 			break;
-		c = (size_t)(hit - t->s);
-		/* Inside an identifier or number, or followed by more of an
-		 * identifier: no token of the pattern's starts here, no need to
-		 * lex. */
-		if ((ident_first && c > 0 && is_ident_char((unsigned char)t->s[c - 1])) ||
-		    (ident_token && c + first_len < t->len &&
-		     is_ident_char((unsigned char)t->s[c + first_len]))) {
-			pos = c + 1;
+		pos = c + 1;
+		if (!token_bytes_at(m, seq, t, c) || !tokens_at(m, seq, t, lang, c, &end))
+			continue;
+		if (!token_starts_at(&sc, c)) {
+			pos = sc.boundary;
 			continue;
 		}
-		if (line_sync && c > boundary) {
-			const char *nl = memrchr(t->s + boundary, '\n', c - boundary);
-			if (nl != NULL)
-				boundary = (size_t)(nl - t->s) + 1;
-		}
-		k = skip_ws(t->s, boundary, t->len);
-		e = k;
-		while (k < c) {
-			e = lex_token(t->s, k, t->len, lang);
-			if (e > c)
-				break;
-			k = skip_ws(t->s, e, t->len);
-		}
-		if (k != c) {
-			/* c lies inside the token [k, e): no token starts there. */
-			boundary = e;
-			pos = e;
-			continue;
-		}
-		boundary = c;
-		if (tokens_at(m, seq, t, lang, c, &end)) {
-			add_match(out, t, c);
-			if (collect == AP_COLLECT_FIRST)
-				break;
-			boundary = pos = end;
-		} else {
-			boundary = pos = lex_token(t->s, c, t->len, lang);
-		}
+		add_match(out, t, c);
+		if (collect == AP_COLLECT_FIRST)
+			break;
+		sc.boundary = pos = end;
 	}
 	return 0;
 }

@@ -1,8 +1,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <nettle/sha2.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,15 +38,6 @@ struct fs_source {
 	char *root; /* canonical, no trailing slash (except "/") */
 };
 
-static bool under_root(const char *root, const char *path)
-{
-	size_t rl = strlen(root);
-
-	if (strcmp(root, "/") == 0)
-		return path[0] == '/';
-	return strncmp(path, root, rl) == 0 && (path[rl] == '/' || path[rl] == '\0');
-}
-
 /* Reads at most max + 1 bytes, so that an oversized file that grew since
  * fstat is still caught without reading it whole. */
 static int read_capped(int fd, size_t hint, size_t max, char **data, size_t *len)
@@ -82,58 +71,49 @@ static int read_capped(int fd, size_t hint, size_t max, char **data, size_t *len
 	return 0;
 }
 
-static ap_file_status fs_load(void *ctx, const char *rel, size_t max_bytes, char **data,
-                              size_t *len, char **reason)
+static ap_file_status fs_load(void *ctx, ap_file *f, size_t max_bytes, char **data, size_t *len,
+                              char **reason)
 {
-	struct fs_source *fs = ctx;
-	char *joined = ap_xasprintf("%s/%s", strcmp(fs->root, "/") == 0 ? "" : fs->root, rel);
-	char *real = realpath(joined, NULL);
-	struct stat st;
-	int fd, err;
+	const struct fs_source *fs = ctx;
+	ap_confined c;
+	int err;
 
-	free(joined);
-	if (real == NULL) {
-		err = errno;
-		if (err == ENOENT || err == ENOTDIR) {
-			*reason = ap_xstrdup("no such file");
-			return AP_FILE_MISSING;
+	switch (ap_open_under(fs->root, f->path, &c)) {
+	case AP_CONFINED_FILE:
+		break;
+	case AP_CONFINED_MISSING:
+		*reason = ap_xstrdup("no such file");
+		return AP_FILE_MISSING;
+	case AP_CONFINED_OUTSIDE:
+		*reason = ap_xasprintf("symlink resolves outside the AITER root (%s)", c.target);
+		free(c.target);
+		return AP_FILE_ERROR;
+	case AP_CONFINED_FOLDER:
+		*reason = ap_xstrdup("is a folder");
+		return AP_FILE_ERROR;
+	case AP_CONFINED_NOT_FILE:
+		*reason = ap_xstrdup("not a regular file");
+		return AP_FILE_ERROR;
+	case AP_CONFINED_ERRNO:
+		*reason = ap_xstrdup(strerror(c.err));
+		return AP_FILE_ERROR;
+	}
+	/* Over the cap, the rule gets no text, but the file is still hashed
+	 * (streamed, never held) so that a manifest can tell whether it changed. */
+	if ((uintmax_t)c.st.st_size > max_bytes) {
+		err = ap_sha256_fd(c.fd, f->sha256, &f->len);
+		close(c.fd);
+		if (err < 0) {
+			*reason = ap_xstrdup(strerror(-err));
+			return AP_FILE_ERROR;
 		}
-		*reason = ap_xstrdup(strerror(err));
-		return AP_FILE_ERROR;
-	}
-	if (!under_root(fs->root, real)) {
-		*reason = ap_xasprintf("symlink resolves outside the AITER root (%s)", real);
-		free(real);
-		return AP_FILE_ERROR;
-	}
-	/* The resolved path has no symlinks left; O_NOFOLLOW keeps one swapped
-	 * in since from being followed, O_NONBLOCK a FIFO from blocking. */
-	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
-	free(real);
-	if (fd < 0) {
-		*reason = ap_xstrdup(strerror(errno));
-		return AP_FILE_ERROR;
-	}
-	if (fstat(fd, &st) != 0) {
-		*reason = ap_xstrdup(strerror(errno));
-		close(fd);
-		return AP_FILE_ERROR;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		*reason = ap_xstrdup(S_ISDIR(st.st_mode) ? "is a folder" : "not a regular file");
-		close(fd);
-		return AP_FILE_ERROR;
-	}
-	/* An oversized file is refused unread, so it is not hashed either: the
-	 * cap is there so that a stray huge file costs nothing. */
-	if ((uintmax_t)st.st_size > max_bytes) {
+		f->hashed = true;
 		*reason = ap_xasprintf("larger than the %zu-byte cap (%jd bytes)", max_bytes,
-		                       (intmax_t)st.st_size);
-		close(fd);
+		                       (intmax_t)c.st.st_size);
 		return AP_FILE_ERROR;
 	}
-	err = read_capped(fd, (size_t)st.st_size, max_bytes, data, len);
-	close(fd);
+	err = read_capped(c.fd, (size_t)c.st.st_size, max_bytes, data, len);
+	close(c.fd);
 	if (err < 0) {
 		*reason = ap_xstrdup(strerror(-err));
 		return AP_FILE_ERROR;
@@ -151,7 +131,7 @@ static void fs_free(void *ctx)
 	free(fs);
 }
 
-static const ap_source_ops fs_ops = {fs_load, fs_free};
+static const ap_source_ops fs_ops = {.load = fs_load, .free = fs_free};
 
 int ap_reader_new_fs(ap_reader **out, const char *root, size_t max_bytes)
 {
@@ -277,7 +257,7 @@ static void load(ap_reader *r, ap_file *f)
 		set_failure(f, AP_FILE_ERROR, ap_xasprintf("path refused: %s", refusal));
 		return;
 	}
-	st = r->ops->load(r->ctx, f->path, r->max_bytes, &data, &len, &reason);
+	st = r->ops->load(r->ctx, f, r->max_bytes, &data, &len, &reason);
 	if (data != NULL) {
 		struct sha256_ctx sha;
 		sha256_init(&sha);
@@ -360,23 +340,4 @@ size_t ap_reader_count(const ap_reader *r)
 const ap_file *ap_reader_at(const ap_reader *r, size_t i)
 {
 	return i < r->nfiles ? &r->files[i]->file : NULL;
-}
-
-const char *ap_path_refusal(const char *rel)
-{
-	const char *p = rel;
-
-	if (rel == NULL || rel[0] == '\0')
-		return "empty path";
-	if (rel[0] == '/')
-		return "absolute path";
-	while (*p) {
-		size_t len = strcspn(p, "/");
-		if (len == 2 && p[0] == '.' && p[1] == '.')
-			return "'..' component";
-		p += len;
-		if (*p == '/')
-			p++;
-	}
-	return NULL;
 }

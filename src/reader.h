@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "confine.h" /* ap_path_refusal, which checks a rule's path */
 #include "normalize.h"
 
 #define AP_READER_DEFAULT_MAX_BYTES ((size_t)16 << 20)
@@ -24,15 +25,17 @@ typedef struct ap_file {
 	char *reason;   /* for MISSING and ERROR, in words; NULL when OK */
 	char *data;     /* raw bytes, BOM included; NULL unless OK */
 	size_t len;
-	bool hashed;    /* bytes were read: sha256 and len describe them */
+	bool hashed;    /* bytes were read (a file over the cap in chunks, not
+	                 * kept): sha256 and len describe them */
 	unsigned char sha256[32];
 } ap_file;
 
-/* A source loads one file's bytes. It returns AP_FILE_OK with *data (malloc'd)
- * and *len, or another status with *reason (malloc'd). For ERROR after the
- * bytes were read (size cap), it may return the bytes too so they are hashed. */
+/* A source loads the file at f->path. It returns AP_FILE_OK with *data
+ * (malloc'd) and *len, or another status with *reason (malloc'd). A source
+ * that reads bytes it does not return (a file over max_bytes, streamed) may
+ * record their digest itself: f->sha256, f->len and f->hashed. */
 typedef struct ap_source_ops {
-	ap_file_status (*load)(void *ctx, const char *rel, size_t max_bytes, char **data, size_t *len,
+	ap_file_status (*load)(void *ctx, ap_file *f, size_t max_bytes, char **data, size_t *len,
 	                       char **reason);
 	void (*free)(void *ctx);
 } ap_source_ops;
@@ -58,9 +61,5 @@ const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_w
 /* Files read so far, in the order they were first asked for. */
 size_t ap_reader_count(const ap_reader *r);
 const ap_file *ap_reader_at(const ap_reader *r, size_t i);
-
-/* Checks a rule's path before anything is read: relative, not empty, no ".."
- * component, no NUL. Returns NULL when fine, else a static reason. */
-const char *ap_path_refusal(const char *rel);
 
 #endif

@@ -1,9 +1,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <nettle/sha2.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +9,7 @@
 
 #include "ap-error.h"
 #include "ap-util.h"
-#include "reader.h"
+#include "confine.h"
 #include "verify.h"
 
 const char *ap_input_change_name(ap_input_change change)
@@ -33,28 +30,9 @@ typedef enum { NOW_ABSENT, NOW_OUTSIDE, NOW_NOT_FILE, NOW_FILE } now_kind;
 
 typedef struct input_now {
 	now_kind kind;
-	unsigned char sha256[SHA256_DIGEST_SIZE];
+	unsigned char sha256[AP_SHA256_SIZE];
 	off_t bytes;
 } input_now;
-
-static int hash_fd(int fd, unsigned char digest[SHA256_DIGEST_SIZE])
-{
-	struct sha256_ctx ctx;
-	unsigned char chunk[1 << 16];
-	ssize_t n;
-
-	sha256_init(&ctx);
-	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		sha256_update(&ctx, (size_t)n, chunk);
-	}
-	sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
-	return 0;
-}
 
 /* Resolves the path first so that a symlink leading outside the root is
  * reported, never read. want_bytes >= 0 skips hashing a file whose size
@@ -62,56 +40,45 @@ static int hash_fd(int fd, unsigned char digest[SHA256_DIGEST_SIZE])
 static int look_at(const char *name, const char *root, const char *rel, long long want_bytes,
                    input_now *now)
 {
-	char *full = ap_xasprintf("%s/%s", root, rel);
-	char *real = realpath(full, NULL);
-	size_t rootlen = strlen(root);
-	struct stat st;
-	int fd, rc = AP_OK;
+	ap_confined c;
+	int err = 0;
 
-	free(full);
-	if (real == NULL) {
-		if (errno == ENOENT || errno == ENOTDIR) {
-			now->kind = NOW_ABSENT;
-			return AP_OK;
-		}
-		ap_error_set("%s: input '%s': %s", name, rel, strerror(errno));
-		return AP_EIO;
-	}
-	if (strncmp(real, root, rootlen) != 0 || (rootlen > 1 && real[rootlen] != '/')) {
-		now->kind = NOW_OUTSIDE;
-		free(real);
+	switch (ap_open_under(root, rel, &c)) {
+	case AP_CONFINED_FILE:
+		break;
+	case AP_CONFINED_MISSING:
+		now->kind = NOW_ABSENT;
 		return AP_OK;
-	}
-	/* O_NONBLOCK: a FIFO planted at an input's path must not hang a server start. */
-	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	free(real);
-	if (fd < 0) {
-		ap_error_set("%s: input '%s': %s", name, rel, strerror(errno));
+	case AP_CONFINED_OUTSIDE:
+		free(c.target);
+		now->kind = NOW_OUTSIDE;
+		return AP_OK;
+	case AP_CONFINED_FOLDER:
+	case AP_CONFINED_NOT_FILE:
+		now->kind = NOW_NOT_FILE;
+		return AP_OK;
+	case AP_CONFINED_ERRNO:
+		ap_error_set("%s: input '%s': %s", name, rel, strerror(c.err));
 		return AP_EIO;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		now->kind = NOW_NOT_FILE;
-	} else {
-		now->kind = NOW_FILE;
-		now->bytes = st.st_size;
-		if (want_bytes < 0 || (off_t)want_bytes == st.st_size) {
-			int err = hash_fd(fd, now->sha256);
-			if (err < 0) {
-				ap_error_set("%s: input '%s': %s", name, rel, strerror(-err));
-				rc = AP_EIO;
-			}
-		}
+	now->kind = NOW_FILE;
+	now->bytes = c.st.st_size;
+	if (want_bytes < 0 || (off_t)want_bytes == c.st.st_size)
+		err = ap_sha256_fd(c.fd, now->sha256, NULL);
+	close(c.fd);
+	if (err < 0) {
+		ap_error_set("%s: input '%s': %s", name, rel, strerror(-err));
+		return AP_EIO;
 	}
-	close(fd);
-	return rc;
+	return AP_OK;
 }
 
-static bool same_digest(const char *hex, const unsigned char digest[SHA256_DIGEST_SIZE])
+static bool same_digest(const char *hex, const unsigned char digest[AP_SHA256_SIZE])
 {
-	char now_hex[2 * SHA256_DIGEST_SIZE + 1];
+	char now_hex[2 * AP_SHA256_SIZE + 1];
 	size_t i;
 
-	for (i = 0; i < SHA256_DIGEST_SIZE; i++)
+	for (i = 0; i < AP_SHA256_SIZE; i++)
 		snprintf(now_hex + 2 * i, 3, "%02x", digest[i]);
 	return strcmp(hex, now_hex) == 0;
 }

@@ -237,4 +237,29 @@ expect_rc 1
 expect_json 'j["ok"]' False
 expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' False
 
+case_ "check --manifest: fresh"
+cp -R "$FIX/h24-native" "$TMP/tree"
+probe scan --aiter-root "$TMP/tree" --no-launch -o "$TMP/tree.json"
+probe check --require mla.decode.native_h24 --manifest "$TMP/tree.json"
+expect_rc 0
+expect_out_has "supported   mla.decode.native_h24: "
+
+case_ "check --manifest: stale"
+echo "// edited" >>"$TMP/tree/csrc/kernels/mla/reduce.cu"
+probe check --require mla.decode.native_h24 --manifest "$TMP/tree.json"
+expect_rc 2
+expect_err "aiter-probe: $TMP/tree.json is stale (csrc/kernels/mla/reduce.cu changed): run 'aiter-probe scan' again"
+
+case_ "check --manifest with scan options"
+probe check --require mla.decode.native_h24 --manifest "$TMP/tree.json" --no-launch
+expect_rc 2
+expect_err "aiter-probe check: --manifest reads a manifest; scan options do not apply to it
+Try 'aiter-probe check --help'."
+
+case_ "check --manifest: not a manifest"
+echo '{"schema": "aiter-probe.manifest/1"' >"$TMP/cut.json"
+probe check --require mla.decode.native_h24 --manifest "$TMP/cut.json"
+expect_rc 2
+expect_err_has "aiter-probe: $TMP/cut.json:"
+
 finish

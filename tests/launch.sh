@@ -45,6 +45,17 @@ expect_json "$CAP[\"launch\"][\"results\"][1][\"error\"]" "timed out after 1 s (
 expect_json "$CAP[\"launch\"][\"results\"][0][\"status\"]" passed
 expect_json "$CAP[\"supported\"]" False
 
+case_ "AITER_PROBE_LAUNCH_INJECT=MODE@INDEX reaches that device only"
+AITER_PROBE_LAUNCH_INJECT=fault@1 probe scan --aiter-root "$FIX/h24-native" --format json
+expect_rc 0
+expect_json "$CAP[\"launch\"][\"results\"][0][\"status\"]" passed
+expect_json "$CAP[\"launch\"][\"results\"][1][\"error\"]" "launcher killed by signal 11 (Segmentation fault): kernel fault: illegal memory access"
+
+case_ "AITER_PROBE_LAUNCH_INJECT=MODE reaches every device"
+AITER_PROBE_LAUNCH_INJECT=undersize-metadata probe scan --aiter-root "$FIX/h24-native" --format json
+expect_rc 0
+expect_json "[r[\"status\"] for r in $CAP[\"launch\"][\"results\"]]" "['failed', 'failed']"
+
 case_ "garbage and silence from the launcher"
 FAKE_MODE_0=garbage FAKE_MODE_1=silent probe scan --aiter-root "$FIX/h24-native" --format json
 expect_rc 0

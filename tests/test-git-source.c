@@ -118,10 +118,11 @@ typedef struct loaded {
 static loaded load(fixture *f, const char *rel, size_t max_bytes)
 {
 	loaded l = {0};
+	ap_file file = {.path = (char *)rel};
 	void *ctx;
 
 	assert_int_equal(ap_git_source_new(&ctx, f->repo, f->tree), 0);
-	l.status = ap_git_source_ops.load(ctx, rel, max_bytes, &l.data, &l.len, &l.reason);
+	l.status = ap_git_source_ops.load(ctx, &file, max_bytes, &l.data, &l.len, &l.reason);
 	ap_git_source_ops.free(ctx);
 	return l;
 }

@@ -194,6 +194,95 @@ static void test_token_many_candidates(void **state)
 	free(src);
 }
 
+/* The token search judges candidates by their neighbouring bytes and lexes
+ * only from a line start where no literal can span into the line. */
+static void test_token_candidate_edges(void **state)
+{
+	ap_buf b = AP_BUF_INIT;
+	char *src;
+
+	/* At the very start and the very end of the text. */
+	run("num_heads == 24", AP_LANG_C, AP_WS_KEEP, AP_MATCH_TOKEN, "num_heads == 24",
+	    AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 1);
+	assert_match(0, 1, "num_heads == 24");
+	run("num_heads", AP_LANG_C, AP_WS_KEEP, AP_MATCH_TOKEN, "num_heads == 24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 0);
+	run("num_heads ==", AP_LANG_C, AP_WS_KEEP, AP_MATCH_TOKEN, "num_heads == 24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 0);
+	for (int i = 0; i < 20; i++)
+		ap_buf_printf(&b, "int v%d = num_heads * %d;\n", i, i);
+	ap_buf_puts(&b, "num_heads == 24");
+	src = ap_buf_detach(&b);
+	run(src, AP_LANG_C, AP_WS_KEEP, AP_MATCH_TOKEN, "num_heads == 24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 1);
+	assert_match(0, 21, "num_heads == 24");
+	run(src, AP_LANG_C, AP_WS_KEEP, AP_MATCH_TOKEN, "num_heads == 2", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 0);
+	free(src);
+
+	/* Right after a string literal that holds the first token. */
+	run("s = \"num_heads\"; num_heads == 24;\n\"num_heads == 24\"num_heads == 24\n", AP_LANG_C,
+	    AP_WS_KEEP, AP_MATCH_TOKEN, "num_heads == 24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 2);
+	assert_match(0, 1, "s = \"num_heads\"; num_heads == 24;");
+	assert_match(1, 2, "\"num_heads == 24\"num_heads == 24");
+
+	/* After an identifier character, no token starts. */
+	run("xnum_heads == 24; $num_heads == 24; 9num_heads == 24; \xc3\xa9num_heads == 24;",
+	    AP_LANG_C, AP_WS_KEEP, AP_MATCH_TOKEN, "num_heads == 24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 0);
+	run("f(124 ); f(x24 ); f(1.24 ); f(24 );", AP_LANG_C, AP_WS_KEEP, AP_MATCH_TOKEN, "24 )",
+	    AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 1);
+
+	/* Digit separators and character literals. */
+	run("n = 1'24; m = 0x1'24'00;", AP_LANG_C, AP_WS_KEEP, AP_MATCH_TOKEN, "24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 0);
+	run("c = '24';\nd = 24;", AP_LANG_C, AP_WS_KEEP, AP_MATCH_TOKEN, "24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 1);
+	assert_match(0, 2, "d = 24;");
+
+	/* A raw string spans lines: its lines are no place to resume lexing. */
+	run("s = R\"x(\nnum_heads == 24 )\"\nnum_heads == 24\n)x\";\nnum_heads == 24\n", AP_LANG_C,
+	    AP_WS_KEEP, AP_MATCH_TOKEN, "num_heads == 24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 1);
+	assert_match(0, 5, "num_heads == 24");
+	/* R" inside a character literal starts no raw string. */
+	run("c = 'R\"';\nnum_heads == 24\n", AP_LANG_C, AP_WS_KEEP, AP_MATCH_TOKEN, "num_heads == 24",
+	    AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 1);
+	assert_match(0, 2, "num_heads == 24");
+}
+
+static void test_token_python_spans(void **state)
+{
+	/* A triple-quoted string over several lines, then the real one. */
+	run("x = f\"\"\"\nnum_heads == 24\n\"\"\"; y = '''\nnum_heads == 24'''\nnum_heads == 24\n",
+	    AP_LANG_PYTHON, AP_WS_KEEP, AP_MATCH_TOKEN, "num_heads == 24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 1);
+	assert_match(0, 5, "num_heads == 24");
+	/* An escaped line end keeps a quoted string open. */
+	run("s = 'a\\\nnum_heads == 24'\nnum_heads == 24\n", AP_LANG_PYTHON, AP_WS_KEEP,
+	    AP_MATCH_TOKEN, "num_heads == 24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 1);
+	assert_match(0, 3, "num_heads == 24");
+	/* Outside a string it joins lines and hides nothing. */
+	run("ok = a and \\\nnum_heads == 24\n", AP_LANG_PYTHON, AP_WS_KEEP, AP_MATCH_TOKEN,
+	    "num_heads == 24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 1);
+	assert_match(0, 2, "num_heads == 24");
+	/* A raw string's backslash escapes its quote all the same. */
+	run("p = r'\\'num_heads == 24'\nnum_heads == 24\n", AP_LANG_PYTHON, AP_WS_KEEP,
+	    AP_MATCH_TOKEN, "num_heads == 24", AP_COLLECT_FIRST);
+	assert_int_equal(fx.l.n, 1);
+	assert_match(0, 2, "num_heads == 24");
+	/* No digit separator in Python: '24' after a number is a string. */
+	run("n = 1'24'\nm = 24\n", AP_LANG_PYTHON, AP_WS_KEEP, AP_MATCH_TOKEN, "24", AP_COLLECT_ALL);
+	assert_int_equal(fx.l.n, 1);
+	assert_match(0, 2, "m = 24");
+}
+
 static void test_token_empty(void **state)
 {
 	ap_matcher *m = NULL;
@@ -417,6 +506,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_token_boundaries, teardown),
 		cmocka_unit_test_teardown(test_token_python, teardown),
 		cmocka_unit_test_teardown(test_token_many_candidates, teardown),
+		cmocka_unit_test_teardown(test_token_candidate_edges, teardown),
+		cmocka_unit_test_teardown(test_token_python_spans, teardown),
 		cmocka_unit_test(test_token_empty),
 		cmocka_unit_test_teardown(test_regex_captures, teardown),
 		cmocka_unit_test_teardown(test_regex_empty_matches, teardown),

@@ -212,7 +212,14 @@ static void test_root_through_symlink(void **state)
 static void test_size_cap(void **state)
 {
 	struct tree *t = *state;
+	/* sha256 of "0123456789A" */
+	static const unsigned char eleven_sha256[32] = {
+		0xbf, 0x6e, 0xdd, 0xc8, 0xfa, 0x80, 0x92, 0x6f, 0x7d, 0xb6, 0xda,
+		0xc2, 0x04, 0xae, 0xec, 0xf2, 0x06, 0xbc, 0x86, 0xeb, 0x7a, 0x7e,
+		0x29, 0x49, 0x3c, 0x06, 0xdc, 0x25, 0xa4, 0x75, 0x9b, 0x65,
+	};
 	ap_reader *r;
+	const ap_file *f;
 
 	put_s(t, "root/ten.txt", "0123456789");
 	put_s(t, "root/eleven.txt", "0123456789A");
@@ -220,10 +227,15 @@ static void test_size_cap(void **state)
 	assert_file(ap_reader_get(r, "ten.txt"), AP_FILE_OK, NULL);
 	assert_file(ap_reader_get(r, "eleven.txt"), AP_FILE_ERROR,
 	            "larger than the 10-byte cap (11 bytes)");
-	/* Refused unread: nothing to hash. */
-	assert_false(ap_reader_get(r, "eleven.txt")->hashed);
+	/* Not loaded, but hashed (streamed) so that a manifest can tell
+	 * whether it changed. */
+	f = ap_reader_get(r, "eleven.txt");
+	assert_true(f->hashed);
+	assert_int_equal(f->len, 11);
+	assert_memory_equal(f->sha256, eleven_sha256, 32);
 	assert_file(ap_reader_get(r, "csrc/reduce.cu"), AP_FILE_ERROR,
 	            "larger than the 10-byte cap (34 bytes)");
+	assert_int_equal(ap_reader_get(r, "csrc/reduce.cu")->len, 34);
 }
 
 static void test_binary(void **state)
@@ -285,10 +297,11 @@ struct counting {
 	unsigned loads;
 };
 
-static ap_file_status count_load(void *ctx, const char *rel, size_t max_bytes, char **data,
+static ap_file_status count_load(void *ctx, ap_file *f, size_t max_bytes, char **data,
                                  size_t *len, char **reason)
 {
 	struct counting *c = ctx;
+	const char *rel = f->path;
 
 	c->loads++;
 	if (strcmp(rel, "gone") == 0) {

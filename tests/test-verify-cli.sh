@@ -136,4 +136,21 @@ probe verify "$TMP/scanned.json"
 expect_rc 1
 expect_out_has "  changed  $RED"
 
+case_ "a file over the size cap is hashed, so verify can check it"
+fresh_copy good.json
+bytes=$(wc -c <"$TMP/tree/$RED" | tr -d ' ')
+probe scan --aiter-root "$TMP/tree" --no-launch --max-file-size 300 --format json
+expect_rc 0
+expect_json 'j["rules"]["mla.reduce.cases"]["reason"]' "larger than the 300-byte cap ($bytes bytes)"
+expect_json '[(i["sha256"] is not None, i["bytes"]) for i in j["inputs"] if i["path"] == "'$RED'"]' \
+	"[(True, $bytes)]"
+cp "$TMP/out" "$TMP/scanned.json"
+probe verify "$TMP/scanned.json"
+expect_rc 0
+expect_out_has "$TMP/scanned.json: fresh ("
+sed 's/NUM_HEAD, 32,/NUM_HEAD, 48,/' "$MAN/tree/$RED" >"$TMP/tree/$RED"
+probe verify "$TMP/scanned.json"
+expect_rc 1
+expect_out_has "  changed  $RED"
+
 finish

@@ -1,0 +1,106 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <nettle/sha2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ap-util.h"
+#include "confine.h"
+
+const char *ap_path_refusal(const char *rel)
+{
+	const char *p = rel;
+
+	if (rel == NULL || rel[0] == '\0')
+		return "empty path";
+	if (rel[0] == '/')
+		return "absolute path";
+	while (*p) {
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return "'..' component";
+		p += len;
+		if (*p == '/')
+			p++;
+	}
+	return NULL;
+}
+
+bool ap_path_under(const char *root, const char *path)
+{
+	size_t rl = strlen(root);
+
+	if (strcmp(root, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, root, rl) == 0 && (path[rl] == '/' || path[rl] == '\0');
+}
+
+/* Records the outcome; anything but a regular file is closed again. */
+static ap_confined_kind settle(ap_confined *c, ap_confined_kind kind, int err)
+{
+	if (kind != AP_CONFINED_FILE && c->fd >= 0) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	c->kind = kind;
+	c->err = err;
+	return kind;
+}
+
+ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c)
+{
+	char *joined = ap_xasprintf("%s/%s", strcmp(root, "/") == 0 ? "" : root, rel);
+	char *real = realpath(joined, NULL);
+	int err = errno;
+
+	free(joined);
+	c->fd = -1;
+	c->target = NULL;
+	if (real == NULL)
+		return settle(c, err == ENOENT || err == ENOTDIR ? AP_CONFINED_MISSING : AP_CONFINED_ERRNO,
+		              err);
+	if (!ap_path_under(root, real)) {
+		c->target = real;
+		return settle(c, AP_CONFINED_OUTSIDE, 0);
+	}
+	/* The resolved path has no symlinks left; O_NOFOLLOW keeps one swapped
+	 * in since from being followed, O_NONBLOCK a FIFO from blocking. */
+	c->fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+	err = errno;
+	free(real);
+	if (c->fd < 0)
+		return settle(c, AP_CONFINED_ERRNO, err);
+	if (fstat(c->fd, &c->st) != 0)
+		return settle(c, AP_CONFINED_ERRNO, errno);
+	if (S_ISDIR(c->st.st_mode))
+		return settle(c, AP_CONFINED_FOLDER, 0);
+	if (!S_ISREG(c->st.st_mode))
+		return settle(c, AP_CONFINED_NOT_FILE, 0);
+	return settle(c, AP_CONFINED_FILE, 0);
+}
+
+int ap_sha256_fd(int fd, unsigned char digest[AP_SHA256_SIZE], size_t *bytes)
+{
+	struct sha256_ctx ctx;
+	unsigned char chunk[1 << 16];
+	size_t total = 0;
+	ssize_t n;
+
+	sha256_init(&ctx);
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		sha256_update(&ctx, (size_t)n, chunk);
+		total += (size_t)n;
+	}
+	sha256_digest(&ctx, AP_SHA256_SIZE, digest);
+	if (bytes != NULL)
+		*bytes = total;
+	return 0;
+}

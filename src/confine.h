@@ -1,0 +1,46 @@
+/* Reading under a root only: the one check the reader and verify share, so
+ * that neither a rule, a tampered manifest nor a symlink makes them read
+ * outside the AITER root, and one streaming SHA-256 for what they read. */
+#ifndef AP_CONFINE_H
+#define AP_CONFINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#define AP_SHA256_SIZE 32
+
+/* Checks a path before anything is read: relative, not empty, no ".."
+ * component, no NUL. Returns NULL when fine, else a static reason. */
+const char *ap_path_refusal(const char *rel);
+
+/* Whether path is root or below it; both canonical (realpath). */
+bool ap_path_under(const char *root, const char *path);
+
+typedef enum {
+	AP_CONFINED_FILE,    /* a regular file, open: fd and st */
+	AP_CONFINED_MISSING, /* no such file, or a component is not a folder */
+	AP_CONFINED_OUTSIDE, /* resolves outside the root: target */
+	AP_CONFINED_FOLDER,
+	AP_CONFINED_NOT_FILE, /* a FIFO, a device, a socket */
+	AP_CONFINED_ERRNO,    /* the system refused: err */
+} ap_confined_kind;
+
+typedef struct ap_confined {
+	ap_confined_kind kind;
+	int fd;         /* FILE only; the caller closes it */
+	struct stat st; /* FILE only */
+	char *target;   /* OUTSIDE only: the resolved path; the caller frees it */
+	int err;        /* ERRNO only: an errno value */
+} ap_confined;
+
+/* Opens root/rel (root canonical, rel already passed ap_path_refusal) for
+ * reading when it resolves to a regular file under root; symlinks inside the
+ * root are followed. Never blocks on a FIFO. Returns c->kind. */
+ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c);
+
+/* Hashes what is left to read of fd in 64 KiB chunks, so that a file of any
+ * size costs no memory. 0 with digest and *bytes (when not NULL), or -errno. */
+int ap_sha256_fd(int fd, unsigned char digest[AP_SHA256_SIZE], size_t *bytes);
+
+#endif
