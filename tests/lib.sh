@@ -17,10 +17,11 @@ current=
 # probe ARGS...: runs the tool (under $AP_WRAPPER, e.g. valgrind) and keeps
 # its exit status in $rc, its output in $TMP/out and $TMP/err.
 probe() {
+	case $- in *e*) errexit=1 ;; *) errexit= ;; esac
 	set +e
 	${AP_WRAPPER:-} "$AP" "$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	set -e
+	[ -z "$errexit" ] || set -e
 }
 
 fail() {
