@@ -12,6 +12,7 @@
 #include "ap-error.h"
 #include "ap-util.h"
 #include "discover.h"
+#include "helper.h"
 
 extern char **environ;
 
@@ -50,6 +51,10 @@ static char *locate_package(void)
 	ssize_t n;
 
 	argv[0] = (char *)(python && *python ? python : "python3");
+	if ((rc = ap_runnable(argv[0])) != 0) {
+		ap_error_set("cannot look for the aiter package: %s: %s", argv[0], strerror(rc));
+		return NULL;
+	}
 	if (pipe(fds) != 0) {
 		ap_error_set("cannot look for the aiter package: pipe: %s", strerror(errno));
 		return NULL;

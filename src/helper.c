@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,4 +26,11 @@ char *ap_helper_path(const char *name)
 		}
 	}
 	return ap_xasprintf("%s/%s", AP_PKGLIBEXECDIR, name);
+}
+
+int ap_runnable(const char *path)
+{
+	if (strchr(path, '/') == NULL)
+		return 0;
+	return access(path, X_OK) == 0 ? 0 : errno;
 }

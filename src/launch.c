@@ -64,6 +64,8 @@ static int child_start(child *c, char *const *argv, double timeout_s)
 
 	memset(c, 0, sizeof *c);
 	c->out_fd = c->err_fd = -1;
+	if ((rc = ap_runnable(argv[0])) != 0)
+		return rc;
 	if (pipe2(out, O_CLOEXEC) != 0)
 		return errno;
 	if (pipe2(err, O_CLOEXEC) != 0) {
