@@ -22,48 +22,69 @@
 
 namespace {
 
-constexpr int THREADS = 256;
-constexpr int WARPS = THREADS / AP_WARP;
 constexpr int D = AP_MLA_QK_DIM;
 constexpr int DV = AP_MLA_HEAD_DIM;
 constexpr int HPB = AP_MLA_HEADS_PER_BLOCK;
 /* Shared rows are padded by 16 bytes so that the 8 rows one matrix load
  * reads fall in different banks. */
 constexpr int LD = D + 8;
-constexpr int T = AP_KV_TILE;
-constexpr int NT = T / 16;
-constexpr int SLD = T + 8;
-constexpr int PLD = T + 8;
+/* 16-byte chunks of one KV row */
+constexpr int ROW_CHUNKS = D / 8;
 
-static_assert(AP_MLA_SPLIT_ALIGN % T == 0, "splits must hold whole KV tiles");
-static_assert(THREADS % T == 0, "a KV tile row is loaded by whole threads");
-
-/* q K^T: warp w takes the 576 dims' slice w % KS (KSTEPS k-steps, its q
+/* How a stage-1 block is cut up: THREADS threads walk KV tiles of T tokens
+ * through STAGES shared buffers (STAGES - 1 tiles load while one is used).
+ *
+ * q K^T: warp w takes the 576 dims' slice w % KS (KSTEPS k-steps, its q
  * fragments held in registers) for the token tiles of set w / KS, for every
- * head group; the KS partial scores meet in the softmax. */
-constexpr int KS = 4;
-constexpr int KSTEPS = D / 16 / KS;
-constexpr int NT_SETS = WARPS / KS;
-constexpr int NT_PER_WARP = NT / NT_SETS;
-/* P V: warp w accumulates output columns [w * OUT_TILES * 16, ...) of every
- * head group. */
-constexpr int OUT_TILES = DV / 16 / WARPS;
+ * head group; the KS partial scores meet in the softmax, where PER_ROW
+ * threads share a head row whatever the head count, so that a head's sums
+ * are ordered alike in every launch. P V: warp w accumulates output columns
+ * [w * OUT_TILES * 16, ...) of every head group. */
+template <int THREADS_, int T_, int STAGES_> struct shape {
+	static constexpr int THREADS = THREADS_;
+	static constexpr int WARPS = THREADS / AP_WARP;
+	static constexpr int T = T_;
+	static constexpr int STAGES = STAGES_;
+	static constexpr int NT = T / 16;
+	static constexpr int SLD = T + 8;
+	static constexpr int PLD = T + 8;
+	static constexpr int KS = 4;
+	static constexpr int KSTEPS = D / 16 / KS;
+	static constexpr int NT_SETS = WARPS / KS;
+	static constexpr int NT_PER_WARP = NT / NT_SETS;
+	static constexpr int OUT_TILES = DV / 16 / WARPS;
+	static constexpr int PER_ROW = THREADS / HPB;
+	static constexpr int COLS = T / PER_ROW;
+	/* KV loads: LOAD_TPR threads share a row, 16 bytes each, so that a
+	 * quarter warp writes 128 contiguous shared bytes (no bank conflict)
+	 * and reads 128 contiguous global ones; LOAD_PASSES rows per thread. */
+	static constexpr int LOAD_ROWS = T < THREADS / 8 ? T : THREADS / 8;
+	static constexpr int LOAD_TPR = THREADS / LOAD_ROWS;
+	static constexpr int LOAD_PASSES = T / LOAD_ROWS;
 
-static_assert((D / 16) % KS == 0 && WARPS % KS == 0 && NT % NT_SETS == 0, "q K^T splits evenly");
-static_assert(OUT_TILES * 16 * WARPS == DV, "P V splits evenly");
+	static_assert(AP_MLA_SPLIT_ALIGN % T == 0, "splits must hold whole KV tiles");
+	static_assert(T % LOAD_ROWS == 0 && THREADS % LOAD_ROWS == 0, "KV rows load evenly");
+	static_assert((D / 16) % KS == 0 && WARPS % KS == 0 && NT % NT_SETS == 0,
+	              "q K^T splits evenly");
+	static_assert(OUT_TILES * 16 * WARPS == DV, "P V splits evenly");
+	static_assert(THREADS % HPB == 0 && T % PER_ROW == 0 && PER_ROW <= AP_WARP,
+	              "softmax rows split evenly");
+	static_assert((16 * PER_ROW) % AP_WARP == 0, "a 16-head group is whole warps");
+};
 
-template <int H> struct cfg {
+using block_shape = shape<AP_THREADS, AP_KV_TILE, AP_KV_STAGES>;
+
+template <int H, class S> struct cfg {
 	/* 16-head groups in one block */
 	static constexpr int G = ((H < HPB ? H : HPB) + 15) / 16;
 	static constexpr int ROWS = G * 16;
 	/* q is staged through the scores' space before it moves to registers */
 	static constexpr size_t Q_BYTES = (size_t)ROWS * LD * 2;
-	static constexpr size_t S_BYTES = (size_t)KS * ROWS * SLD * 4;
+	static constexpr size_t S_BYTES = (size_t)S::KS * ROWS * S::SLD * 4;
 	static constexpr size_t QS_BYTES = Q_BYTES > S_BYTES ? Q_BYTES : S_BYTES;
-	static constexpr size_t SMEM = QS_BYTES + (size_t)AP_KV_STAGES * T * LD * 2 +
-	                               (size_t)ROWS * PLD * 2 + (size_t)3 * ROWS * 4;
+	static constexpr size_t SMEM = QS_BYTES + (size_t)S::STAGES * S::T * LD * 2 +
+	                               (size_t)ROWS * S::PLD * 2 + (size_t)3 * ROWS * 4;
 
-	static_assert(THREADS % ROWS == 0 && T % (THREADS / ROWS) == 0, "softmax rows split evenly");
 	static_assert(QS_BYTES % 16 == 0, "KV tiles stay 16-byte aligned");
 };
 
@@ -80,44 +101,69 @@ __device__ __forceinline__ float bf2f(uint16_t b)
 	return __uint_as_float((uint32_t)b << 16);
 }
 
-/* Queues KV tile `tile` of work item wk into shared buffer dst; rows past
- * the split's end are zero, so the masked P = 0 never meets garbage V. */
-__device__ __forceinline__ void load_kv_tile(uint16_t *dst, const uint16_t *kv, const int32_t *pages,
-                                             int page_size, const ap_mla_work &wk, int tile)
-{
-	constexpr int PER_ROW = THREADS / T;
-	int r = threadIdx.x / PER_ROW;
-	int t = wk.kv_begin + tile * T + r;
-	bool valid = t < wk.kv_end;
-	const uint16_t *src = kv;
-	if (valid)
-		src = kv + ((size_t)pages[t / page_size] * page_size + t % page_size) * D;
-	uint16_t *row = dst + r * LD;
-	for (int c = threadIdx.x % PER_ROW; c < D / 8; c += PER_ROW)
-		ap_copy16_async(row + c * 8, src + c * 8, valid);
-	ap_copy_commit();
-}
+/* Queues the KV tiles of one work item into shared buffers. The page of
+ * each row a thread copies is looked up one tile ahead (fetch), so that the
+ * page table's latency is spent while the previous tile computes rather
+ * than before this tile's copies can start. */
+template <class S> struct kv_loader {
+	const uint16_t *kv;
+	const int32_t *pages;
+	int page_size, begin, end;
+	int32_t page[S::LOAD_PASSES];
+
+	__device__ __forceinline__ int token(int tile, int pass) const
+	{
+		return begin + tile * S::T + pass * S::LOAD_ROWS + (int)threadIdx.x / S::LOAD_TPR;
+	}
+
+	__device__ __forceinline__ void fetch(int tile)
+	{
+#pragma unroll
+		for (int p = 0; p < S::LOAD_PASSES; p++) {
+			int t = token(tile, p);
+			page[p] = t < end ? pages[t / page_size] : 0;
+		}
+	}
+
+	/* Rows past the split's end are zero, so the masked P = 0 never meets
+	 * garbage V. */
+	__device__ __forceinline__ void issue(uint16_t *dst, int tile) const
+	{
+#pragma unroll
+		for (int p = 0; p < S::LOAD_PASSES; p++) {
+			int t = token(tile, p);
+			bool valid = t < end;
+			const uint16_t *src = kv;
+			if (valid)
+				src = kv + ((size_t)page[p] * page_size + t % page_size) * D;
+			uint16_t *row = dst + (p * S::LOAD_ROWS + (int)threadIdx.x / S::LOAD_TPR) * LD;
+			for (int c = threadIdx.x % S::LOAD_TPR; c < ROW_CHUNKS; c += S::LOAD_TPR)
+				ap_copy16_async(row + c * 8, src + c * 8, valid);
+		}
+	}
+};
 
 /* Partial S = q K^T of this warp's dims slice for one KV tile. */
-template <int H>
-__device__ __forceinline__ void tile_scores(const ap_frag_a (&qf)[cfg<H>::G][KSTEPS],
+template <int H, class S>
+__device__ __forceinline__ void tile_scores(const ap_frag_a (&qf)[cfg<H, S>::G][S::KSTEPS],
                                             const uint16_t *skv, float *ss, int heads_here)
 {
-	using C = cfg<H>;
-	const int warp = threadIdx.x / AP_WARP, ks = warp % KS, nt0 = warp / KS * NT_PER_WARP;
-	ap_frag_c s[C::G][NT_PER_WARP];
+	using C = cfg<H, S>;
+	const int warp = threadIdx.x / AP_WARP, ks = warp % S::KS;
+	const int nt0 = warp / S::KS * S::NT_PER_WARP;
+	ap_frag_c s[C::G][S::NT_PER_WARP];
 
 #pragma unroll
 	for (int g = 0; g < C::G; g++)
 #pragma unroll
-		for (int n = 0; n < NT_PER_WARP; n++)
+		for (int n = 0; n < S::NT_PER_WARP; n++)
 			s[g][n] = ap_frag_c{};
 #pragma unroll
-	for (int k = 0; k < KSTEPS; k++) {
+	for (int k = 0; k < S::KSTEPS; k++) {
 #pragma unroll
-		for (int n = 0; n < NT_PER_WARP; n++) {
+		for (int n = 0; n < S::NT_PER_WARP; n++) {
 			ap_frag_b b;
-			ap_load_b_nk(b, skv + (nt0 + n) * 16 * LD + (ks * KSTEPS + k) * 16, LD);
+			ap_load_b_nk(b, skv + (nt0 + n) * 16 * LD + (ks * S::KSTEPS + k) * 16, LD);
 #pragma unroll
 			for (int g = 0; g < C::G; g++)
 				if (g * 16 < heads_here)
@@ -127,48 +173,59 @@ __device__ __forceinline__ void tile_scores(const ap_frag_a (&qf)[cfg<H>::G][KST
 #pragma unroll
 	for (int g = 0; g < C::G; g++)
 #pragma unroll
-		for (int n = 0; n < NT_PER_WARP; n++)
-			ap_store_c(ss + (ks * C::ROWS + g * 16) * SLD + (nt0 + n) * 16, SLD, s[g][n]);
+		for (int n = 0; n < S::NT_PER_WARP; n++)
+			ap_store_c(ss + (ks * C::ROWS + g * 16) * S::SLD + (nt0 + n) * 16, S::SLD,
+			           s[g][n]);
+}
+
+/* The score column a softmax thread's j-th value sits in: runs of 4 per
+ * thread, consecutive threads on consecutive runs, so that a quarter warp
+ * reads 128 contiguous bytes. */
+template <class S> __device__ __forceinline__ int softmax_col(int part, int j)
+{
+	constexpr int RUN = S::COLS % 4 == 0 ? 4 : 1;
+	return RUN * (part + S::PER_ROW * (j / RUN)) + j % RUN;
 }
 
 /* Online softmax over one tile: P (bf16) for the valid tokens, the factor
  * alpha that rescales what was accumulated before, and the running max and
  * sum per head row. */
-template <int H>
+template <int H, class S>
 __device__ __forceinline__ void tile_softmax(const float *ss, uint16_t *sp, float *sm, float *sl,
                                              float *salpha, int valid, float scale_log2)
 {
-	using C = cfg<H>;
-	constexpr int PER_ROW = THREADS / C::ROWS;
-	constexpr int COLS = T / PER_ROW;
-	int r = threadIdx.x / PER_ROW, part = threadIdx.x % PER_ROW;
-	float v[COLS];
+	using C = cfg<H, S>;
+	const int r = threadIdx.x / S::PER_ROW, part = threadIdx.x % S::PER_ROW;
+	/* whole warps: the rows of a missing head group */
+	if (r >= C::ROWS)
+		return;
+	float v[S::COLS];
 	float mx = -INFINITY;
 
 #pragma unroll
-	for (int j = 0; j < COLS; j++) {
-		int col = part + j * PER_ROW;
+	for (int j = 0; j < S::COLS; j++) {
+		int col = softmax_col<S>(part, j);
 		float s = 0.f;
 #pragma unroll
-		for (int ks = 0; ks < KS; ks++)
-			s += ss[(ks * C::ROWS + r) * SLD + col];
+		for (int ks = 0; ks < S::KS; ks++)
+			s += ss[(ks * C::ROWS + r) * S::SLD + col];
 		v[j] = col < valid ? s * scale_log2 : -INFINITY;
 		mx = fmaxf(mx, v[j]);
 	}
 #pragma unroll
-	for (int m = PER_ROW / 2; m > 0; m /= 2)
+	for (int m = S::PER_ROW / 2; m > 0; m /= 2)
 		mx = fmaxf(mx, ap_shfl_xor(mx, m));
 	const float m_old = sm[r];
 	const float m_new = fmaxf(m_old, mx);
 	float sum = 0.f;
 #pragma unroll
-	for (int j = 0; j < COLS; j++) {
+	for (int j = 0; j < S::COLS; j++) {
 		uint16_t p = f2bf(exp2f(v[j] - m_new));
-		sp[r * PLD + part + j * PER_ROW] = p;
+		sp[r * S::PLD + softmax_col<S>(part, j)] = p;
 		sum += bf2f(p);
 	}
 #pragma unroll
-	for (int m = PER_ROW / 2; m > 0; m /= 2)
+	for (int m = S::PER_ROW / 2; m > 0; m /= 2)
 		sum += ap_shfl_xor(sum, m);
 	/* every lane of the row has read sm[r] */
 	ap_warp_sync();
@@ -180,37 +237,46 @@ __device__ __forceinline__ void tile_softmax(const float *ss, uint16_t *sp, floa
 	}
 }
 
-template <int H>
-__global__ void __launch_bounds__(THREADS, 1)
+template <int H, class S>
+__global__ void __launch_bounds__(S::THREADS, 1)
 mla_stage1(const uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
            const int32_t *__restrict__ kv_indptr, const int32_t *__restrict__ kv_indices,
            int page_size, float scale_log2, const int32_t *__restrict__ work_indptr,
            const ap_mla_work *__restrict__ work, float *__restrict__ partial_out,
            float *__restrict__ partial_lse)
 {
-	using C = cfg<H>;
+	using C = cfg<H, S>;
+	constexpr int T = S::T, TILE = T * LD;
 	extern __shared__ __align__(16) unsigned char smem[];
 	uint16_t *sq = (uint16_t *)smem;
 	float *ss = (float *)smem;
 	uint16_t *skv = (uint16_t *)(smem + C::QS_BYTES);
-	uint16_t *sp = skv + AP_KV_STAGES * T * LD;
-	float *sm = (float *)(sp + C::ROWS * PLD);
+	uint16_t *sp = skv + S::STAGES * TILE;
+	float *sm = (float *)(sp + C::ROWS * S::PLD);
 	float *sl = sm + C::ROWS;
 	float *salpha = sl + C::ROWS;
 
 	const int tid = threadIdx.x, warp = tid / AP_WARP;
-	const int col0 = warp * OUT_TILES * 16;
+	const int col0 = warp * S::OUT_TILES * 16;
 
 	for (int w = work_indptr[blockIdx.x]; w < work_indptr[blockIdx.x + 1]; w++) {
 		const ap_mla_work wk = work[w];
 		const int heads_here = H - wk.head_begin < HPB ? H - wk.head_begin : HPB;
-		const int32_t *pages = kv_indices + kv_indptr[wk.batch];
 		const int tiles = (wk.kv_end - wk.kv_begin + T - 1) / T;
+		kv_loader<S> ld = {kv, kv_indices + kv_indptr[wk.batch], page_size, wk.kv_begin,
+		                   wk.kv_end, {}};
 
-		if (AP_KV_STAGES > 1)
-			load_kv_tile(skv, kv, pages, page_size, wk, 0);
-		for (int i = tid; i < C::ROWS * (D / 8); i += THREADS) {
-			int r = i / (D / 8), c = i % (D / 8);
+		/* tiles 0 .. STAGES - 2 in flight, the next one's pages fetched */
+		ld.fetch(0);
+#pragma unroll
+		for (int i = 0; i < S::STAGES - 1; i++) {
+			if (i < tiles)
+				ld.issue(skv + i * TILE, i);
+			ap_copy_commit();
+			ld.fetch(i + 1);
+		}
+		for (int i = tid; i < C::ROWS * ROW_CHUNKS; i += S::THREADS) {
+			int r = i / ROW_CHUNKS, c = i % ROW_CHUNKS;
 			uint4 v = make_uint4(0, 0, 0, 0);
 			if (r < heads_here)
 				v = *(const uint4 *)(q + ((size_t)wk.batch * H + wk.head_begin + r) * D + c * 8);
@@ -221,37 +287,44 @@ mla_stage1(const uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
 			sl[tid] = 0.f;
 		}
 		__syncthreads();
-		ap_frag_a qf[C::G][KSTEPS];
+		ap_frag_a qf[C::G][S::KSTEPS];
 #pragma unroll
 		for (int g = 0; g < C::G; g++)
 #pragma unroll
-			for (int k = 0; k < KSTEPS; k++)
-				ap_load_a(qf[g][k], sq + g * 16 * LD + ((warp % KS) * KSTEPS + k) * 16, LD);
-		ap_frag_c acc[C::G][OUT_TILES];
+			for (int k = 0; k < S::KSTEPS; k++)
+				ap_load_a(qf[g][k], sq + g * 16 * LD + ((warp % S::KS) * S::KSTEPS + k) * 16,
+				          LD);
+		ap_frag_c acc[C::G][S::OUT_TILES];
 #pragma unroll
 		for (int g = 0; g < C::G; g++)
 #pragma unroll
-			for (int n = 0; n < OUT_TILES; n++)
+			for (int n = 0; n < S::OUT_TILES; n++)
 				acc[g][n] = ap_frag_c{};
 
 		for (int i = 0; i < tiles; i++) {
-			uint16_t *buf = skv + (i % AP_KV_STAGES) * T * LD;
-			if (AP_KV_STAGES == 1) {
+			uint16_t *buf = skv + (i % S::STAGES) * TILE;
+			if (S::STAGES == 1) {
 				__syncthreads();
-				load_kv_tile(buf, kv, pages, page_size, wk, i);
+				ld.issue(buf, i);
+				ap_copy_commit();
+				ld.fetch(i + 1);
 			}
-			ap_copy_wait_all();
+			ap_copy_wait<(S::STAGES > 1 ? S::STAGES - 2 : 0)>();
 			/* also: every warp has its q out of the shared space the scores
 			 * reuse, and is past tile i-1, whose buffer is refilled next */
 			__syncthreads();
-			if (AP_KV_STAGES > 1 && i + 1 < tiles)
-				load_kv_tile(skv + ((i + 1) % AP_KV_STAGES) * T * LD, kv, pages, page_size,
-				             wk, i + 1);
+			if (S::STAGES > 1) {
+				int next = i + S::STAGES - 1;
+				if (next < tiles)
+					ld.issue(skv + (next % S::STAGES) * TILE, next);
+				ap_copy_commit();
+				ld.fetch(next + 1);
+			}
 
-			tile_scores<H>(qf, buf, ss, heads_here);
+			tile_scores<H, S>(qf, buf, ss, heads_here);
 			__syncthreads();
-			tile_softmax<H>(ss, sp, sm, sl, salpha,
-			                wk.kv_end - (wk.kv_begin + i * T), scale_log2);
+			tile_softmax<H, S>(ss, sp, sm, sl, salpha, wk.kv_end - (wk.kv_begin + i * T),
+			                   scale_log2);
 			__syncthreads();
 
 #pragma unroll
@@ -261,19 +334,19 @@ mla_stage1(const uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
 				for (int e = 0; e < AP_FRAG_C; e++)
 					alpha[e] = salpha[g * 16 + ap_frag_c_row(e)];
 #pragma unroll
-				for (int n = 0; n < OUT_TILES; n++)
+				for (int n = 0; n < S::OUT_TILES; n++)
 #pragma unroll
 					for (int e = 0; e < AP_FRAG_C; e++)
 						acc[g][n].v[e] *= alpha[e];
 			}
 #pragma unroll
-			for (int kk = 0; kk < NT; kk++) {
+			for (int kk = 0; kk < S::NT; kk++) {
 				ap_frag_a a[C::G];
 #pragma unroll
 				for (int g = 0; g < C::G; g++)
-					ap_load_a(a[g], sp + g * 16 * PLD + kk * 16, PLD);
+					ap_load_a(a[g], sp + g * 16 * S::PLD + kk * 16, S::PLD);
 #pragma unroll
-				for (int n = 0; n < OUT_TILES; n++) {
+				for (int n = 0; n < S::OUT_TILES; n++) {
 					ap_frag_b b;
 					ap_load_b_kn(b, buf + kk * 16 * LD + col0 + n * 16, LD);
 #pragma unroll
@@ -288,7 +361,7 @@ mla_stage1(const uint16_t *__restrict__ q, const uint16_t *__restrict__ kv,
 #pragma unroll
 		for (int g = 0; g < C::G; g++)
 #pragma unroll
-			for (int n = 0; n < OUT_TILES; n++)
+			for (int n = 0; n < S::OUT_TILES; n++)
 #pragma unroll
 				for (int e = 0; e < AP_FRAG_C; e++) {
 					int r = g * 16 + ap_frag_c_row(e);
@@ -331,19 +404,19 @@ mla_reduce(const int32_t *__restrict__ reduce_indptr, const float *__restrict__ 
 	*(ushort4 *)(out + ((size_t)b * H + h) * DV + threadIdx.x * 4) = o;
 }
 
-template <int H> hipError_t run_decode(const ap_mla_args *a)
+template <int H, class S = block_shape> hipError_t run_decode(const ap_mla_args *a)
 {
+	constexpr int smem = (int)cfg<H, S>::SMEM;
 	static bool smem_set;
 	if (!smem_set) {
-		hipError_t e = hipFuncSetAttribute(reinterpret_cast<const void *>(&mla_stage1<H>),
-		                                   hipFuncAttributeMaxDynamicSharedMemorySize,
-		                                   (int)cfg<H>::SMEM);
+		hipError_t e = hipFuncSetAttribute(reinterpret_cast<const void *>(&mla_stage1<H, S>),
+		                                   hipFuncAttributeMaxDynamicSharedMemorySize, smem);
 		if (e != hipSuccess)
 			return e;
 		smem_set = true;
 	}
 	if (a->blocks > 0)
-		mla_stage1<H><<<a->blocks, THREADS, cfg<H>::SMEM>>>(
+		mla_stage1<H, S><<<a->blocks, S::THREADS, smem>>>(
 			a->q, a->kv, a->kv_indptr, a->kv_indices, a->page_size,
 			a->scale * 1.4426950408889634f, a->work_indptr, a->work, a->partial_out,
 			a->partial_lse);

@@ -14,9 +14,12 @@
 
 #if defined(AP_HIP_CUDA)
 
-/* NVIDIA: 32-lane warps; 227 KB of shared memory lets two 64-token KV tiles
- * be in flight while the previous one is used. */
+/* NVIDIA: 32-lane warps, 8 a block (16 would cap registers at 128 a thread
+ * and spill the q fragments); 227 KB of shared memory holds two 64-token KV
+ * tiles, one loading while the other is used (smaller tiles in more stages
+ * measured slower: more barriers per token). */
 constexpr int AP_WARP = 32;
+constexpr int AP_THREADS = 256;
 constexpr int AP_KV_TILE = 64;
 constexpr int AP_KV_STAGES = 2;
 constexpr int AP_FRAG_C = 8;
@@ -116,9 +119,11 @@ __device__ __forceinline__ void ap_copy_commit(void)
 	asm volatile("cp.async.commit_group;");
 }
 
-__device__ __forceinline__ void ap_copy_wait_all(void)
+/* Waits until at most `pending` of this thread's newest copy groups are
+ * still in flight. */
+template <int pending> __device__ __forceinline__ void ap_copy_wait(void)
 {
-	asm volatile("cp.async.wait_group 0;" ::: "memory");
+	asm volatile("cp.async.wait_group %0;" :: "n"(pending) : "memory");
 }
 
 __device__ __forceinline__ float ap_shfl_xor(float v, int mask)
@@ -136,6 +141,7 @@ __device__ __forceinline__ void ap_warp_sync(void)
 
 /* AMD: 64-lane wavefronts; 64 KB of LDS holds q and one 16-token KV tile. */
 constexpr int AP_WARP = 64;
+constexpr int AP_THREADS = 256;
 constexpr int AP_KV_TILE = 16;
 constexpr int AP_KV_STAGES = 1;
 constexpr int AP_FRAG_C = 4;
@@ -212,7 +218,7 @@ __device__ __forceinline__ void ap_copy_commit(void)
 {
 }
 
-__device__ __forceinline__ void ap_copy_wait_all(void)
+template <int pending> __device__ __forceinline__ void ap_copy_wait(void)
 {
 }
 
