@@ -255,7 +255,8 @@ class Manifest:
     def stale_inputs(self):
         """[(path, "changed"|"vanished"|"appeared"), ...] in input order; [] when fresh.
 
-        Raises ManifestError for a missing root or a refused input path."""
+        Raises ManifestError for a missing root, a refused input path or an
+        input that cannot be read."""
         recorded = self.root
         if not os.path.exists(recorded):
             raise ManifestError("%s: aiter root '%s': %s"
@@ -271,7 +272,10 @@ class Manifest:
                 raise ManifestError("%s: inputs[%d].path '%s' is refused: %s"
                                     % (self.path, i, rel, why))
             sha, size = item["sha256"], item["bytes"]
-            kind, now_bytes, now_sha = _look_at(root, rel, size if sha is not None else None)
+            try:
+                kind, now_bytes, now_sha = _look_at(root, rel, size if sha is not None else None)
+            except OSError as e:
+                raise ManifestError("%s: input '%s': %s" % (self.path, rel, e.strerror)) from None
             if sha is None:
                 # Nothing was read: absent, or refused unread (a symlink out of
                 # the root, not a regular file). Only a readable file matters.

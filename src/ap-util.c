@@ -43,8 +43,12 @@ void ap_xgrow(void **p, size_t *cap, size_t need, size_t elem)
 	if (need <= *cap)
 		return;
 	ncap = *cap ? *cap : 8;
-	while (ncap < need)
+	while (ncap < need) {
+		/* Doubling past half the address space would wrap to 0 and spin. */
+		if (ncap > ((size_t)-1) / 2)
+			out_of_memory((size_t)-1);
 		ncap *= 2;
+	}
 	if (ncap > ((size_t)-1) / elem)
 		out_of_memory((size_t)-1);
 	*p = ap_xrealloc(*p, ncap * elem);

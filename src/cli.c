@@ -77,10 +77,8 @@ static int is_folder(const char *path)
 
 static int load_one(ap_ruleset *rs, const char *path)
 {
-	if (ap_ruleset_load_path(rs, path) < 0) {
-		fprintf(stderr, "aiter-probe: %s\n", ap_error_last());
-		return AP_EXIT_ERROR;
-	}
+	if (ap_ruleset_load_path(rs, path) < 0)
+		return ap_cli_fail("%s", ap_error_last());
 	return AP_EXIT_OK;
 }
 
@@ -114,7 +112,7 @@ int ap_cli_load_rules(struct ap_ruleset **out, char *const *extra, size_t nextra
 		if (load_one(rs, extra[i]) != AP_EXIT_OK)
 			goto fail;
 	if (ap_ruleset_finish(rs) < 0) {
-		fprintf(stderr, "aiter-probe: %s\n", ap_error_last());
+		ap_cli_fail("%s", ap_error_last());
 		goto fail;
 	}
 	*out = rs;

@@ -59,6 +59,30 @@ static int parse_positive(const struct ap_cmd *cmd, const char *name, const char
 	return 1;
 }
 
+/* Far above any source file, and low enough that the reader's buffer
+ * arithmetic (cap + 1, doubling) cannot overflow. */
+#define MAX_FILE_SIZE_LIMIT ((size_t)1 << 40)
+
+/* A whole number of bytes: a fraction or an exponent would be truncated into
+ * another cap than the one asked for. */
+static int parse_bytes(const struct ap_cmd *cmd, const char *name, const char *text, size_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || errno != 0 || *end != '\0' || v == 0 ||
+	    v > MAX_FILE_SIZE_LIMIT) {
+		ap_cli_usage_error(cmd,
+		                   "option '%s' needs a whole number of bytes from 1 to %zu, not '%s'",
+		                   name, MAX_FILE_SIZE_LIMIT, text);
+		return -1;
+	}
+	*out = (size_t)v;
+	return 1;
+}
+
 static int valid_device_list(const char *list)
 {
 	const char *p = list;
@@ -109,8 +133,8 @@ int ap_scan_cli_option(const struct ap_cmd *cmd, struct ap_scan_cli *o, int argc
 		return r;
 	}
 	if ((r = ap_cli_value(cmd, "--max-file-size", argc, argv, i, &v)) != 0) {
-		if (r > 0 && (r = parse_positive(cmd, "--max-file-size", v, &number)) > 0)
-			o->max_file_size = (size_t)number;
+		if (r > 0)
+			r = parse_bytes(cmd, "--max-file-size", v, &o->max_file_size);
 		return r;
 	}
 	if (strcmp(argv[*i], "--no-default-rules") == 0) {

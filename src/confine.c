@@ -104,3 +104,15 @@ int ap_sha256_fd(int fd, unsigned char digest[AP_SHA256_SIZE], size_t *bytes)
 		*bytes = total;
 	return 0;
 }
+
+void ap_sha256_hex(const unsigned char digest[AP_SHA256_SIZE], char hex[2 * AP_SHA256_SIZE + 1])
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < AP_SHA256_SIZE; i++) {
+		hex[2 * i] = digits[digest[i] >> 4];
+		hex[2 * i + 1] = digits[digest[i] & 0xF];
+	}
+	hex[2 * AP_SHA256_SIZE] = '\0';
+}

@@ -6,6 +6,7 @@
 
 #include "ap-util.h"
 #include "diff.h"
+#include "manifest.h"
 
 static int compare_strings(const void *a, const void *b)
 {
@@ -37,11 +38,6 @@ static const char **union_keys(const json_t *a, const json_t *b, size_t *n)
 static const char *string_at(const json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(obj, key));
-}
-
-static json_t *string_or_null(const char *s)
-{
-	return s != NULL ? json_string(s) : json_null();
 }
 
 static bool same_string(const char *a, const char *b)
@@ -93,9 +89,9 @@ static void add_device_change(json_t *changes, json_int_t index, const json_t *b
 	if (same_string(was, is))
 		return;
 	json_array_append_new(changes, json_pack("{s:I, s:o, s:o, s:o}", "index", index, "name",
-	                                         string_or_null(name), "before",
-	                                         string_or_null(was), "after",
-	                                         string_or_null(is)));
+	                                         ap_json_text(name), "before",
+	                                         ap_json_text(was), "after",
+	                                         ap_json_text(is)));
 }
 
 /* Per-device launch statuses that differ: OLD's devices first, then those
@@ -125,8 +121,8 @@ static json_t *cap_state(const json_t *cap)
 	if (cap == NULL)
 		return json_null();
 	return json_pack("{s:b, s:o, s:o}", "supported", is_supported(cap), "launch",
-	                 string_or_null(launch_status(cap)), "reason",
-	                 string_or_null(string_at(cap, "reason")));
+	                 ap_json_text(launch_status(cap)), "reason",
+	                 ap_json_text(string_at(cap, "reason")));
 }
 
 static json_t *diff_capability(const char *id, const json_t *old_cap, const json_t *new_cap)
@@ -178,8 +174,8 @@ static json_t *diff_rules(const json_t *old_rules, const json_t *new_rules)
 		if (same_string(was, is))
 			continue;
 		json_array_append_new(out, json_pack("{s:s, s:o, s:o}", "id", ids[i], "before",
-		                                     string_or_null(was), "after",
-		                                     string_or_null(is)));
+		                                     ap_json_text(was), "after",
+		                                     ap_json_text(is)));
 	}
 	free(ids);
 	return out;
@@ -280,9 +276,9 @@ static json_t *describe_side(const json_t *m, const char *name)
 {
 	const json_t *aiter = json_object_get(m, "aiter");
 
-	return json_pack("{s:s, s:o, s:o}", "path", name, "aiter_version",
-	                 string_or_null(string_at(aiter, "version")), "git_commit",
-	                 string_or_null(string_at(aiter, "git_commit")));
+	return json_pack("{s:o, s:o, s:o}", "path", ap_json_text(name), "aiter_version",
+	                 ap_json_text(string_at(aiter, "version")), "git_commit",
+	                 ap_json_text(string_at(aiter, "git_commit")));
 }
 
 static size_t count_change(const json_t *caps, const char *change)

@@ -37,12 +37,18 @@ static const char find_aiter_py[] =
 	"if s is not None:\n"
 	"    print(s.submodule_search_locations[0] if s.submodule_search_locations else s.origin)\n";
 
+/* The Python that locates the package; messages name the same one. */
+static const char *python_name(void)
+{
+	const char *python = getenv("AITER_PROBE_PYTHON");
+	return python != NULL && *python != '\0' ? python : "python3";
+}
+
 /* Runs python and returns the package folder it printed, "" when aiter is not
  * installed, or NULL (message set) when python cannot be run. */
 static char *locate_package(void)
 {
-	const char *python = getenv("AITER_PROBE_PYTHON");
-	char *argv[] = {NULL, "-c", (char *)find_aiter_py, NULL};
+	char *argv[] = {(char *)python_name(), "-c", (char *)find_aiter_py, NULL};
 	posix_spawn_file_actions_t actions;
 	ap_buf out = AP_BUF_INIT;
 	char chunk[512];
@@ -50,7 +56,6 @@ static char *locate_package(void)
 	pid_t pid;
 	ssize_t n;
 
-	argv[0] = (char *)(python && *python ? python : "python3");
 	if ((rc = ap_runnable(argv[0])) != 0) {
 		ap_error_set("cannot look for the aiter package: %s: %s", argv[0], strerror(rc));
 		return NULL;
@@ -97,7 +102,7 @@ static int root_from_package(char **root, char **how)
 		free(pkg);
 		ap_error_set("no AITER tree given: use --aiter-root DIR or set AITER_META_DIR "
 		             "(the aiter Python package is not installed for %s)",
-		             getenv("AITER_PROBE_PYTHON") ? getenv("AITER_PROBE_PYTHON") : "python3");
+		             python_name());
 		return AP_EINPUT;
 	}
 	parent = ap_xstrdup(pkg);

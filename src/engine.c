@@ -148,9 +148,17 @@ static void rule_verdict(verdict *v, const ap_rule_result *res)
 	}
 }
 
-static void eval(verdict *v, const ap_expr *e, const ap_scan *scan);
+/* What eval reads: the rule results, and each probe evaluated so far with its
+ * three-valued verdict, so that `not` of a probe left unknown by missing
+ * input stays unknown instead of turning into support. */
+typedef struct eval_ctx {
+	const ap_scan *scan;
+	const tri *probe_values;
+} eval_ctx;
 
-static void eval_list(verdict *v, const ap_expr *e, const ap_scan *scan)
+static void eval(verdict *v, const ap_expr *e, const eval_ctx *ctx);
+
+static void eval_list(verdict *v, const ap_expr *e, const eval_ctx *ctx)
 {
 	tri decisive = e->kind == AP_EXPR_ALL ? TRI_FALSE : TRI_TRUE;
 	tri result = e->kind == AP_EXPR_ALL ? TRI_TRUE : TRI_FALSE;
@@ -158,7 +166,7 @@ static void eval_list(verdict *v, const ap_expr *e, const ap_scan *scan)
 	size_t i;
 
 	for (i = 0; i < e->nkids; i++) {
-		eval(&kids[i], e->kids[i], scan);
+		eval(&kids[i], e->kids[i], ctx);
 		if (kids[i].value == decisive)
 			result = decisive;
 		else if (kids[i].value == TRI_UNKNOWN && result != decisive)
@@ -179,17 +187,17 @@ static void eval_list(verdict *v, const ap_expr *e, const ap_scan *scan)
 	free(kids);
 }
 
-static void eval(verdict *v, const ap_expr *e, const ap_scan *scan)
+static void eval(verdict *v, const ap_expr *e, const eval_ctx *ctx)
 {
 	memset(v, 0, sizeof *v);
 	switch (e->kind) {
 	case AP_EXPR_REF:
 		if (!e->ref_probe) {
-			rule_verdict(v, &scan->rules[e->ref_index]);
+			rule_verdict(v, &ctx->scan->rules[e->ref_index]);
 		} else {
-			const ap_cap_result *cap = &scan->caps[e->ref_index];
+			const ap_cap_result *cap = &ctx->scan->caps[e->ref_index];
 			size_t i;
-			v->value = cap->supported ? TRI_TRUE : TRI_FALSE;
+			v->value = ctx->probe_values[e->ref_index];
 			ap_buf_printf(&v->reason, "capability %s is %s (%s)", cap->probe->id,
 			              cap->supported ? "supported" : "unsupported", cap->reason);
 			for (i = 0; i < cap->nevidence; i++)
@@ -198,11 +206,11 @@ static void eval(verdict *v, const ap_expr *e, const ap_scan *scan)
 		break;
 	case AP_EXPR_ALL:
 	case AP_EXPR_ANY:
-		eval_list(v, e, scan);
+		eval_list(v, e, ctx);
 		break;
 	case AP_EXPR_NOT: {
 		verdict kid;
-		eval(&kid, e->kids[0], scan);
+		eval(&kid, e->kids[0], ctx);
 		v->value = kid.value == TRI_UNKNOWN ? TRI_UNKNOWN
 		                                    : kid.value == TRI_TRUE ? TRI_FALSE : TRI_TRUE;
 		ap_buf_printf(&v->reason, "not (%s)", kid.reason.data ? kid.reason.data : "");
@@ -287,6 +295,8 @@ static void run_launch(ap_cap_result *cap, const ap_scan_launch *launch)
 int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan_launch *launch)
 {
 	ap_scan *s = ap_xcalloc(1, sizeof *s);
+	tri *probe_values = ap_xcalloc(rs->nprobes, sizeof *probe_values);
+	eval_ctx ctx = {.scan = s, .probe_values = probe_values};
 	size_t i;
 
 	s->nrules = rs->nrules;
@@ -300,12 +310,17 @@ int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan
 	for (i = 0; i < rs->nprobes; i++) {
 		verdict v;
 		s->caps[i].probe = &rs->probes[i];
-		eval(&v, rs->probes[i].requires, s);
+		eval(&v, rs->probes[i].requires, &ctx);
 		set_cap_from_verdict(&s->caps[i], &v);
-		verdict_free(&v);
 		if (launch != NULL && rs->probes[i].launch != NULL)
 			run_launch(&s->caps[i], launch);
+		/* A failed launch is a definite no; unknown input stays unknown. */
+		probe_values[i] = s->caps[i].supported ? TRI_TRUE
+		                  : v.value == TRI_UNKNOWN ? TRI_UNKNOWN
+		                                           : TRI_FALSE;
+		verdict_free(&v);
 	}
+	free(probe_values);
 	*out = s;
 	return AP_OK;
 }

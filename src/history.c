@@ -12,6 +12,7 @@
 #include "ap-util.h"
 #include "engine.h"
 #include "history.h"
+#include "manifest.h"
 
 /* As many as Linux follows before ELOOP. */
 #define MAX_SYMLINK_HOPS 40
@@ -415,7 +416,7 @@ static json_t *rule_state(const ap_rule_result *res)
 			continue;
 		one = json_object();
 		for (j = 0; j < m->ncaps; j++)
-			json_object_set_new(one, m->caps[j].name, json_string(m->caps[j].value));
+			json_object_set_new(one, m->caps[j].name, ap_json_text(m->caps[j].value));
 		json_array_append_new(captures, one);
 	}
 	return json_pack("{s:s, s:o}", "status", ap_rule_status_name(res->status), "captures",
@@ -619,7 +620,7 @@ static void describe_commit(json_t *obj, git_commit *c)
 	format_date(date, &git_commit_committer(c)->when);
 	json_object_set_new(obj, "commit", json_string(hex));
 	json_object_set_new(obj, "date", json_string(date));
-	json_object_set_new(obj, "subject", json_string(subject ? subject : ""));
+	json_object_set_new(obj, "subject", ap_json_text(subject ? subject : ""));
 }
 
 static json_t *initial_state(const history *h, const verdict *v, git_commit *c)

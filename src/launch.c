@@ -21,6 +21,10 @@ extern char **environ;
 
 #define DEFAULT_TIMEOUT_S 120.0
 #define LIST_TIMEOUT_S 60.0
+/* How long a killed child may take to die and let go of its pipes. */
+#define KILL_GRACE_S 5.0
+/* How often exits are looked for while no output comes. */
+#define REAP_POLL_S 0.1
 /* Enough of a child's stderr to explain a crash; the rest is dropped. */
 #define STDERR_KEEP 2048
 
@@ -33,6 +37,7 @@ typedef struct child {
 	int status;
 	bool exited;
 	bool timed_out;
+	bool abandoned; /* still running after the kill's grace: never reaped */
 	double deadline;
 } child;
 
@@ -80,7 +85,7 @@ static int child_start(child *c, char *const *argv, double timeout_s)
 	posix_spawnattr_init(&attr);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
 	posix_spawnattr_setpgroup(&attr, 0);
-	rc = posix_spawn(&c->pid, argv[0], &actions, &attr, argv, environ);
+	rc = posix_spawnp(&c->pid, argv[0], &actions, &attr, argv, environ);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&actions);
 	close(out[1]);
@@ -112,15 +117,15 @@ static void drain(int *fd, ap_buf *into, size_t keep)
 	*fd = -1;
 }
 
-static void reap(child *c, bool block)
+static void reap(child *c)
 {
 	int status;
 	pid_t r;
 
-	if (c->exited)
+	if (c->exited || c->pid <= 0)
 		return;
 	do
-		r = waitpid(c->pid, &status, block ? 0 : WNOHANG);
+		r = waitpid(c->pid, &status, WNOHANG);
 	while (r < 0 && errno == EINTR);
 	if (r == c->pid) {
 		c->status = status;
@@ -128,60 +133,89 @@ static void reap(child *c, bool block)
 	}
 }
 
-/* Waits for every child, reading their output as it comes, and kills the
- * process group of each child that outlives its deadline. */
-static void wait_children(child *cs, size_t n)
-{
-	struct pollfd *fds = ap_xcalloc(2 * n, sizeof *fds);
-	size_t i;
-
-	for (;;) {
-		size_t nfds = 0;
-		double t = now_s(), next = t + 3600;
-		int wait_ms;
-
-		for (i = 0; i < n; i++) {
-			child *c = &cs[i];
-			if (c->out_fd < 0 && c->err_fd < 0)
-				continue;
-			if (t >= c->deadline && !c->timed_out) {
-				c->timed_out = true;
-				kill(-c->pid, SIGKILL);
-			}
-			if (c->deadline < next)
-				next = c->deadline;
-			fds[nfds++] = (struct pollfd){.fd = c->out_fd, .events = POLLIN};
-			fds[nfds++] = (struct pollfd){.fd = c->err_fd, .events = POLLIN};
-		}
-		if (nfds == 0)
-			break;
-		wait_ms = next > t ? (int)((next - t) * 1000) + 1 : 0;
-		if (poll(fds, nfds, wait_ms) < 0 && errno != EINTR)
-			break;
-		for (i = 0; i < n; i++) {
-			child *c = &cs[i];
-			size_t k;
-			for (k = 0; k < nfds; k++) {
-				if (fds[k].revents == 0)
-					continue;
-				if (fds[k].fd == c->out_fd && c->out_fd >= 0)
-					drain(&c->out_fd, &c->out, 0);
-				else if (fds[k].fd == c->err_fd && c->err_fd >= 0)
-					drain(&c->err_fd, &c->err, STDERR_KEEP);
-			}
-		}
-	}
-	free(fds);
-	for (i = 0; i < n; i++)
-		reap(&cs[i], true);
-}
-
-static void child_free(child *c)
+static void close_pipes(child *c)
 {
 	if (c->out_fd >= 0)
 		close(c->out_fd);
 	if (c->err_fd >= 0)
 		close(c->err_fd);
+	c->out_fd = c->err_fd = -1;
+}
+
+/* A child is done once it has exited and its pipes are closed, or once the
+ * grace after its kill is over: something outside its process group may hold
+ * a pipe open, and a process stuck in the driver may not die at once, and
+ * neither may hold the scan. */
+static bool settle(child *c, double t)
+{
+	if (c->pid <= 0)
+		return true; /* never started */
+	reap(c);
+	if (c->exited && c->out_fd < 0 && c->err_fd < 0)
+		return true;
+	if (!c->timed_out && t >= c->deadline) {
+		c->timed_out = true;
+		kill(-c->pid, SIGKILL);
+		c->deadline = t + KILL_GRACE_S;
+	} else if (c->timed_out && t >= c->deadline) {
+		close_pipes(c);
+		c->abandoned = !c->exited;
+		return true;
+	}
+	return false;
+}
+
+static void add_fd(struct pollfd *fds, size_t *nfds, int fd)
+{
+	if (fd >= 0)
+		fds[(*nfds)++] = (struct pollfd){.fd = fd, .events = POLLIN};
+}
+
+/* Waits for every child, reading their output as it comes, and kills the
+ * process group of each child that outlives its deadline. */
+static void wait_children(child *cs, size_t n)
+{
+	struct pollfd *fds = ap_xcalloc(2 * n, sizeof *fds);
+	size_t i, k;
+
+	for (;;) {
+		size_t nfds = 0, active = 0;
+		double t = now_s(), next = t + REAP_POLL_S;
+		int wait_ms;
+
+		for (i = 0; i < n; i++) {
+			if (settle(&cs[i], t))
+				continue;
+			active++;
+			add_fd(fds, &nfds, cs[i].out_fd);
+			add_fd(fds, &nfds, cs[i].err_fd);
+			if (cs[i].deadline < next)
+				next = cs[i].deadline;
+		}
+		if (active == 0)
+			break;
+		/* Exits are noticed by polling waitpid too: a child can close its
+		 * pipes before it exits. */
+		wait_ms = next > t ? (int)((next - t) * 1000) + 1 : 0;
+		if (poll(fds, nfds, wait_ms) < 0 && errno != EINTR)
+			break;
+		for (k = 0; k < nfds; k++) {
+			if (fds[k].revents == 0)
+				continue;
+			for (i = 0; i < n; i++) {
+				if (fds[k].fd == cs[i].out_fd)
+					drain(&cs[i].out_fd, &cs[i].out, 0);
+				else if (fds[k].fd == cs[i].err_fd)
+					drain(&cs[i].err_fd, &cs[i].err, STDERR_KEEP);
+			}
+		}
+	}
+	free(fds);
+}
+
+static void child_free(child *c)
+{
+	close_pipes(c);
 	ap_buf_free(&c->out);
 	ap_buf_free(&c->err);
 }
@@ -196,7 +230,10 @@ static char *child_failure(const child *c, double timeout_s)
 	while (len > 0 && (c->err.data[len - 1] == '\n' || c->err.data[len - 1] == ' '))
 		len--;
 	tail = len ? ap_xasprintf(": %.*s", (int)len, c->err.data) : ap_xstrdup("");
-	if (c->timed_out)
+	if (c->abandoned)
+		why = ap_xasprintf("timed out after %g s, and still running %g s after it was "
+		                   "killed%s", timeout_s, KILL_GRACE_S, tail);
+	else if (c->timed_out)
 		why = ap_xasprintf("timed out after %g s (killed)%s", timeout_s, tail);
 	else if (WIFSIGNALED(c->status))
 		why = ap_xasprintf("launcher killed by signal %d (%s)%s", WTERMSIG(c->status),

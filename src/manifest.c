@@ -13,15 +13,66 @@
 #include "manifest.h"
 #include "mla-plan.h"
 
-static json_t *string_or_null(const char *s)
+/* The length of the valid UTF-8 sequence at s (n bytes left), or 0:
+ * no overlong forms, no surrogates, nothing above U+10FFFF. */
+static size_t utf8_sequence(const unsigned char *s, size_t n)
 {
-	return s != NULL ? json_string(s) : json_null();
+	unsigned cp;
+	size_t len, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		len = 2;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		len = 3;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		len = 4;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	cp = s[0] & (0x7F >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3F);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+		return 0;
+	return len;
+}
+
+json_t *ap_json_text(const char *s)
+{
+	const unsigned char *bytes = (const unsigned char *)s;
+	ap_buf valid = AP_BUF_INIT;
+	json_t *j;
+	size_t n, i, len;
+
+	if (s == NULL)
+		return json_null();
+	j = json_string(s);
+	if (j != NULL)
+		return j;
+	n = strlen(s);
+	for (i = 0; i < n; i += len ? len : 1) {
+		len = utf8_sequence(bytes + i, n - i);
+		if (len > 0)
+			ap_buf_append(&valid, s + i, len);
+		else
+			ap_buf_puts(&valid, "\xEF\xBF\xBD");
+	}
+	j = json_stringn(valid.data, valid.len);
+	ap_buf_free(&valid);
+	return j;
 }
 
 static json_t *build_inputs(const ap_reader *r)
 {
 	json_t *inputs = json_array();
-	size_t i, k;
+	size_t i;
 
 	for (i = 0; i < ap_reader_count(r); i++) {
 		const ap_file *f = ap_reader_at(r, i);
@@ -29,9 +80,8 @@ static json_t *build_inputs(const ap_reader *r)
 		json_t *bytes = json_null();
 
 		if (f->hashed) {
-			char hex[65];
-			for (k = 0; k < 32; k++)
-				snprintf(hex + 2 * k, 3, "%02x", f->sha256[k]);
+			char hex[2 * AP_SHA256_SIZE + 1];
+			ap_sha256_hex(f->sha256, hex);
 			sha = json_string(hex);
 			bytes = json_integer((json_int_t)f->len);
 		}
@@ -47,9 +97,9 @@ static json_t *build_match(const ap_match *m)
 	size_t i;
 
 	for (i = 0; i < m->ncaps; i++)
-		json_object_set_new(caps, m->caps[i].name, json_string(m->caps[i].value));
-	return json_pack("{s:i, s:s, s:o}", "line", (json_int_t)m->line, "text", m->text,
-	                 "captures", caps);
+		json_object_set_new(caps, m->caps[i].name, ap_json_text(m->caps[i].value));
+	return json_pack("{s:i, s:o, s:o}", "line", (json_int_t)m->line, "text",
+	                 ap_json_text(m->text), "captures", caps);
 }
 
 static json_t *build_rule(const ap_rule_result *res)
@@ -61,7 +111,7 @@ static json_t *build_rule(const ap_rule_result *res)
 	for (i = 0; i < res->matches.n; i++)
 		json_array_append_new(matches, build_match(&res->matches.v[i]));
 	o = json_pack("{s:s, s:o, s:o}", "status", ap_rule_status_name(res->status), "file",
-	              string_or_null(res->file), "matches", matches);
+	              ap_json_text(res->file), "matches", matches);
 	if (res->reason != NULL)
 		json_object_set_new(o, "reason", json_string(res->reason));
 	return o;
@@ -162,12 +212,12 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
 		json_object_set_new(rules, scan->rules[i].rule->id, build_rule(&scan->rules[i]));
 	for (i = 0; i < scan->ncaps; i++)
 		json_object_set_new(caps, scan->caps[i].probe->id, build_capability(&scan->caps[i]));
-	return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:s, s:o, s:o}, s:o, s:o, s:o, s:O, s:{s:o}}",
+	return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:O, s:{s:o}}",
 	                 "schema", AP_MANIFEST_SCHEMA,
 	                 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
 	                 "generated", generated_now(),
-	                 "aiter", "root", aiter->root, "version", string_or_null(aiter->version),
-	                 "git_commit", string_or_null(aiter->git_commit),
+	                 "aiter", "root", ap_json_text(aiter->root), "version",
+	                 ap_json_text(aiter->version), "git_commit", ap_json_text(aiter->git_commit),
 	                 "inputs", build_inputs(r),
 	                 "rules", rules,
 	                 "capabilities", caps,

@@ -19,6 +19,12 @@ typedef struct ap_aiter_info {
 	const char *git_commit; /* NULL when the root is not a git work tree */
 } ap_aiter_info;
 
+/* A JSON string of s, or null when s is NULL. JSON holds only Unicode text,
+ * and a source line, a capture or a commit subject need not be UTF-8: each
+ * byte that is not part of valid UTF-8 becomes U+FFFD, so that the value is
+ * kept instead of being dropped from the document. */
+json_t *ap_json_text(const char *s);
+
 /* devices: a JSON array (borrowed, may be empty). */
 json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
                           const ap_aiter_info *aiter, const json_t *devices);

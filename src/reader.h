@@ -27,7 +27,7 @@ typedef struct ap_file {
 	size_t len;
 	bool hashed;    /* bytes were read (a file over the cap in chunks, not
 	                 * kept): sha256 and len describe them */
-	unsigned char sha256[32];
+	unsigned char sha256[AP_SHA256_SIZE];
 } ap_file;
 
 /* A source loads the file at f->path. It returns AP_FILE_OK with *data

@@ -76,10 +76,8 @@ static int look_at(const char *name, const char *root, const char *rel, long lon
 static bool same_digest(const char *hex, const unsigned char digest[AP_SHA256_SIZE])
 {
 	char now_hex[2 * AP_SHA256_SIZE + 1];
-	size_t i;
 
-	for (i = 0; i < AP_SHA256_SIZE; i++)
-		snprintf(now_hex + 2 * i, 3, "%02x", digest[i]);
+	ap_sha256_hex(digest, now_hex);
 	return strcmp(hex, now_hex) == 0;
 }
 

@@ -65,6 +65,14 @@ expect_rc 2
 expect_err "aiter-probe scan: option '--launch-timeout' needs a positive number, not '-3'
 Try 'aiter-probe scan --help'."
 
+case_ "--max-file-size is a whole number of bytes"
+for size in 0.5 1e30 0; do
+	probe scan --aiter-root "$FIX/h24-native" --no-launch --max-file-size "$size"
+	expect_rc 2
+	expect_err "aiter-probe scan: option '--max-file-size' needs a whole number of bytes from 1 to 1099511627776, not '$size'
+Try 'aiter-probe scan --help'."
+done
+
 case_ "root discovery: nothing given, aiter not installed"
 mkdir -p "$TMP/bin"
 printf '#!/bin/sh\nexit 0\n' >"$TMP/bin/python-none"
@@ -184,6 +192,22 @@ probe scan --aiter-root "$FIX/h24-native" --no-launch --no-default-rules --rules
 expect_rc 0
 expect_json 'j["capabilities"]["p"]["supported"]' False
 expect_json 'j["capabilities"]["p"]["reason"]' "unknown, so unsupported: not (rule r: no such file: nope.cu)"
+
+case_ "not over a probe left unknown by a missing file stays unsupported"
+printf 'rules:\n  - id: r\n    file: nope.cu\n    token: "x"\nprobes:\n  - id: a\n    requires: r\n  - id: p\n    requires: {not: a}\n' >"$TMP/notprobe.yaml"
+probe scan --aiter-root "$FIX/h24-native" --no-launch --no-default-rules --rules "$TMP/notprobe.yaml" --format json
+expect_rc 0
+expect_json 'j["capabilities"]["p"]["supported"]' False
+expect_json 'j["capabilities"]["p"]["reason"]' "unknown, so unsupported: not (capability a is unsupported (unknown, so unsupported: rule r: no such file: nope.cu))"
+
+case_ "a match on a line that is not UTF-8 keeps its text and captures"
+mkdir -p "$TMP/latin1"
+printf 'char *s = "caf\351"; /* \300\257 */\n' >"$TMP/latin1/a.c"
+printf 'rules:\n  - id: r\n    file: a.c\n    regex: "(?<word>caf.)"\n' >"$TMP/latin1.yaml"
+probe scan --aiter-root "$TMP/latin1" --no-launch --no-default-rules --rules "$TMP/latin1.yaml" --format json
+expect_rc 0
+expect_json 'j["rules"]["r"]["status"]' matched
+expect_json 'ascii(j["rules"]["r"]["matches"])' "[{'line': 1, 'text': 'char *s = \"caf\\ufffd\"; /* \\ufffd\\ufffd */', 'captures': {'word': 'caf\\ufffd'}}]"
 
 case_ "-o writes the manifest and nothing else"
 probe scan --aiter-root "$FIX/h24-native" --no-launch -o "$TMP/m.json"

@@ -56,6 +56,22 @@ AITER_PROBE_LAUNCH_INJECT=undersize-metadata probe scan --aiter-root "$FIX/h24-n
 expect_rc 0
 expect_json "[r[\"status\"] for r in $CAP[\"launch\"][\"results\"]]" "['failed', 'failed']"
 
+case_ "a launcher that closes its output and hangs is still killed"
+start=$(date +%s)
+FAKE_MODE_0=mute-hang probe scan --aiter-root "$FIX/h24-native" --format json --launch-timeout 1
+expect_rc 0
+[ $(($(date +%s) - start)) -lt 15 ] || fail "the hang was not cut short"
+expect_json "$CAP[\"launch\"][\"results\"][0][\"error\"]" "timed out after 1 s (killed)"
+expect_json "$CAP[\"launch\"][\"results\"][1][\"status\"]" passed
+
+case_ "a process outside the launcher's group holding its output does not hold the scan"
+start=$(date +%s)
+FAKE_MODE_1=orphan probe scan --aiter-root "$FIX/h24-native" --format json --launch-timeout 1
+expect_rc 0
+[ $(($(date +%s) - start)) -lt 15 ] || fail "the scan waited for the orphan"
+expect_json "$CAP[\"launch\"][\"results\"][1][\"error\"]" "timed out after 1 s (killed)"
+expect_json "$CAP[\"launch\"][\"results\"][0][\"status\"]" passed
+
 case_ "garbage and silence from the launcher"
 FAKE_MODE_0=garbage FAKE_MODE_1=silent probe scan --aiter-root "$FIX/h24-native" --format json
 expect_rc 0

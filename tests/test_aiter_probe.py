@@ -206,6 +206,15 @@ class FreshnessTest(unittest.TestCase):
             self.assertEqual(str(cm.exception), "%s: inputs[1].path '%s' is refused: %s"
                              % (self.tree.path, path, why))
 
+    def test_unreadable_input(self):
+        os.unlink(self.tree.file(RED))
+        os.symlink(os.path.basename(RED), self.tree.file(RED))
+        with self.assertRaises(aiter_probe.ManifestError) as cm:
+            aiter_probe.load(self.tree.path, verify_fresh=True)
+        self.assertNotIsInstance(cm.exception, aiter_probe.StaleManifestError)
+        self.assertEqual(str(cm.exception), "%s: input '%s': Too many levels of symbolic links"
+                         % (self.tree.path, RED))
+
     def test_missing_root(self):
         shutil.rmtree(self.tree.root)
         with self.assertRaises(aiter_probe.ManifestError) as cm:
