@@ -6,7 +6,7 @@
 # a GPU build or a GPU.
 . "$AP_SRCDIR/tests/lib.sh"
 LAUNCHER="$AP_BUILDDIR/aiter-probe-launcher"
-SAMPLE="$AP_SRCDIR/sample/aiter"
+SAMPLE="$AP_SRCDIR/sample/aiter-root"
 CAP='j["capabilities"]["mla.decode.native_h24"]'
 
 if [ ! -x "$LAUNCHER" ]; then

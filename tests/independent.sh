@@ -4,7 +4,7 @@
 # manifests are not only the tool agreeing with itself.
 . "$AP_SRCDIR/tests/lib.sh"
 set -- --probe "$AP" --datadir "$AP_SRCDIR" --lines
-for tree in "$AP_SRCDIR"/tests/fixtures/*/ "$AP_SRCDIR/sample/aiter"; do
+for tree in "$AP_SRCDIR"/tests/fixtures/*/ "$AP_SRCDIR/sample/aiter-root"; do
 	set -- "$@" --tree "$tree"
 done
 case_ "independent reading"

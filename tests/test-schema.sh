@@ -16,7 +16,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 # Manifests written by this build: the test tree and the bundled sample.
 if [ -n "${AP_BUILDDIR:-}" ] && [ -x "$AP_BUILDDIR/aiter-probe" ]; then
-	for tree in "$AP_SRCDIR/tests/manifests/tree" "$AP_SRCDIR/sample/aiter"; do
+	for tree in "$AP_SRCDIR/tests/manifests/tree" "$AP_SRCDIR/sample/aiter-root"; do
 		[ -d "$tree" ] || continue
 		AITER_PROBE_DATADIR="$AP_SRCDIR" "$AP_BUILDDIR/aiter-probe" scan --aiter-root "$tree" \
 			--no-launch -o "$TMP/scanned-$(basename "$tree").json" --format json >/dev/null

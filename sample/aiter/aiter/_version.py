@@ -1,1 +1,0 @@
-__version__ = '0.2.0.dev0+sample'
