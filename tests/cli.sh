@@ -213,6 +213,24 @@ expect_rc 0
 expect_json 'j["rules"]["r"]["status"]' matched
 expect_json 'ascii(j["rules"]["r"]["matches"])' "[{'line': 1, 'text': 'char *s = \"caf\\ufffd\"; /* \\ufffd\\ufffd */', 'captures': {'word': 'caf\\ufffd'}}]"
 
+case_ "unusable input files: binary, over the cap, a symlink out of the root"
+mkdir -p "$TMP/bad/csrc/kernels/mla/metadata"
+printf 'MLA_REDUCE_CASE_EF(NUM_HEAD, 24, HEAD_DIM, 512, W, N)\n\0\n' >"$TMP/bad/csrc/kernels/mla/reduce.cu"
+echo 'if (num_heads == 24) {}' >"$TMP/outside.cuh"
+ln -s "$TMP/outside.cuh" "$TMP/bad/csrc/kernels/mla/metadata/v1_2_device.cuh"
+probe scan --aiter-root "$TMP/bad" --no-launch --format json
+expect_rc 0
+expect_json 'j["rules"]["mla.reduce.native_h24_d512"]["status"]' error
+expect_json 'j["rules"]["mla.reduce.native_h24_d512"]["reason"]' "binary file (NUL byte at offset 54)"
+expect_json 'j["rules"]["mla.metadata.native_h24"]["reason"]' "symlink resolves outside the AITER root ($TMP/outside.cuh)"
+expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' False
+expect_json '[i["sha256"] is None for i in j["inputs"]]' "[False, True]"
+probe check --require mla.decode.native_h24 --aiter-root "$TMP/bad" --no-launch
+expect_rc 1
+expect_out_has "unsupported mla.decode.native_h24: unknown, so unsupported: rule mla.reduce.native_h24_d512 could not be checked: csrc/kernels/mla/reduce.cu: binary file (NUL byte at offset 54)"
+probe scan --aiter-root "$FIX/h24-native" --no-launch --format json --max-file-size 100
+expect_json 'j["rules"]["mla.reduce.native_h24_d512"]["reason"]' "larger than the 100-byte cap ($(wc -c <"$FIX/h24-native/csrc/kernels/mla/reduce.cu" | tr -d ' ') bytes)"
+
 case_ "-o writes the manifest and nothing else"
 probe scan --aiter-root "$FIX/h24-native" --no-launch -o "$TMP/m.json"
 expect_rc 0
