@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ap-error.h"
 #include "ap-util.h"
@@ -26,6 +27,12 @@
 #define REGEX_HEAP_LIMIT_KIB (256u * 1024u)
 #define REGEX_JIT_STACK_START (32u * 1024u)
 #define REGEX_JIT_STACK_MAX (8u * 1024u * 1024u)
+/* The match limit holds for one search; collecting every match runs one
+ * search per match, and a pattern that spends nearly the limit before each
+ * of many matches would run for hours on a large file. The searches of one
+ * run therefore share a CPU time budget, checked between searches: ordinary
+ * patterns take milliseconds for a 16 MiB file, far from it. */
+#define REGEX_RUN_CPU_SECONDS 1u
 
 /* Patterns are compiled as bytes, without PCRE2_UTF: AITER's sources are
  * mostly ASCII and a file need not be valid UTF-8, which PCRE2_UTF would
@@ -619,6 +626,14 @@ static pcre2_general_context *general_context(void)
 	return pcre2_general_context_create(pcre2_alloc, pcre2_release, NULL);
 }
 
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int regex_failure(int rc)
 {
 	PCRE2_UCHAR msg[256];
@@ -707,6 +722,7 @@ static int run_regex(const ap_matcher *m, const ap_text *t, ap_collect collect,
 	PCRE2_SIZE start = 0;
 	uint32_t opts = 0;
 	int ret = 0;
+	double started = cpu_seconds();
 
 	pcre2_set_match_limit(mctx, REGEX_MATCH_LIMIT);
 	pcre2_set_depth_limit(mctx, REGEX_DEPTH_LIMIT);
@@ -741,6 +757,12 @@ static int run_regex(const ap_matcher *m, const ap_text *t, ap_collect collect,
 			break;
 		start = ov[1];
 		opts = ov[0] == ov[1] ? PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED : 0;
+		if (cpu_seconds() - started > REGEX_RUN_CPU_SECONDS) {
+			ap_error_set("regex exceeded its time limit (%u s of CPU for all its "
+			             "matches in a file)", REGEX_RUN_CPU_SECONDS);
+			ret = AP_ELIMIT;
+			break;
+		}
 	}
 	free(names);
 	pcre2_match_data_free(md);

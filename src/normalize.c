@@ -327,7 +327,9 @@ static size_t c_raw_end(const unsigned char *s, size_t i, size_t n)
 	size_t d = i + 1;
 	const unsigned char *hit;
 
-	while (d < n && d - (i + 1) <= 16 && s[d] != '(') {
+	/* A delimiter is at most 16 characters; a longer one is no raw string
+	 * (and would not fit close). */
+	while (d < n && d - (i + 1) < 16 && s[d] != '(') {
 		if (s[d] == ')' || s[d] == '\\' || s[d] == '"' || is_ascii_space(s[d]))
 			return 0;
 		d++;

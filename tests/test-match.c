@@ -381,6 +381,37 @@ static void test_regex_limit(void **state)
 	free(src);
 }
 
+/* Each search stays under the match limit, but spends nearly all of it
+ * before finding its match; collecting every match must still end. */
+static void test_regex_run_time_limit(void **state)
+{
+	static const char segment[] = "aaaaaaaaaaaaaaaaaaaaax"; /* 21 a's */
+	size_t seg_len = strlen(segment);
+	size_t nseg = 1000;
+	char *src = ap_xmalloc(nseg * seg_len + 1);
+	struct timespec t0, t1;
+	double secs;
+
+	for (size_t k = 0; k < nseg; k++)
+		memcpy(src + k * seg_len, segment, seg_len);
+	src[nseg * seg_len] = '\0';
+	assert_int_equal(run(src, AP_LANG_TEXT, AP_WS_KEEP, AP_MATCH_REGEX, "(?:a+)+b|x",
+	                     AP_COLLECT_FIRST),
+	                 0);
+	assert_int_equal(fx.l.n, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(run(src, AP_LANG_TEXT, AP_WS_KEEP, AP_MATCH_REGEX, "(?:a+)+b|x",
+	                     AP_COLLECT_ALL),
+	                 AP_ELIMIT);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	assert_true(secs < 10.0);
+	assert_string_equal(ap_error_last(),
+	                    "regex exceeded its time limit (1 s of CPU for all its matches in a file)");
+	assert_true(fx.l.n < nseg);
+	free(src);
+}
+
 static void test_regex_compile_error(void **state)
 {
 	ap_matcher *m = NULL;
@@ -512,6 +543,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_regex_captures, teardown),
 		cmocka_unit_test_teardown(test_regex_empty_matches, teardown),
 		cmocka_unit_test_teardown(test_regex_limit, teardown),
+		cmocka_unit_test_teardown(test_regex_run_time_limit, teardown),
 		cmocka_unit_test(test_regex_compile_error),
 		cmocka_unit_test(test_kind_names),
 		cmocka_unit_test_teardown(test_vllm_compat_text, teardown),

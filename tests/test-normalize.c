@@ -102,6 +102,14 @@ static void test_c_literals(void **state)
 	assert_string_equal(norm("R\"x(a )\" // b)x\" // c", AP_LANG_C, AP_WS_KEEP),
 	                    "R\"x(a )\" // b)x\"  ");
 	assert_string_equal(norm("u8R\"(/*)\"/**/;", AP_LANG_C, AP_WS_KEEP), "u8R\"(/*)\" ;");
+	/* A delimiter has at most 16 characters: with 17 the literal is an
+	 * ordinary, unterminated one, ending at its line end. */
+	assert_string_equal(norm("R\"0123456789abcdef(x\n// y\n)0123456789abcdef\"",
+	                         AP_LANG_C, AP_WS_KEEP),
+	                    "R\"0123456789abcdef(x\n// y\n)0123456789abcdef\"");
+	assert_string_equal(norm("R\"0123456789abcdefg(x\n// y\n)0123456789abcdefg\"",
+	                         AP_LANG_C, AP_WS_KEEP),
+	                    "R\"0123456789abcdefg(x\n \n)0123456789abcdefg\"");
 	/* An identifier ending in R is no raw-string prefix. */
 	assert_string_equal(norm("FOR\"(\" // c", AP_LANG_C, AP_WS_KEEP), "FOR\"(\"  ");
 	/* An unterminated literal ends at its line end. */
