@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ap-error.h"
 #include "ap-util.h"
+#include "confine.h"
 #include "cmd.h"
 #include "rules.h"
 
@@ -69,12 +69,6 @@ int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **ar
 	return 1;
 }
 
-static int is_folder(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static int load_one(ap_ruleset *rs, const char *path)
 {
 	if (ap_ruleset_load_path(rs, path) < 0)
@@ -95,7 +89,7 @@ int ap_cli_load_rules(struct ap_ruleset **out, char *const *extra, size_t nextra
 	for (i = 0; !no_defaults && i < sizeof packs / sizeof packs[0]; i++) {
 		char *dir = ap_xasprintf("%s/%s", datadir, packs[i]);
 		int rc = AP_EXIT_OK;
-		if (is_folder(dir)) {
+		if (ap_is_folder(dir)) {
 			found = 1;
 			rc = load_one(rs, dir);
 		}

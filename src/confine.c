@@ -29,6 +29,12 @@ const char *ap_path_refusal(const char *rel)
 	return NULL;
 }
 
+bool ap_is_folder(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 bool ap_path_under(const char *root, const char *path)
 {
 	size_t rl = strlen(root);

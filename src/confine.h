@@ -17,6 +17,9 @@ const char *ap_path_refusal(const char *rel);
 /* Whether path is root or below it; both canonical (realpath). */
 bool ap_path_under(const char *root, const char *path);
 
+/* path exists and is a folder (symlinks followed). */
+bool ap_is_folder(const char *path);
+
 typedef enum {
 	AP_CONFINED_FILE,    /* a regular file, open: fd and st */
 	AP_CONFINED_MISSING, /* no such file, or a component is not a folder */

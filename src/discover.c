@@ -11,21 +11,16 @@
 
 #include "ap-error.h"
 #include "ap-util.h"
+#include "confine.h"
 #include "discover.h"
 #include "helper.h"
 
 extern char **environ;
 
-static int is_folder(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static int holds_csrc(const char *dir)
 {
 	char *csrc = ap_xasprintf("%s/csrc", dir);
-	int yes = is_folder(csrc);
+	int yes = ap_is_folder(csrc);
 	free(csrc);
 	return yes;
 }
