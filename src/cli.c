@@ -6,10 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "ap-error.h"
 #include "ap-util.h"
 #include "confine.h"
 #include "cmd.h"
+#include "manifest.h"
 #include "rules.h"
 
 int ap_cli_fail(const char *fmt, ...)
@@ -114,4 +117,20 @@ int ap_cli_load_rules(struct ap_ruleset **out, char *const *extra, size_t nextra
 fail:
 	ap_ruleset_free(rs);
 	return AP_EXIT_ERROR;
+}
+
+int ap_cli_format_is_json(const struct ap_cmd *cmd, const char *format)
+{
+	if (strcmp(format, "json") == 0)
+		return 1;
+	if (strcmp(format, "text") == 0)
+		return 0;
+	ap_cli_usage_error(cmd, "--format takes text or json, not '%s'", format);
+	return -1;
+}
+
+void ap_cli_print_json(const json_t *doc)
+{
+	json_dumpf(doc, stdout, AP_MANIFEST_JSON_FLAGS);
+	fputc('\n', stdout);
 }

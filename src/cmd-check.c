@@ -91,9 +91,7 @@ static int report(const required *req, const json_t *manifest, int json_out)
 	}
 	if (json_out) {
 		json_t *doc = json_pack("{s:b, s:o}", "ok", all_ok, "capabilities", answer);
-		char *text = json_dumps(doc, JSON_INDENT(2));
-		printf("%s\n", text);
-		free(text);
+		ap_cli_print_json(doc);
 		json_decref(doc);
 	} else {
 		json_decref(answer);
@@ -127,7 +125,7 @@ static int cmd_check_exec(int argc, char **argv)
 	struct ap_scan_cli o = {0};
 	required req = {0};
 	const char *format = "text", *from = NULL, *v;
-	int scan_options = 0;
+	int scan_options = 0, json_out;
 	json_t *manifest = NULL;
 	int i, r, rc;
 
@@ -157,8 +155,8 @@ static int cmd_check_exec(int argc, char **argv)
 		rc = ap_cli_usage_error(&ap_cmd_check, "--require CAP is needed");
 		goto out;
 	}
-	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-		rc = ap_cli_usage_error(&ap_cmd_check, "--format takes text or json, not '%s'", format);
+	if ((json_out = ap_cli_format_is_json(&ap_cmd_check, format)) < 0) {
+		rc = AP_EXIT_ERROR;
 		goto out;
 	}
 	if (from != NULL && scan_options) {
@@ -168,7 +166,7 @@ static int cmd_check_exec(int argc, char **argv)
 	}
 	rc = from != NULL ? read_fresh_manifest(from, &manifest) : ap_scan_cli_run(&o, &manifest);
 	if (rc == AP_EXIT_OK)
-		rc = report(&req, manifest, strcmp(format, "json") == 0);
+		rc = report(&req, manifest, json_out);
 out:
 	json_decref(manifest);
 	required_free(&req);

@@ -39,21 +39,13 @@ static int load(const char *path, json_t **out)
 	return AP_EXIT_OK;
 }
 
-static void print_json(const json_t *report)
-{
-	char *text = json_dumps(report, JSON_INDENT(2));
-
-	printf("%s\n", text);
-	free(text);
-}
-
 static int cmd_diff_exec(int argc, char **argv)
 {
 	const char *format = "text", *fail_on = NULL, *paths[2], *v;
 	size_t npaths = 0;
 	json_t *old = NULL, *new = NULL, *report;
 	ap_diff_class cls = AP_DIFF_ANY;
-	int i, r, rc;
+	int i, r, rc, json_out;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
@@ -73,8 +65,8 @@ static int cmd_diff_exec(int argc, char **argv)
 	}
 	if (npaths != 2)
 		return ap_cli_usage_error(&ap_cmd_diff, "needs two manifests, OLD and NEW");
-	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
-		return ap_cli_usage_error(&ap_cmd_diff, "--format takes text or json, not '%s'", format);
+	if ((json_out = ap_cli_format_is_json(&ap_cmd_diff, format)) < 0)
+		return AP_EXIT_ERROR;
 	if (fail_on != NULL && ap_diff_class_parse(fail_on, &cls) < 0)
 		return ap_cli_usage_error(&ap_cmd_diff, "--fail-on takes lost, changed or any, not '%s'",
 		                          fail_on);
@@ -83,8 +75,8 @@ static int cmd_diff_exec(int argc, char **argv)
 		return rc;
 	}
 	report = ap_diff_manifests(old, paths[0], new, paths[1]);
-	if (strcmp(format, "json") == 0)
-		print_json(report);
+	if (json_out)
+		ap_cli_print_json(report);
 	else
 		ap_diff_print_text(report, stdout);
 	rc = fail_on != NULL && ap_diff_has(report, cls) ? AP_EXIT_FAIL : AP_EXIT_OK;

@@ -239,7 +239,7 @@ typedef struct history_args {
 	char **rules;
 	size_t nrules;
 	int no_default_rules;
-	const char *format;
+	int json_out;
 } history_args;
 
 /* Takes the option at argv[*i]: 1 taken, 0 not an option of ours, -1 after
@@ -261,7 +261,8 @@ static int take_option(history_args *a, int argc, char **argv, int *i)
 		return r;
 	}
 	if ((r = ap_cli_value(&ap_cmd_history, "--format", argc, argv, i, &v)) != 0) {
-		a->format = v;
+		if (r > 0 && (a->json_out = ap_cli_format_is_json(&ap_cmd_history, v)) < 0)
+			return -1;
 		return r;
 	}
 	if (strcmp(argv[*i], "--no-default-rules") == 0) {
@@ -276,7 +277,7 @@ static int parse_args(history_args *a, int argc, char **argv)
 {
 	int i, r;
 
-	a->format = "text";
+	a->json_out = 0;
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
 			return ap_cli_print_help(&ap_cmd_history, stdout);
@@ -292,9 +293,6 @@ static int parse_args(history_args *a, int argc, char **argv)
 			                          argv[i]);
 		a->range = argv[i];
 	}
-	if (strcmp(a->format, "text") != 0 && strcmp(a->format, "json") != 0)
-		return ap_cli_usage_error(&ap_cmd_history, "--format takes text or json, not '%s'",
-		                          a->format);
 	if (a->git_dir == NULL)
 		return ap_cli_usage_error(&ap_cmd_history, "--git AITER_GIT_DIR is needed");
 	if (a->range == NULL)
@@ -326,12 +324,10 @@ static int history_exec(int argc, char **argv)
 		status = ap_cli_fail("%s", ap_error_last());
 		goto out;
 	}
-	if (strcmp(a.format, "json") == 0) {
-		json_dumpf(report, stdout, JSON_INDENT(2));
-		fputc('\n', stdout);
-	} else {
+	if (a.json_out)
+		ap_cli_print_json(report);
+	else
 		print_text(stdout, report);
-	}
 	json_decref(report);
 	status = fflush(stdout) == 0 ? AP_EXIT_OK : ap_cli_fail("writing the report failed");
 out:

@@ -264,7 +264,7 @@ static int cmd_scan_exec(int argc, char **argv)
 	struct ap_scan_cli o = {0};
 	const char *output = NULL, *format = NULL, *v;
 	json_t *manifest = NULL;
-	int i, r, rc = AP_EXIT_OK;
+	int i, r, rc = AP_EXIT_OK, json_out = -1;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -288,8 +288,8 @@ static int cmd_scan_exec(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (format != NULL && strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
-		rc = ap_cli_usage_error(&ap_cmd_scan, "--format takes text or json, not '%s'", format);
+	if (format != NULL && (json_out = ap_cli_format_is_json(&ap_cmd_scan, format)) < 0) {
+		rc = AP_EXIT_ERROR;
 		goto out;
 	}
 	rc = ap_scan_cli_run(&o, &manifest);
@@ -300,14 +300,11 @@ static int cmd_scan_exec(int argc, char **argv)
 		goto out;
 	}
 	if (format == NULL && output == NULL)
-		format = isatty(STDOUT_FILENO) ? "text" : "json";
-	if (format != NULL && strcmp(format, "json") == 0) {
-		char *text = ap_manifest_dump(manifest);
-		fputs(text, stdout);
-		free(text);
-	} else if (format != NULL) {
+		json_out = !isatty(STDOUT_FILENO);
+	if (json_out == 1)
+		ap_cli_print_json(manifest);
+	else if (json_out == 0)
 		ap_manifest_print_text(manifest, stdout, ap_cli_color(stdout));
-	}
 	if (fflush(stdout) != 0)
 		rc = ap_cli_fail("writing to stdout: %s", strerror(errno));
 out:

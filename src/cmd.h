@@ -61,6 +61,12 @@ void ap_scan_cli_free(struct ap_scan_cli *o);
 int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **argv, int *i,
                  const char **value);
 
+/* --format's value: 0 for text, 1 for json, or -1 after a usage error. */
+int ap_cli_format_is_json(const struct ap_cmd *cmd, const char *format);
+/* Prints doc on stdout as the manifest is written: indented, ASCII,
+ * newline-terminated. */
+void ap_cli_print_json(const struct json_t *doc);
+
 /* Colour only on a terminal, and never with NO_COLOR set (no-color.org). */
 int ap_cli_color(FILE *to);
 

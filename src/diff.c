@@ -146,39 +146,15 @@ static json_t *diff_capability(const char *id, const json_t *old_cap, const json
 	                 cap_state(old_cap), "after", cap_state(new_cap), "devices", devices);
 }
 
-static json_t *diff_capabilities(const json_t *old_caps, const json_t *new_caps)
+static json_t *diff_rule(const char *id, const json_t *old_rule, const json_t *new_rule)
 {
-	json_t *out = json_array();
-	size_t n, i;
-	const char **ids = union_keys(old_caps, new_caps, &n);
+	const char *was = string_at(old_rule, "status");
+	const char *is = string_at(new_rule, "status");
 
-	for (i = 0; i < n; i++) {
-		json_t *d = diff_capability(ids[i], json_object_get(old_caps, ids[i]),
-		                            json_object_get(new_caps, ids[i]));
-		if (d != NULL)
-			json_array_append_new(out, d);
-	}
-	free(ids);
-	return out;
-}
-
-static json_t *diff_rules(const json_t *old_rules, const json_t *new_rules)
-{
-	json_t *out = json_array();
-	size_t n, i;
-	const char **ids = union_keys(old_rules, new_rules, &n);
-
-	for (i = 0; i < n; i++) {
-		const char *was = string_at(json_object_get(old_rules, ids[i]), "status");
-		const char *is = string_at(json_object_get(new_rules, ids[i]), "status");
-		if (same_string(was, is))
-			continue;
-		json_array_append_new(out, json_pack("{s:s, s:o, s:o}", "id", ids[i], "before",
-		                                     ap_json_text(was), "after",
-		                                     ap_json_text(is)));
-	}
-	free(ids);
-	return out;
+	if (same_string(was, is))
+		return NULL;
+	return json_pack("{s:s, s:o, s:o}", "id", id, "before", ap_json_text(was), "after",
+	                 ap_json_text(is));
 }
 
 /* A value that could be misread inside "a=1 b=2" is written as a JSON
@@ -241,32 +217,40 @@ static json_t *set_minus(const json_t *a, const json_t *b)
 }
 
 /* Only rules in both manifests: a rule that came or went is a rule change. */
-static json_t *diff_cases(const json_t *old_rules, const json_t *new_rules)
+static json_t *diff_case(const char *id, const json_t *old_rule, const json_t *new_rule)
+{
+	json_t *old_set, *new_set, *added, *removed, *d = NULL;
+
+	if (old_rule == NULL || new_rule == NULL)
+		return NULL;
+	old_set = case_set(old_rule);
+	new_set = case_set(new_rule);
+	added = set_minus(new_set, old_set);
+	removed = set_minus(old_set, new_set);
+	if (json_array_size(added) + json_array_size(removed) > 0) {
+		d = json_pack("{s:s, s:o, s:o}", "rule", id, "added", added, "removed", removed);
+	} else {
+		json_decref(added);
+		json_decref(removed);
+	}
+	json_decref(old_set);
+	json_decref(new_set);
+	return d;
+}
+
+/* The differences one() finds for every id of either object, in order. */
+static json_t *diff_each(const json_t *old_by_id, const json_t *new_by_id,
+                         json_t *(*one)(const char *, const json_t *, const json_t *))
 {
 	json_t *out = json_array();
 	size_t n, i;
-	const char **ids = union_keys(old_rules, new_rules, &n);
+	const char **ids = union_keys(old_by_id, new_by_id, &n);
 
 	for (i = 0; i < n; i++) {
-		const json_t *old_rule = json_object_get(old_rules, ids[i]);
-		const json_t *new_rule = json_object_get(new_rules, ids[i]);
-		json_t *old_set, *new_set, *added, *removed;
-
-		if (old_rule == NULL || new_rule == NULL)
-			continue;
-		old_set = case_set(old_rule);
-		new_set = case_set(new_rule);
-		added = set_minus(new_set, old_set);
-		removed = set_minus(old_set, new_set);
-		if (json_array_size(added) + json_array_size(removed) > 0)
-			json_array_append_new(out, json_pack("{s:s, s:o, s:o}", "rule", ids[i],
-			                                     "added", added, "removed", removed));
-		else {
-			json_decref(added);
-			json_decref(removed);
-		}
-		json_decref(old_set);
-		json_decref(new_set);
+		json_t *d = one(ids[i], json_object_get(old_by_id, ids[i]),
+		                json_object_get(new_by_id, ids[i]));
+		if (d != NULL)
+			json_array_append_new(out, d);
 	}
 	free(ids);
 	return out;
@@ -296,10 +280,10 @@ json_t *ap_diff_manifests(const json_t *old, const char *old_name, const json_t 
 {
 	const json_t *old_rules = json_object_get(old, "rules");
 	const json_t *new_rules = json_object_get(new, "rules");
-	json_t *caps = diff_capabilities(json_object_get(old, "capabilities"),
-	                                 json_object_get(new, "capabilities"));
-	json_t *rules = diff_rules(old_rules, new_rules);
-	json_t *cases = diff_cases(old_rules, new_rules);
+	json_t *caps = diff_each(json_object_get(old, "capabilities"),
+	                         json_object_get(new, "capabilities"), diff_capability);
+	json_t *rules = diff_each(old_rules, new_rules, diff_rule);
+	json_t *cases = diff_each(old_rules, new_rules, diff_case);
 	size_t changed = json_array_size(caps) + json_array_size(rules);
 
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I}}",

@@ -1,21 +1,16 @@
 #include "config.h"
 
-#include <errno.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "ap-error.h"
 #include "ap-util.h"
+#include "child.h"
 #include "confine.h"
 #include "discover.h"
-#include "helper.h"
-
-extern char **environ;
 
 static int holds_csrc(const char *dir)
 {
@@ -39,51 +34,36 @@ static const char *python_name(void)
 	return python != NULL && *python != '\0' ? python : "python3";
 }
 
+/* Python's start is slow on a loaded node, but a locked-up interpreter must
+ * not hold the scan. */
+#define FIND_TIMEOUT_S 60.0
+
 /* Runs python and returns the package folder it printed, "" when aiter is not
  * installed, or NULL (message set) when python cannot be run. */
 static char *locate_package(void)
 {
 	char *argv[] = {(char *)python_name(), "-c", (char *)find_aiter_py, NULL};
-	posix_spawn_file_actions_t actions;
-	ap_buf out = AP_BUF_INIT;
-	char chunk[512];
-	int fds[2], status = 0, rc;
-	pid_t pid;
-	ssize_t n;
+	ap_child c;
+	char *found = NULL;
+	int rc = ap_child_start(&c, argv, FIND_TIMEOUT_S);
 
-	if ((rc = ap_runnable(argv[0])) != 0) {
-		ap_error_set("cannot look for the aiter package: %s: %s", argv[0], strerror(rc));
-		return NULL;
-	}
-	if (pipe(fds) != 0) {
-		ap_error_set("cannot look for the aiter package: pipe: %s", strerror(errno));
-		return NULL;
-	}
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addclose(&actions, fds[0]);
-	rc = posix_spawnp(&pid, argv[0], &actions, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&actions);
-	close(fds[1]);
 	if (rc != 0) {
-		close(fds[0]);
 		ap_error_set("cannot look for the aiter package: %s: %s", argv[0], strerror(rc));
 		return NULL;
 	}
-	while ((n = read(fds[0], chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
-		if (n > 0)
-			ap_buf_append(&out, chunk, (size_t)n);
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		ap_buf_free(&out);
-		ap_error_set("cannot look for the aiter package: %s failed", argv[0]);
-		return NULL;
+	ap_children_wait(&c, 1);
+	if (!c.timed_out && WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0) {
+		while (c.out.len > 0 &&
+		       (c.out.data[c.out.len - 1] == '\n' || c.out.data[c.out.len - 1] == '\r'))
+			c.out.data[--c.out.len] = '\0';
+		found = ap_buf_detach(&c.out);
+	} else {
+		char *why = ap_child_failure(&c, argv[0], FIND_TIMEOUT_S);
+		ap_error_set("cannot look for the aiter package: %s", why);
+		free(why);
 	}
-	while (out.len > 0 && (out.data[out.len - 1] == '\n' || out.data[out.len - 1] == '\r'))
-		out.data[--out.len] = '\0';
-	return ap_buf_detach(&out);
+	ap_child_free(&c);
+	return found;
 }
 
 static int root_from_package(char **root, char **how)

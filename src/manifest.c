@@ -225,9 +225,10 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
 	                 "plans", "mla_heads", ap_manifest_mla_plans(scan));
 }
 
-char *ap_manifest_dump(const json_t *m)
+/* The manifest's JSON text, newline-terminated. */
+static char *manifest_text(const json_t *m)
 {
-	char *text = json_dumps(m, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	char *text = json_dumps(m, AP_MANIFEST_JSON_FLAGS);
 	size_t len;
 
 	if (text == NULL) {
@@ -257,7 +258,7 @@ static int write_all(int fd, const char *data, size_t len)
 
 int ap_manifest_write(const json_t *m, const char *path)
 {
-	char *text = ap_manifest_dump(m);
+	char *text = manifest_text(m);
 	const char *slash = strrchr(path, '/');
 	char *tmp;
 	mode_t mask;

@@ -12,6 +12,8 @@
 #include "rules.h"
 
 #define AP_MANIFEST_SCHEMA "aiter-probe.manifest/1"
+/* How the manifest, and every JSON report on stdout, is written. */
+#define AP_MANIFEST_JSON_FLAGS (JSON_INDENT(2) | JSON_ENSURE_ASCII)
 
 typedef struct ap_aiter_info {
 	const char *root;       /* absolute */
@@ -35,8 +37,6 @@ json_t *ap_manifest_mla_plans(const ap_scan *scan);
 /* Writes m to path through a temporary file in the same folder and a
  * rename, so readers see the old manifest or the new one, never a part. */
 int ap_manifest_write(const json_t *m, const char *path);
-/* The manifest's JSON text, newline-terminated (caller frees). */
-char *ap_manifest_dump(const json_t *m);
 
 /* A table for people: capabilities, then rules. color: ANSI colours. */
 void ap_manifest_print_text(const json_t *m, FILE *to, bool color);

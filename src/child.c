@@ -1,0 +1,215 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ap-util.h"
+#include "child.h"
+#include "helper.h"
+
+extern char **environ;
+
+/* How long a killed child may take to die and let go of its pipes. */
+#define KILL_GRACE_S 5.0
+/* How often exits are looked for while no output comes. */
+#define REAP_POLL_S 0.1
+/* Enough of a child's stderr to explain a failure; the rest is dropped. */
+#define STDERR_KEEP 2048
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int ap_child_start(ap_child *c, char *const *argv, double timeout_s)
+{
+	posix_spawn_file_actions_t actions;
+	posix_spawnattr_t attr;
+	int out[2], err[2], rc;
+
+	memset(c, 0, sizeof *c);
+	c->out_fd = c->err_fd = -1;
+	if ((rc = ap_runnable(argv[0])) != 0)
+		return rc;
+	if (pipe2(out, O_CLOEXEC) != 0)
+		return errno;
+	if (pipe2(err, O_CLOEXEC) != 0) {
+		rc = errno;
+		close(out[0]);
+		close(out[1]);
+		return rc;
+	}
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+	rc = posix_spawnp(&c->pid, argv[0], &actions, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&actions);
+	close(out[1]);
+	close(err[1]);
+	if (rc != 0) {
+		close(out[0]);
+		close(err[0]);
+		return rc;
+	}
+	c->out_fd = out[0];
+	c->err_fd = err[0];
+	c->deadline = now_s() + timeout_s;
+	return 0;
+}
+
+static void drain(int *fd, ap_buf *into, size_t keep)
+{
+	char chunk[4096];
+	ssize_t n = read(*fd, chunk, sizeof chunk);
+
+	if (n > 0) {
+		if (keep == 0 || into->len < keep)
+			ap_buf_append(into, chunk, (size_t)n);
+		return;
+	}
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	close(*fd);
+	*fd = -1;
+}
+
+static void reap(ap_child *c)
+{
+	int status;
+	pid_t r;
+
+	if (c->exited || c->pid <= 0)
+		return;
+	do
+		r = waitpid(c->pid, &status, WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == c->pid) {
+		c->status = status;
+		c->exited = true;
+	}
+}
+
+static void close_pipes(ap_child *c)
+{
+	if (c->out_fd >= 0)
+		close(c->out_fd);
+	if (c->err_fd >= 0)
+		close(c->err_fd);
+	c->out_fd = c->err_fd = -1;
+}
+
+/* A child is done once it has exited and its pipes are closed, or once the
+ * grace after its kill is over: something outside its process group may hold
+ * a pipe open, and a process stuck in the driver may not die at once, and
+ * neither may hold the scan. */
+static bool settle(ap_child *c, double t)
+{
+	if (c->pid <= 0)
+		return true; /* never started */
+	reap(c);
+	if (c->exited && c->out_fd < 0 && c->err_fd < 0)
+		return true;
+	if (!c->timed_out && t >= c->deadline) {
+		c->timed_out = true;
+		kill(-c->pid, SIGKILL);
+		c->deadline = t + KILL_GRACE_S;
+	} else if (c->timed_out && t >= c->deadline) {
+		close_pipes(c);
+		c->abandoned = !c->exited;
+		return true;
+	}
+	return false;
+}
+
+static void add_fd(struct pollfd *fds, size_t *nfds, int fd)
+{
+	if (fd >= 0)
+		fds[(*nfds)++] = (struct pollfd){.fd = fd, .events = POLLIN};
+}
+
+void ap_children_wait(ap_child *cs, size_t n)
+{
+	struct pollfd *fds = ap_xcalloc(2 * n, sizeof *fds);
+	size_t i, k;
+
+	for (;;) {
+		size_t nfds = 0, active = 0;
+		double t = now_s(), next = t + REAP_POLL_S;
+		int wait_ms;
+
+		for (i = 0; i < n; i++) {
+			if (settle(&cs[i], t))
+				continue;
+			active++;
+			add_fd(fds, &nfds, cs[i].out_fd);
+			add_fd(fds, &nfds, cs[i].err_fd);
+			if (cs[i].deadline < next)
+				next = cs[i].deadline;
+		}
+		if (active == 0)
+			break;
+		/* Exits are noticed by polling waitpid too: a child can close its
+		 * pipes before it exits. */
+		wait_ms = next > t ? (int)((next - t) * 1000) + 1 : 0;
+		if (poll(fds, nfds, wait_ms) < 0 && errno != EINTR)
+			break;
+		for (k = 0; k < nfds; k++) {
+			if (fds[k].revents == 0)
+				continue;
+			for (i = 0; i < n; i++) {
+				if (fds[k].fd == cs[i].out_fd)
+					drain(&cs[i].out_fd, &cs[i].out, 0);
+				else if (fds[k].fd == cs[i].err_fd)
+					drain(&cs[i].err_fd, &cs[i].err, STDERR_KEEP);
+			}
+		}
+	}
+	free(fds);
+}
+
+void ap_child_free(ap_child *c)
+{
+	close_pipes(c);
+	ap_buf_free(&c->out);
+	ap_buf_free(&c->err);
+}
+
+char *ap_child_failure(const ap_child *c, const char *what, double timeout_s)
+{
+	char *tail;
+	char *why;
+	size_t len = c->err.len;
+
+	while (len > 0 && (c->err.data[len - 1] == '\n' || c->err.data[len - 1] == ' '))
+		len--;
+	tail = len ? ap_xasprintf(": %.*s", (int)len, c->err.data) : ap_xstrdup("");
+	if (c->abandoned)
+		why = ap_xasprintf("timed out after %g s, and still running %g s after it was "
+		                   "killed%s", timeout_s, KILL_GRACE_S, tail);
+	else if (c->timed_out)
+		why = ap_xasprintf("timed out after %g s (killed)%s", timeout_s, tail);
+	else if (WIFSIGNALED(c->status))
+		why = ap_xasprintf("%s killed by signal %d (%s)%s", what, WTERMSIG(c->status),
+		                   strsignal(WTERMSIG(c->status)), tail);
+	else
+		why = ap_xasprintf("%s exited with status %d without a result%s", what,
+		                   WEXITSTATUS(c->status), tail);
+	free(tail);
+	return why;
+}
+
