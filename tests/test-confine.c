@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +16,7 @@
 
 #include "ap-util.h"
 #include "confine.h"
+#include "test-tree.h"
 
 /* A fresh folder holding the root "root" and "outside.txt" next to it. */
 struct tree {
@@ -29,57 +29,25 @@ static char *in(const struct tree *t, const char *rel)
 	return ap_xasprintf("%s/%s", t->base, rel);
 }
 
-static void put(const struct tree *t, const char *rel, const char *data, size_t len)
-{
-	char *path = in(t, rel);
-	FILE *f = fopen(path, "wb");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-	free(path);
-}
-
-static void link_in(const struct tree *t, const char *target, const char *rel)
-{
-	char *path = in(t, rel);
-	assert_int_equal(symlink(target, path), 0);
-	free(path);
-}
-
 static int setup(void **state)
 {
 	struct tree *t = ap_xcalloc(1, sizeof *t);
-	const char *tmp = getenv("TMPDIR");
-	char *tmpl = ap_xasprintf("%s/ap-confine-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	char *path;
 
-	assert_non_null(mkdtemp(tmpl));
-	t->base = realpath(tmpl, NULL);
-	free(tmpl);
-	assert_non_null(t->base);
+	t->base = tt_mkdtemp("ap-confine");
 	t->root = in(t, "root");
-	assert_int_equal(mkdir(t->root, 0755), 0);
-	path = in(t, "root/dir");
-	assert_int_equal(mkdir(path, 0755), 0);
-	free(path);
-	put(t, "root/dir/a.cu", "abc", 3);
-	put(t, "outside.txt", "secret\n", 7);
+	tt_mkdir(t->base, "root");
+	tt_mkdir(t->base, "root/dir");
+	tt_put(t->base, "root/dir/a.cu", "abc", 3);
+	tt_put(t->base, "outside.txt", "secret\n", 7);
 	*state = t;
 	return 0;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
 }
 
 static int teardown(void **state)
 {
 	struct tree *t = *state;
 
-	nftw(t->base, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	tt_remove(t->base);
 	free(t->base);
 	free(t->root);
 	free(t);
@@ -109,10 +77,10 @@ static void test_open_kinds(void **state)
 	assert_int_equal(c.st.st_size, 3);
 	close(c.fd);
 	/* A symlink inside the root is followed, also through "..". */
-	link_in(t, "dir/a.cu", "root/inside.cu");
+	tt_link(t->base, "dir/a.cu", "root/inside.cu");
 	assert_int_equal(ap_open_under(t->root, "inside.cu", &c), AP_CONFINED_FILE);
 	close(c.fd);
-	link_in(t, "..", "root/up");
+	tt_link(t->base, "..", "root/up");
 	assert_int_equal(ap_open_under(t->root, "up/root/dir/a.cu", &c), AP_CONFINED_FILE);
 	close(c.fd);
 
@@ -121,7 +89,7 @@ static void test_open_kinds(void **state)
 	/* A path through a file is missing too (ENOTDIR). */
 	assert_int_equal(ap_open_under(t->root, "dir/a.cu/b", &c), AP_CONFINED_MISSING);
 
-	link_in(t, "../outside.txt", "root/escape.cu");
+	tt_link(t->base, "../outside.txt", "root/escape.cu");
 	assert_int_equal(ap_open_under(t->root, "escape.cu", &c), AP_CONFINED_OUTSIDE);
 	want = in(t, "outside.txt");
 	assert_string_equal(c.target, want);
@@ -145,7 +113,7 @@ static void test_open_errno(void **state)
 	struct tree *t = *state;
 	ap_confined c;
 
-	link_in(t, "loop", "root/loop");
+	tt_link(t->base, "loop", "root/loop");
 	assert_int_equal(ap_open_under(t->root, "loop", &c), AP_CONFINED_ERRNO);
 	assert_int_equal(c.err, ELOOP);
 	assert_int_equal(c.fd, -1);
@@ -171,9 +139,9 @@ static void test_sha256_fd(void **state)
 	ap_confined c;
 
 	memset(big, 'a', 1000000);
-	put(t, "root/big.bin", big, 1000000);
+	tt_put(t->base, "root/big.bin", big, 1000000);
 	free(big);
-	put(t, "root/empty", "", 0);
+	tt_put(t->base, "root/empty", "", 0);
 	assert_int_equal(ap_open_under(t->root, "big.bin", &c), AP_CONFINED_FILE);
 	assert_int_equal(ap_sha256_fd(c.fd, digest, &bytes), 0);
 	close(c.fd);

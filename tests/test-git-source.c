@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <git2.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,10 +17,11 @@
 #include <cmocka.h>
 
 #include "history.h"
+#include "test-tree.h"
 #include "reader.h"
 
 typedef struct fixture {
-	char dir[64];
+	char *dir;
 	git_repository *repo;
 	git_tree *tree;
 } fixture;
@@ -70,8 +70,7 @@ static int setup(void **state)
 	git_oid mla, kernels, csrc, third, root, sub;
 
 	git_libgit2_init();
-	strcpy(f->dir, "/tmp/ap-git-source.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
+	f->dir = tt_mkdtemp("ap-git-source");
 	assert_int_equal(git_repository_init(&f->repo, f->dir, 1), 0);
 	memset(&sub, 0xab, sizeof sub);
 	mla = tree(f->repo, FILE_("reduce.cu", f->repo, "MLA_REDUCE_CASE_EF(24)\n"),
@@ -91,18 +90,14 @@ static int setup(void **state)
 	return 0;
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static int teardown(void **state)
 {
 	fixture *f = *state;
 
 	git_tree_free(f->tree);
 	git_repository_free(f->repo);
-	nftw(f->dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	tt_remove(f->dir);
+	free(f->dir);
 	free(f);
 	git_libgit2_shutdown();
 	return 0;

@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +17,7 @@
 #include "ap-error.h"
 #include "ap-util.h"
 #include "reader.h"
+#include "test-tree.h"
 
 /* Each test gets a fresh folder holding the AITER root "root" and a file
  * "outside.txt" next to it, for symlinks that escape. Symlinks are made
@@ -28,61 +28,20 @@ struct tree {
 	ap_reader *r;
 };
 
-static void put(const struct tree *t, const char *rel, const char *data, size_t len)
-{
-	char *path = ap_xasprintf("%s/%s", t->base, rel);
-	FILE *f = fopen(path, "wb");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-	free(path);
-}
-
-static void put_s(const struct tree *t, const char *rel, const char *data)
-{
-	put(t, rel, data, strlen(data));
-}
-
-static void mkdir_in(const struct tree *t, const char *rel)
-{
-	char *path = ap_xasprintf("%s/%s", t->base, rel);
-	assert_int_equal(mkdir(path, 0755), 0);
-	free(path);
-}
-
-static void link_in(const struct tree *t, const char *target, const char *rel)
-{
-	char *path = ap_xasprintf("%s/%s", t->base, rel);
-	assert_int_equal(symlink(target, path), 0);
-	free(path);
-}
-
 static int setup(void **state)
 {
 	struct tree *t = ap_xcalloc(1, sizeof *t);
-	const char *tmp = getenv("TMPDIR");
-	char *tmpl = ap_xasprintf("%s/ap-reader-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 
-	assert_non_null(mkdtemp(tmpl));
-	t->base = realpath(tmpl, NULL);
-	free(tmpl);
-	assert_non_null(t->base);
+	t->base = tt_mkdtemp("ap-reader");
 	t->root = ap_xasprintf("%s/root", t->base);
-	mkdir_in(t, "root");
-	mkdir_in(t, "root/csrc");
-	mkdir_in(t, "root/dir");
-	put_s(t, "root/csrc/reduce.cu", "MLA_REDUCE_CASE_EF(NUM_HEAD, 24,\r\n");
-	put_s(t, "root/ops.py", "\xef\xbb\xbfx = 1  # note\n");
-	put_s(t, "outside.txt", "secret\n");
+	tt_mkdir(t->base, "root");
+	tt_mkdir(t->base, "root/csrc");
+	tt_mkdir(t->base, "root/dir");
+	tt_put_s(t->base, "root/csrc/reduce.cu", "MLA_REDUCE_CASE_EF(NUM_HEAD, 24,\r\n");
+	tt_put_s(t->base, "root/ops.py", "\xef\xbb\xbfx = 1  # note\n");
+	tt_put_s(t->base, "outside.txt", "secret\n");
 	*state = t;
 	return 0;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	chmod(path, 0700);
-	return remove(path);
 }
 
 static int teardown(void **state)
@@ -90,7 +49,7 @@ static int teardown(void **state)
 	struct tree *t = *state;
 
 	ap_reader_free(t->r);
-	nftw(t->base, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	tt_remove(t->base);
 	free(t->base);
 	free(t->root);
 	free(t);
@@ -175,10 +134,10 @@ static void test_symlinks(void **state)
 	ap_reader *r;
 	char *want;
 
-	link_in(t, "../outside.txt", "root/escape.cu");
-	link_in(t, "csrc/reduce.cu", "root/inside.cu");
-	link_in(t, "..", "root/up");
-	link_in(t, "../nowhere.txt", "root/dangling.cu");
+	tt_link(t->base, "../outside.txt", "root/escape.cu");
+	tt_link(t->base, "csrc/reduce.cu", "root/inside.cu");
+	tt_link(t->base, "..", "root/up");
+	tt_link(t->base, "../nowhere.txt", "root/dangling.cu");
 	r = open_root(t, AP_READER_DEFAULT_MAX_BYTES);
 
 	want = ap_xasprintf("symlink resolves outside the AITER root (%s/outside.txt)", t->base);
@@ -200,7 +159,7 @@ static void test_root_through_symlink(void **state)
 	char *alias = ap_xasprintf("%s/alias", t->base);
 	ap_reader *r = NULL;
 
-	link_in(t, "root", "alias");
+	tt_link(t->base, "root", "alias");
 	assert_int_equal(ap_reader_new_fs(&r, alias, 100), 0);
 	/* The root is canonical, so files under it are not "outside". */
 	assert_string_equal(ap_reader_root(r), t->root);
@@ -221,8 +180,8 @@ static void test_size_cap(void **state)
 	ap_reader *r;
 	const ap_file *f;
 
-	put_s(t, "root/ten.txt", "0123456789");
-	put_s(t, "root/eleven.txt", "0123456789A");
+	tt_put_s(t->base, "root/ten.txt", "0123456789");
+	tt_put_s(t->base, "root/eleven.txt", "0123456789A");
 	r = open_root(t, 10);
 	assert_file(ap_reader_get(r, "ten.txt"), AP_FILE_OK, NULL);
 	assert_file(ap_reader_get(r, "eleven.txt"), AP_FILE_ERROR,
@@ -244,7 +203,7 @@ static void test_binary(void **state)
 	ap_reader *r;
 	const ap_file *f;
 
-	put(t, "root/blob.co", "ELF\0\1\2", 6);
+	tt_put(t->base, "root/blob.co", "ELF\0\1\2", 6);
 	r = open_root(t, AP_READER_DEFAULT_MAX_BYTES);
 	f = ap_reader_get(r, "blob.co");
 	assert_file(f, AP_FILE_ERROR, "binary file (NUL byte at offset 3)");
@@ -266,7 +225,7 @@ static void test_unreadable(void **state)
 		free(path);
 		skip();
 	}
-	put_s(t, "root/locked.cu", "x\n");
+	tt_put_s(t->base, "root/locked.cu", "x\n");
 	assert_int_equal(chmod(path, 0), 0);
 	r = open_root(t, AP_READER_DEFAULT_MAX_BYTES);
 	assert_file(ap_reader_get(r, "locked.cu"), AP_FILE_ERROR, "Permission denied");
