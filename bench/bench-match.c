@@ -86,12 +86,12 @@ static void report(const struct figure *f, int runs, size_t bytes)
 	       mb / s[runs / 2]);
 }
 
-static ap_matcher *compile(ap_match_kind kind, const char *pattern)
+static ap_matcher *compile(const char *kind, const char *pattern)
 {
 	ap_matcher *m;
 	size_t off;
 
-	if (ap_matcher_new(&m, kind, pattern, AP_LANG_C, &off) < 0) {
+	if (ap_matcher_new(&m, kind, pattern, AP_WS_KEEP, &off) < 0) {
 		fprintf(stderr, "bench-match: %s\n", ap_error_last());
 		exit(1);
 	}
@@ -203,10 +203,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench-match [MiB 1..3072] [runs 1..%d]\n", MAX_RUNS);
 		return 2;
 	}
-	m[0] = compile(AP_MATCH_LITERAL, "MLA_REDUCE_CASE_EF(NUM_HEAD,24,HEAD_DIM,512,");
-	m[1] = compile(AP_MATCH_TOKEN, "num_heads == 24");
-	m[2] = compile(AP_MATCH_REGEX, "MLA_REDUCE_CASE_EF\\(NUM_HEAD,\\s*(?<heads>\\d+),"
-	                               "\\s*HEAD_DIM,\\s*(?<head_dim>\\d+)");
+	m[0] = compile("literal", "MLA_REDUCE_CASE_EF(NUM_HEAD,24,HEAD_DIM,512,");
+	m[1] = compile("token", "num_heads == 24");
+	m[2] = compile("regex", "MLA_REDUCE_CASE_EF\\(NUM_HEAD,\\s*(?<heads>\\d+),"
+	                       "\\s*HEAD_DIM,\\s*(?<head_dim>\\d+)");
 	in = make_input(mib << 20, &len);
 	printf("input: %.1f MB of synthetic C, %d runs, MB/s of input\n", (double)len / 1e6, runs);
 	bench_layout("as 1 MiB files (the tool's case: buffers reused)", in, len, (size_t)1 << 20,

@@ -19,8 +19,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const ap_lang langs[4] = {AP_LANG_AUTO, AP_LANG_TEXT, AP_LANG_C, AP_LANG_PYTHON};
-static const ap_match_kind kinds[4] = {AP_MATCH_LITERAL, AP_MATCH_TOKEN, AP_MATCH_REGEX,
-                                       AP_MATCH_REGEX};
+static const char *const kinds[4] = {"literal", "token", "regex", "regex"};
 
 /* The offset map must lead back into the original in order, or lines would
  * be reported out of place. */
@@ -51,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	ap_lang lang;
 	ap_ws ws;
-	ap_match_kind kind;
+	const char *kind;
 	size_t plen;
 	char *pattern;
 	ap_matcher *m;
@@ -69,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ap_normalize(&t, (const char *)data + 2 + plen, size - 2 - plen, lang, ws) < 0)
 		__builtin_trap();
 	check_map(&t);
-	if (ap_matcher_new(&m, kind, pattern, lang, NULL) == 0) {
+	if (ap_matcher_new(&m, kind, pattern, ws, NULL) == 0) {
 		run_both(m, &t);
 		ap_matcher_free(m);
 	}

@@ -7,72 +7,28 @@
 #include "ap-util.h"
 #include "engine.h"
 
-const char *ap_rule_status_name(ap_rule_status s)
-{
-	switch (s) {
-	case AP_RULE_MATCHED:
-		return "matched";
-	case AP_RULE_UNMATCHED:
-		return "unmatched";
-	case AP_RULE_MISSING:
-		return "missing";
-	case AP_RULE_ERROR:
-		return "error";
-	}
-	return "error";
-}
-
-/* The first candidate path that exists (readable or not) decides; a rule
- * whose every candidate is absent is missing. */
-static const ap_file *pick_file(ap_reader *r, const ap_rule *rule)
-{
-	size_t i;
-
-	for (i = 0; i < rule->npaths; i++) {
-		const ap_file *f = ap_reader_get(r, rule->paths[i]);
-		if (f->status != AP_FILE_MISSING)
-			return f;
-	}
-	return NULL;
-}
-
-static char *missing_reason(const ap_rule *rule)
-{
-	ap_buf b = AP_BUF_INIT;
-	size_t i;
-
-	ap_buf_puts(&b, rule->npaths > 1 ? "none of the files exists: " : "no such file: ");
-	for (i = 0; i < rule->npaths; i++)
-		ap_buf_printf(&b, "%s%s", i ? ", " : "", rule->paths[i]);
-	return ap_buf_detach(&b);
-}
-
 static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r)
 {
-	const ap_file *f = pick_file(r, rule);
-	const ap_text *text;
-	ap_lang lang;
+	ap_kind_run run = {.reader = r, .rule = rule, .res = res};
+	const ap_file *f;
 
 	res->rule = rule;
-	if (f == NULL) {
-		res->status = AP_RULE_MISSING;
-		res->reason = missing_reason(rule);
-		return;
+	if (rule->kind->flags & AP_KIND_FILE) {
+		f = ap_kind_pick_file(r, rule);
+		if (f == NULL) {
+			res->status = AP_RULE_MISSING;
+			res->reason = ap_kind_missing_reason(rule);
+			return;
+		}
+		res->file = f->path;
+		if (f->status == AP_FILE_ERROR) {
+			res->status = AP_RULE_ERROR;
+			res->reason = ap_xstrdup(f->reason);
+			return;
+		}
+		run.file = f;
 	}
-	res->file = f->path;
-	if (f->status == AP_FILE_ERROR) {
-		res->status = AP_RULE_ERROR;
-		res->reason = ap_xstrdup(f->reason);
-		return;
-	}
-	lang = rule->lang == AP_LANG_AUTO ? ap_lang_for_path(f->path) : rule->lang;
-	text = ap_reader_text(r, f, lang, rule->ws);
-	if (text == NULL || ap_matcher_run(rule->matcher, text, rule->collect, &res->matches) < 0) {
-		res->status = AP_RULE_ERROR;
-		res->reason = ap_xstrdup(ap_error_last());
-		return;
-	}
-	res->status = res->matches.n > 0 ? AP_RULE_MATCHED : AP_RULE_UNMATCHED;
+	ap_kind_run_rule(rule->kind, rule->state, &run);
 }
 
 /* Requirements are three-valued: a rule whose file is missing or unreadable

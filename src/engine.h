@@ -6,25 +6,11 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "kind.h"
 #include "launch.h"
 #include "match.h"
 #include "reader.h"
 #include "rules.h"
-
-typedef enum {
-	AP_RULE_MATCHED,
-	AP_RULE_UNMATCHED,
-	AP_RULE_MISSING,
-	AP_RULE_ERROR,
-} ap_rule_status;
-
-typedef struct ap_rule_result {
-	const ap_rule *rule;
-	ap_rule_status status;
-	const char *file;    /* the path used (first existing), or the first tried; NULL if none */
-	char *reason;        /* for MISSING and ERROR */
-	ap_match_list matches;
-} ap_rule_result;
 
 typedef struct ap_cap_result {
 	const ap_probe *probe;
@@ -42,8 +28,6 @@ typedef struct ap_scan {
 	ap_cap_result *caps;   /* same order as the rule set's probes */
 	size_t ncaps;
 } ap_scan;
-
-const char *ap_rule_status_name(ap_rule_status s);
 
 /* How a scan runs kernel cross-checks: on devs (from ap_launch_devices) with
  * opts, or not at all when skip_reason is set (recorded as "skipped"). */

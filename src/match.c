@@ -1,97 +1,43 @@
 #include "config.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-
-#include <pcre2.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ap-error.h"
 #include "ap-util.h"
+#include "kind.h"
 #include "match.h"
-
-/* Regex budget. The match limit bounds the backtracking steps of one search
- * (all start positions together); ten million steps take well under a second
- * and leave ordinary patterns over a 16 MiB file far from the limit, while a
- * catastrophic pattern such as (a+)+$ reaches it quickly. The depth limit
- * bounds the interpreter's backtracking depth (the JIT is bounded by its stack
- * instead), the heap limit the memory the interpreter may take for it. */
-#define REGEX_MATCH_LIMIT 10000000u
-#define REGEX_DEPTH_LIMIT 100000u
-#define REGEX_HEAP_LIMIT_KIB (256u * 1024u)
-#define REGEX_JIT_STACK_START (32u * 1024u)
-#define REGEX_JIT_STACK_MAX (8u * 1024u * 1024u)
-/* The match limit holds for one search; collecting every match runs one
- * search per match, and a pattern that spends nearly the limit before each
- * of many matches would run for hours on a large file. The searches of one
- * run therefore share a CPU time budget, checked between searches: ordinary
- * patterns take milliseconds for a 16 MiB file, far from it. */
-#define REGEX_RUN_CPU_SECONDS 1u
-
-/* Patterns are compiled as bytes, without PCRE2_UTF: AITER's sources are
- * mostly ASCII and a file need not be valid UTF-8, which PCRE2_UTF would
- * require of every subject. A non-ASCII character in a pattern matches its
- * UTF-8 bytes literally; '.' matches one byte. */
-
-typedef struct tok {
-	size_t off;
-	size_t len;
-} tok;
-
-typedef struct tok_seq {
-	tok *v;
-	size_t n;
-} tok_seq;
-
-struct ap_matcher {
-	ap_match_kind kind;
-	char *pattern;
-	size_t pattern_len;
-	/* literal: the needle with whitespace removed, for strip-mode texts */
-	char *stripped;
-	size_t stripped_len;
-	/* token: the pattern split by each lexer (C also serves TEXT) */
-	tok_seq toks_c;
-	tok_seq toks_py;
-	/* regex */
-	pcre2_code *code;
-	bool jit;
-};
-
-const char *ap_match_kind_name(ap_match_kind kind)
-{
-	switch (kind) {
-	case AP_MATCH_LITERAL:
-		return "literal";
-	case AP_MATCH_TOKEN:
-		return "token";
-	case AP_MATCH_REGEX:
-		return "regex";
-	}
-	return "?";
-}
 
 /* --- Results -------------------------------------------------------------- */
 
-static ap_match *add_match(ap_match_list *out, const ap_text *t, size_t off)
+ap_match *ap_match_add_line(ap_match_list *out, const ap_text *t, unsigned line)
 {
 	ap_match *m;
-	const char *line;
-	size_t line_len;
+	const char *text;
+	size_t len;
 
 	ap_xgrow((void **)&out->v, &out->cap, out->n + 1, sizeof *out->v);
 	m = &out->v[out->n++];
 	memset(m, 0, sizeof *m);
-	m->line = ap_text_line(t, off);
-	ap_text_line_span(t, m->line, &line, &line_len);
-	m->text = ap_xstrndup(line, line_len);
+	m->line = line;
+	ap_text_line_span(t, line, &text, &len);
+	m->text = ap_xstrndup(text, len);
 	return m;
+}
+
+ap_match *ap_match_add(ap_match_list *out, const ap_text *t, size_t off)
+{
+	return ap_match_add_line(out, t, ap_text_line(t, off));
+}
+
+void ap_match_capture(ap_match *m, const char *name, const char *value, size_t len)
+{
+	ap_capture *c;
+
+	m->caps = ap_xrealloc(m->caps, (m->ncaps + 1) * sizeof *m->caps);
+	c = &m->caps[m->ncaps++];
+	c->name = ap_xstrdup(name);
+	c->value = ap_xstrndup(value, len);
 }
 
 void ap_match_list_free(ap_match_list *l)
@@ -110,770 +56,47 @@ void ap_match_list_free(ap_match_list *l)
 	memset(l, 0, sizeof *l);
 }
 
-/* --- Literal -------------------------------------------------------------- */
 
-static bool is_ws_byte(unsigned char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
-}
+/* --- A text kind on its own ------------------------------------------------ */
 
-static int run_literal(const ap_matcher *m, const ap_text *t, ap_collect collect,
-                       ap_match_list *out)
-{
-	/* A strip-mode text holds no whitespace, so the needle loses its own,
-	 * as vLLM's probe strips both sides. */
-	const char *needle = t->ws == AP_WS_STRIP ? m->stripped : m->pattern;
-	size_t nlen = t->ws == AP_WS_STRIP ? m->stripped_len : m->pattern_len;
-	size_t pos = 0;
-
-	if (nlen == 0) {
-		/* Python: "" in s is true; report it once. */
-		add_match(out, t, 0);
-		return 0;
-	}
-	while (pos + nlen <= t->len) {
-		const char *hit = memmem(t->s + pos, t->len - pos, needle, nlen);
-		if (hit == NULL)
-			break;
-		add_match(out, t, (size_t)(hit - t->s));
-		if (collect == AP_COLLECT_FIRST)
-			break;
-		pos = (size_t)(hit - t->s) + nlen;
-	}
-	return 0;
-}
-
-/* --- Token ---------------------------------------------------------------- */
-
-/* First occurrence of needle (m >= 1 bytes) in hay. The token matcher looks
- * for its first token again after every candidate, and a common identifier
- * makes for many candidates: glibc's memmem pays a set-up on each call, so
- * with SSE2 the search tests the needle's first and last bytes sixteen
- * positions at a time and compares only where both agree. */
-static const char *find_bytes(const char *hay, size_t n, const char *needle, size_t m)
-{
-#ifdef __SSE2__
-	if (m >= 2) {
-		const __m128i first = _mm_set1_epi8(needle[0]);
-		const __m128i last = _mm_set1_epi8(needle[m - 1]);
-		size_t i = 0;
-
-		for (; i + m - 1 + 16 <= n; i += 16) {
-			__m128i a = _mm_loadu_si128((const __m128i *)(const void *)(hay + i));
-			__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(hay + i + m - 1));
-			unsigned mask = (unsigned)_mm_movemask_epi8(
-				_mm_and_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(b, last)));
-			while (mask) {
-				unsigned bit = (unsigned)__builtin_ctz(mask);
-				if (memcmp(hay + i + bit + 1, needle + 1, m - 2) == 0)
-					return hay + i + bit;
-				mask &= mask - 1;
-			}
-		}
-		hay += i;
-		n -= i;
-	}
-#endif
-	return memmem(hay, n, needle, m);
-}
-
-/* A small lexer, enough to find token boundaries in normalized text (no
- * comments left): identifiers, numbers, string and character literals as
- * single tokens, punctuators by longest match, any other byte alone. */
-
-static bool is_ident_start(unsigned char c)
-{
-	return c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
-}
-
-static bool is_digit(unsigned char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-/* Letters, digits, '_', '$' and every non-ASCII byte; a table, as the
- * token matcher asks it of the bytes around every candidate. */
-static const bool ident_chars[256] = {
-	['$'] = true, ['0' ... '9'] = true, ['A' ... 'Z'] = true,
-	['_'] = true, ['a' ... 'z'] = true, [0x80 ... 0xff] = true,
+struct ap_matcher {
+	const ap_text_ops *ops;
+	void *state;
 };
 
-static bool is_ident_char(unsigned char c)
-{
-	return ident_chars[c];
-}
-
-static const char *const c_puncts[] = {
-	"<<=", ">>=", "...", "->*", "<=>", "->", "++", "--", "<<", ">>", "<=", ">=", "==",
-	"!=",  "&&",  "||",  "*=",  "/=",  "%=", "+=", "-=", "&=", "^=", "|=", "##", "::",
-	".*",  NULL,
-};
-
-static const char *const py_puncts[] = {
-	"**=", "//=", ">>=", "<<=", "...", "**", "//", "==", "!=", "<=", ">=", "<<", ">>", "->",
-	":=",  "+=",  "-=",  "*=",  "/=",  "%=", "&=", "|=", "^=", "@=", NULL,
-};
-
-/* Longest match; the lists hold the three-byte operators first. */
-static size_t lex_punct(const char *s, size_t i, size_t n, ap_lang lang)
-{
-	const char *const *list = lang == AP_LANG_PYTHON ? py_puncts : c_puncts;
-	char d = i + 1 < n ? s[i + 1] : '\0';
-	char e = i + 2 < n ? s[i + 2] : '\0';
-
-	/* Most bytes start no operator longer than one byte. */
-	if (strchr("<>.-+=!&|*/%^#:@", s[i]) == NULL || d == '\0')
-		return i + 1;
-	for (const char *const *p = list; *p; p++) {
-		if ((*p)[0] != s[i] || (*p)[1] != d)
-			continue;
-		if ((*p)[2] == '\0')
-			return i + 2;
-		if ((*p)[2] == e)
-			return i + 3;
-	}
-	return i + 1;
-}
-
-/* A pp-number: digits, letters, '.', a sign after an exponent letter, and in
- * C a digit separator ('), so 1e-5, 0x1p+3, 1'000 and 24u are one token each. */
-static size_t lex_number(const char *s, size_t i, size_t n, ap_lang lang)
-{
-	i++;
-	while (i < n) {
-		unsigned char c = (unsigned char)s[i];
-		if (is_ident_char(c) || c == '.') {
-			i++;
-		} else if ((c == '+' || c == '-') && strchr("eEpP", s[i - 1]) != NULL) {
-			i++;
-		} else if (c == '\'' && lang != AP_LANG_PYTHON && i + 1 < n &&
-		           is_ident_char((unsigned char)s[i + 1])) {
-			i++;
-		} else {
-			break;
-		}
-	}
-	return i;
-}
-
-/* A quoted literal from its opening quote; unterminated ones end at the end
- * of the line (Python's triple-quoted ones at the end of the text). */
-static size_t lex_quoted(const char *s, size_t i, size_t n, ap_lang lang, bool raw_c)
-{
-	char q = s[i];
-	bool triple = lang == AP_LANG_PYTHON && i + 2 < n && s[i + 1] == q && s[i + 2] == q;
-	size_t j;
-
-	if (raw_c) {
-		char close[1 + 16 + 1];
-		size_t d = i + 1;
-		const char *hit;
-		while (d < n && d - (i + 1) <= 16 && s[d] != '(' && s[d] != '"' && s[d] != '\n')
-			d++;
-		if (d < n && s[d] == '(' && d - (i + 1) <= 16) {
-			close[0] = ')';
-			memcpy(close + 1, s + i + 1, d - (i + 1));
-			close[d - i] = '"';
-			hit = memmem(s + d + 1, n - d - 1, close, d - i + 1);
-			return hit ? (size_t)(hit - s) + d - i + 1 : n;
-		}
-	}
-	j = i + (triple ? 3 : 1);
-	while (j < n) {
-		char c = s[j];
-		if (c == '\\') {
-			/* Outside Python an escaped line end still ends the
-			 * line's literal, so that no token spans lines. */
-			if (lang != AP_LANG_PYTHON && j + 1 < n && s[j + 1] == '\n')
-				return j + 1;
-			j += 2;
-			continue;
-		}
-		if (c == q) {
-			if (!triple)
-				return j + 1;
-			if (j + 2 < n && s[j + 1] == q && s[j + 2] == q)
-				return j + 3;
-		} else if (c == '\n' && !triple) {
-			return j;
-		}
-		j++;
-	}
-	return n;
-}
-
-/* Whether the identifier s[a, b) is a string prefix of the language; *raw
- * says it makes a C++ raw string. */
-static bool string_prefix(const char *s, size_t a, size_t b, ap_lang lang, bool *raw)
-{
-	size_t len = b - a;
-
-	*raw = false;
-	if (len == 0 || len > 3)
-		return false;
-	if (lang == AP_LANG_PYTHON) {
-		for (size_t k = a; k < b; k++)
-			if (strchr("rRbBfFuU", s[k]) == NULL)
-				return false;
-		return true;
-	}
-	*raw = s[b - 1] == 'R';
-	if (*raw)
-		len--;
-	return len == 0 || (len == 1 && strchr("LuU", s[a]) != NULL) ||
-	       (len == 2 && s[a] == 'u' && s[a + 1] == '8');
-}
-
-/* End of the token starting at i (s[i] is not whitespace). */
-static size_t lex_token(const char *s, size_t i, size_t n, ap_lang lang)
-{
-	unsigned char c = (unsigned char)s[i];
-
-	if (is_ident_start(c)) {
-		size_t j = i + 1;
-		bool raw;
-		while (j < n && is_ident_char((unsigned char)s[j]))
-			j++;
-		if (j < n && (s[j] == '"' || s[j] == '\'') && string_prefix(s, i, j, lang, &raw))
-			return lex_quoted(s, j, n, lang, raw && s[j] == '"');
-		return j;
-	}
-	if (is_digit(c) || (c == '.' && i + 1 < n && is_digit((unsigned char)s[i + 1])))
-		return lex_number(s, i, n, lang);
-	if (c == '"' || c == '\'')
-		return lex_quoted(s, i, n, lang, false);
-	return lex_punct(s, i, n, lang);
-}
-
-static size_t skip_ws(const char *s, size_t i, size_t n)
-{
-	while (i < n && is_ws_byte((unsigned char)s[i]))
-		i++;
-	return i;
-}
-
-static void tokenize(tok_seq *seq, const char *s, size_t n, ap_lang lang)
-{
-	size_t cap = 0;
-	size_t i = skip_ws(s, 0, n);
-
-	seq->v = NULL;
-	seq->n = 0;
-	while (i < n) {
-		size_t e = lex_token(s, i, n, lang);
-		ap_xgrow((void **)&seq->v, &cap, seq->n + 1, sizeof *seq->v);
-		seq->v[seq->n].off = i;
-		seq->v[seq->n].len = e - i;
-		seq->n++;
-		i = skip_ws(s, e, n);
-	}
-}
-
-/* Whether the tokens from i on are the pattern's; *end is past the last. */
-static bool tokens_at(const ap_matcher *m, const tok_seq *seq, const ap_text *t, ap_lang lang,
-                      size_t i, size_t *end)
-{
-	for (size_t k = 0; k < seq->n; k++) {
-		size_t e;
-		if (k > 0)
-			i = skip_ws(t->s, i, t->len);
-		if (i >= t->len)
-			return false;
-		e = lex_token(t->s, i, t->len, lang);
-		if (e - i != seq->v[k].len || memcmp(t->s + i, m->pattern + seq->v[k].off, e - i) != 0)
-			return false;
-		i = e;
-	}
-	*end = i;
-	return true;
-}
-
-/* What a candidate for the start of a match must look like, judged on the
- * bytes around it before any lexing. */
-struct token_anchor {
-	const char *first; /* the first token's bytes */
-	size_t len;
-	bool word_first; /* it begins with an identifier character */
-	bool word_token; /* it is made of them */
-	int next;        /* the second token's first byte; -1: no second token */
-};
-
-/* Whether c may start a match, given that s[c] and s[c + len - 1] are the
- * first token's first and last bytes (and c + len <= n; s[n] is the text's
- * NUL): an identifier or number does not run into the token from either
- * side (it would take it in); the second token's first byte follows,
- * whitespace skipped; the bytes between the first and last are the token's.
- * The cheap tests that turn most candidates down come first, combined
- * without branches, since which one does is anyone's guess. */
-static inline bool anchor_at(const struct token_anchor *a, const char *s, size_t n, size_t c)
-{
-	size_t j = c + a->len;
-	unsigned char before = c > 0 ? (unsigned char)s[c - 1] : ' ';
-	unsigned char after = (unsigned char)s[j];
-
-	if ((a->word_first & is_ident_char(before)) | (a->word_token & is_ident_char(after)))
-		return false;
-	if (a->next >= 0) {
-		if (is_ws_byte(after))
-			j = skip_ws(s, j, n);
-		if (j >= n || (unsigned char)s[j] != a->next)
-			return false;
-	}
-	return a->len <= 2 || memcmp(s + c + 1, a->first + 1, a->len - 2) == 0;
-}
-
-#ifdef __SSE2__
-/* Bit k set where p[k] is first's byte and p[k + m - 1] last's, k < 16. */
-static inline uint32_t pair_mask(const char *p, size_t m, __m128i first, __m128i last)
-{
-	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(p + m - 1));
-	return (uint32_t)_mm_movemask_epi8(
-		_mm_and_si128(_mm_cmpeq_epi8(x, first), _mm_cmpeq_epi8(y, last)));
-}
-#endif
-
-/* The first candidate at or after pos, or SIZE_MAX. Common identifiers make
- * for a candidate every few dozen bytes, so with SSE2 the search tests the
- * first token's first and last bytes 32 positions at a time and judges
- * the positions where both agree without leaving the loop. */
-static size_t next_candidate(const struct token_anchor *a, const char *s, size_t n, size_t pos)
-{
-	size_t m = a->len;
-	size_t i = pos;
-
-#ifdef __SSE2__
-	const __m128i first = _mm_set1_epi8(a->first[0]);
-	const __m128i last = _mm_set1_epi8(a->first[m - 1]);
-
-	for (; i + m - 1 + 32 <= n; i += 32) {
-		uint32_t mask = pair_mask(s + i, m, first, last) |
-		                pair_mask(s + i + 16, m, first, last) << 16;
-		while (mask) {
-			size_t c = i + (unsigned)__builtin_ctz(mask);
-			if (anchor_at(a, s, n, c))
-				return c;
-			mask &= mask - 1;
-		}
-	}
-#endif
-	while (i + m <= n) {
-		const char *hit = find_bytes(s + i, n - i, a->first, m);
-		size_t c;
-		if (hit == NULL)
-			break;
-		c = (size_t)(hit - s);
-		if (anchor_at(a, s, n, c))
-			return c;
-		i = c + 1;
-	}
-	return SIZE_MAX;
-}
-
-/* Whether the bytes of the pattern's tokens follow one another from c, with
- * whitespace between them skipped: what a match needs, checked without
- * lexing, so that most candidates are turned down for a few compares. The
- * first token's bytes are known to be at c. */
-static bool token_bytes_at(const ap_matcher *m, const tok_seq *seq, const ap_text *t, size_t c)
-{
-	size_t i = c + seq->v[0].len;
-
-	for (size_t k = 1; k < seq->n; k++) {
-		size_t len = seq->v[k].len;
-		i = skip_ws(t->s, i, t->len);
-		if (t->len - i < len || memcmp(t->s + i, m->pattern + seq->v[k].off, len) != 0)
-			return false;
-		i += len;
-	}
-	return true;
-}
-
-/* The byte sequences where a token that spans a line end may begin: a C++
- * raw string; in Python a triple-quoted string, or a quoted one whose line
- * end is escaped. Every other token ends on its line once comments are gone
- * and continuations joined. */
-static const char *const c_spanners[] = {"R\"", NULL};
-static const char *const py_spanners[] = {"'''", "\"\"\"", "\\\n", NULL};
-
-/* Where the token matcher knows the lexer's token boundaries. */
-struct token_scan {
-	const ap_text *t;
-	ap_lang lang;
-	const char *const *spanners;
-	size_t boundary; /* a token boundary, outside any literal */
-	/* No line-spanning sequence begins in [clear_from, clear_to). */
-	size_t clear_from;
-	size_t clear_to;
-};
-
-/* Whether no line-spanning sequence begins in [boundary, line), where line
- * starts a line. The text is searched only up to the line, and once over a
- * run, so that a match early in a long text does not pay for the rest. An
- * occurrence cannot straddle a line start (its line end would have to be its
- * last byte, which only the escaped line end's is, and that one ends before
- * the line), so searching the span finds every one that begins in it. */
-static bool no_spanner_before(struct token_scan *sc, size_t line)
-{
-	const char *s = sc->t->s;
-	size_t from = sc->boundary;
-
-	if (sc->clear_from <= from && from <= sc->clear_to)
-		from = sc->clear_to;
-	else
-		sc->clear_from = sc->clear_to = from;
-	if (from >= line)
-		return true;
-	for (size_t k = 0; sc->spanners[k]; k++)
-		if (find_bytes(s + from, line - from, sc->spanners[k], strlen(sc->spanners[k])))
-			return false;
-	sc->clear_to = line;
-	return true;
-}
-
-/* Whether a token starts at c (c >= boundary, s[c] not whitespace). The lexer
- * resumes from the boundary, or from c's line start when no token can span
- * into that line: a line start after a token boundary with no line-spanning
- * sequence between them is a token boundary too. Leaves the boundary at c,
- * or past the token that c lies inside. */
-static bool token_starts_at(struct token_scan *sc, size_t c)
-{
-	const ap_text *t = sc->t;
-	size_t k, e;
-
-	if (c > sc->boundary) {
-		const char *nl = memrchr(t->s + sc->boundary, '\n', c - sc->boundary);
-		if (nl != NULL && no_spanner_before(sc, (size_t)(nl - t->s) + 1))
-			sc->boundary = (size_t)(nl - t->s) + 1;
-	}
-	k = skip_ws(t->s, sc->boundary, t->len);
-	e = k;
-	while (k < c) {
-		e = lex_token(t->s, k, t->len, sc->lang);
-		if (e > c)
-			break;
-		k = skip_ws(t->s, e, t->len);
-	}
-	if (k != c) {
-		sc->boundary = e;
-		return false;
-	}
-	sc->boundary = c;
-	return true;
-}
-
-/* Candidates come from a search for the first token's bytes. Most are turned
- * down by their neighbouring bytes (inside a longer identifier or number) or
- * by the bytes after them; the rest are lexed as the pattern's tokens, and
- * only a candidate that would match is checked to start a token at all (not
- * inside a literal), which needs the lexer from a known token boundary. */
-static int run_token(const ap_matcher *m, const ap_text *t, ap_collect collect,
-                     ap_match_list *out)
-{
-	ap_lang lang = t->lang == AP_LANG_PYTHON ? AP_LANG_PYTHON : AP_LANG_C;
-	const tok_seq *seq = lang == AP_LANG_PYTHON ? &m->toks_py : &m->toks_c;
-	const char *first = m->pattern + seq->v[0].off;
-	struct token_anchor anchor = {
-		.first = first,
-		.len = seq->v[0].len,
-		.word_first = is_ident_char((unsigned char)first[0]),
-		.next = seq->n > 1 ? (unsigned char)m->pattern[seq->v[1].off] : -1,
-	};
-	struct token_scan sc = {
-		.t = t,
-		.lang = lang,
-		.spanners = lang == AP_LANG_PYTHON ? py_spanners : c_spanners,
-	};
-	size_t pos = 0; /* where the next candidate is looked for */
-
-	anchor.word_token = anchor.word_first;
-	for (size_t k = 1; k < anchor.len; k++)
-		anchor.word_token = anchor.word_token && is_ident_char((unsigned char)first[k]);
-	while (pos < t->len) {
-		size_t c = next_candidate(&anchor, t->s, t->len, pos);
-		size_t end;
-		if (c == SIZE_MAX)
-			break;
-		pos = c + 1;
-		if (!token_bytes_at(m, seq, t, c) || !tokens_at(m, seq, t, lang, c, &end))
-			continue;
-		if (!token_starts_at(&sc, c)) {
-			pos = sc.boundary;
-			continue;
-		}
-		add_match(out, t, c);
-		if (collect == AP_COLLECT_FIRST)
-			break;
-		sc.boundary = pos = end;
-	}
-	return 0;
-}
-
-/* --- Regex ---------------------------------------------------------------- */
-
-static void *pcre2_alloc(PCRE2_SIZE n, void *unused)
-{
-	return ap_xmalloc(n);
-}
-
-static void pcre2_release(void *p, void *unused)
-{
-	free(p);
-}
-
-/* PCRE2's allocations go through ap_xmalloc, so they never fail. */
-static pcre2_general_context *general_context(void)
-{
-	return pcre2_general_context_create(pcre2_alloc, pcre2_release, NULL);
-}
-
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int regex_failure(int rc)
-{
-	PCRE2_UCHAR msg[256];
-
-	switch (rc) {
-	case PCRE2_ERROR_MATCHLIMIT:
-		ap_error_set("regex exceeded its match limit (%u steps)", REGEX_MATCH_LIMIT);
-		return AP_ELIMIT;
-	case PCRE2_ERROR_DEPTHLIMIT:
-		ap_error_set("regex exceeded its depth limit (%u)", REGEX_DEPTH_LIMIT);
-		return AP_ELIMIT;
-	case PCRE2_ERROR_HEAPLIMIT:
-		ap_error_set("regex exceeded its heap limit (%u KiB)", REGEX_HEAP_LIMIT_KIB);
-		return AP_ELIMIT;
-	case PCRE2_ERROR_JIT_STACKLIMIT:
-		ap_error_set("regex exceeded its JIT stack limit (%u bytes)", REGEX_JIT_STACK_MAX);
-		return AP_ELIMIT;
-	default:
-		pcre2_get_error_message(rc, msg, sizeof msg);
-		ap_error_set("regex match failed: %s", (const char *)msg);
-		return AP_EINTERNAL;
-	}
-}
-
-struct name_entry {
-	unsigned group;
-	const char *name;
-};
-
-static int by_group(const void *a, const void *b)
-{
-	const struct name_entry *x = a;
-	const struct name_entry *y = b;
-	return (x->group > y->group) - (x->group < y->group);
-}
-
-/* The named groups in group-number order (PCRE2's table is by name). */
-static struct name_entry *named_groups(const pcre2_code *code, size_t *count)
-{
-	uint32_t n = 0;
-	uint32_t entry_size = 0;
-	PCRE2_SPTR table = NULL;
-	struct name_entry *v;
-
-	pcre2_pattern_info(code, PCRE2_INFO_NAMECOUNT, &n);
-	*count = n;
-	if (n == 0)
-		return NULL;
-	pcre2_pattern_info(code, PCRE2_INFO_NAMEENTRYSIZE, &entry_size);
-	pcre2_pattern_info(code, PCRE2_INFO_NAMETABLE, &table);
-	v = ap_xcalloc(n, sizeof *v);
-	for (uint32_t k = 0; k < n; k++) {
-		PCRE2_SPTR e = table + (size_t)k * entry_size;
-		v[k].group = ((unsigned)e[0] << 8) | e[1];
-		v[k].name = (const char *)(e + 2);
-	}
-	qsort(v, n, sizeof *v, by_group);
-	return v;
-}
-
-static void add_captures(ap_match *mt, const ap_text *t, const PCRE2_SIZE *ov, uint32_t ngroups,
-                         const struct name_entry *names, size_t nnames)
-{
-	for (size_t k = 0; k < nnames; k++) {
-		unsigned g = names[k].group;
-		ap_capture *c;
-		if (g >= ngroups || ov[2 * g] == PCRE2_UNSET)
-			continue;
-		mt->caps = ap_xrealloc(mt->caps, (mt->ncaps + 1) * sizeof *mt->caps);
-		c = &mt->caps[mt->ncaps++];
-		c->name = ap_xstrdup(names[k].name);
-		c->value = ap_xstrndup(t->s + ov[2 * g], ov[2 * g + 1] - ov[2 * g]);
-	}
-}
-
-static int run_regex(const ap_matcher *m, const ap_text *t, ap_collect collect,
-                     ap_match_list *out)
-{
-	pcre2_general_context *gctx = general_context();
-	pcre2_match_context *mctx = pcre2_match_context_create(gctx);
-	pcre2_match_data *md = pcre2_match_data_create_from_pattern(m->code, gctx);
-	pcre2_jit_stack *stack = NULL;
-	PCRE2_SPTR subject = (PCRE2_SPTR)t->s;
-	size_t nnames;
-	struct name_entry *names = named_groups(m->code, &nnames);
-	PCRE2_SIZE start = 0;
-	uint32_t opts = 0;
-	int ret = 0;
-	double started = cpu_seconds();
-
-	pcre2_set_match_limit(mctx, REGEX_MATCH_LIMIT);
-	pcre2_set_depth_limit(mctx, REGEX_DEPTH_LIMIT);
-	pcre2_set_heap_limit(mctx, REGEX_HEAP_LIMIT_KIB);
-	if (m->jit) {
-		/* NULL (no memory for it): the JIT's small default stack serves. */
-		stack = pcre2_jit_stack_create(REGEX_JIT_STACK_START, REGEX_JIT_STACK_MAX, gctx);
-		if (stack != NULL)
-			pcre2_jit_stack_assign(mctx, NULL, stack);
-	}
-	for (;;) {
-		int rc = pcre2_match(m->code, subject, t->len, start, opts, md, mctx);
-		PCRE2_SIZE *ov;
-		ap_match *mt;
-		if (rc == PCRE2_ERROR_NOMATCH) {
-			/* After an empty match, a non-empty one at the same place
-			 * was not found: move on by one byte. */
-			if (opts == 0 || start >= t->len)
-				break;
-			start++;
-			opts = 0;
-			continue;
-		}
-		if (rc < 0) {
-			ret = regex_failure(rc);
-			break;
-		}
-		ov = pcre2_get_ovector_pointer(md);
-		mt = add_match(out, t, ov[0]);
-		add_captures(mt, t, ov, pcre2_get_ovector_count(md), names, nnames);
-		if (collect == AP_COLLECT_FIRST)
-			break;
-		start = ov[1];
-		opts = ov[0] == ov[1] ? PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED : 0;
-		if (cpu_seconds() - started > REGEX_RUN_CPU_SECONDS) {
-			ap_error_set("regex exceeded its time limit (%u s of CPU for all its "
-			             "matches in a file)", REGEX_RUN_CPU_SECONDS);
-			ret = AP_ELIMIT;
-			break;
-		}
-	}
-	free(names);
-	pcre2_match_data_free(md);
-	pcre2_jit_stack_free(stack);
-	pcre2_match_context_free(mctx);
-	pcre2_general_context_free(gctx);
-	return ret;
-}
-
-/* --- Matchers ------------------------------------------------------------- */
-
-static int compile_regex(ap_matcher *m, size_t *err_offset)
-{
-	int errcode;
-	PCRE2_SIZE erroff;
-	PCRE2_UCHAR msg[256];
-
-	pcre2_general_context *gctx = general_context();
-	pcre2_compile_context *cctx = pcre2_compile_context_create(gctx);
-
-	m->code = pcre2_compile((PCRE2_SPTR)m->pattern, m->pattern_len, 0, &errcode, &erroff, cctx);
-	pcre2_compile_context_free(cctx);
-	pcre2_general_context_free(gctx);
-	if (m->code == NULL) {
-		pcre2_get_error_message(errcode, msg, sizeof msg);
-		ap_error_set("%s", (const char *)msg);
-		*err_offset = erroff;
-		return AP_EINPUT;
-	}
-	/* Without JIT support (or when it cannot compile this pattern) the
-	 * interpreter runs it, under the same limits. */
-	m->jit = pcre2_jit_compile(m->code, PCRE2_JIT_COMPLETE) == 0;
-	return 0;
-}
-
-int ap_matcher_new(ap_matcher **out, ap_match_kind kind, const char *pattern, ap_lang lang,
+int ap_matcher_new(ap_matcher **out, const char *kind, const char *pattern, ap_ws ws,
                    size_t *err_offset)
 {
-	ap_matcher *m = ap_xcalloc(1, sizeof *m);
-	int rc = 0;
+	const ap_kind *k = ap_kind_find(kind);
+	size_t off = 0;
+	void *state;
+	int rc;
 
 	*out = NULL;
-	if (err_offset)
-		*err_offset = 0;
-	else
-		err_offset = &(size_t){0};
-	m->kind = kind;
-	m->pattern = ap_xstrdup(pattern);
-	m->pattern_len = strlen(pattern);
-	switch (kind) {
-	case AP_MATCH_LITERAL:
-		if (m->pattern_len == 0) {
-			ap_error_set("empty literal");
-			rc = AP_EINPUT;
-			break;
-		}
-		m->stripped = ap_xmalloc(m->pattern_len + 1);
-		for (size_t k = 0; k < m->pattern_len; k++)
-			if (!is_ws_byte((unsigned char)pattern[k]))
-				m->stripped[m->stripped_len++] = pattern[k];
-		m->stripped[m->stripped_len] = '\0';
-		break;
-	case AP_MATCH_TOKEN:
-		/* Split by both lexers: the text's language picks at run time,
-		 * so a rule whose language is decided per file needs no other
-		 * compilation. */
-		tokenize(&m->toks_c, m->pattern, m->pattern_len, AP_LANG_C);
-		tokenize(&m->toks_py, m->pattern, m->pattern_len, AP_LANG_PYTHON);
-		if (m->toks_c.n == 0) {
-			ap_error_set("token pattern has no tokens");
-			rc = AP_EINPUT;
-		}
-		break;
-	case AP_MATCH_REGEX:
-		rc = compile_regex(m, err_offset);
-		break;
-	default:
-		ap_error_set("unknown matcher kind %d", (int)kind);
-		rc = AP_EINTERNAL;
-		break;
+	if (k == NULL || k->text == NULL) {
+		ap_error_set("'%s' is not a text kind", kind);
+		return AP_EINTERNAL;
 	}
-	if (rc < 0) {
-		ap_matcher_free(m);
+	rc = k->text->compile(&state, pattern, ws, &off);
+	if (err_offset != NULL)
+		*err_offset = off;
+	if (rc < 0)
 		return rc;
-	}
-	*out = m;
+	*out = ap_xcalloc(1, sizeof **out);
+	(*out)->ops = k->text;
+	(*out)->state = state;
 	return 0;
 }
 
 int ap_matcher_run(const ap_matcher *m, const ap_text *t, ap_collect collect, ap_match_list *out)
 {
-	switch (m->kind) {
-	case AP_MATCH_LITERAL:
-		return run_literal(m, t, collect, out);
-	case AP_MATCH_TOKEN:
-		return run_token(m, t, collect, out);
-	case AP_MATCH_REGEX:
-		return run_regex(m, t, collect, out);
-	}
-	ap_error_set("unknown matcher kind %d", (int)m->kind);
-	return AP_EINTERNAL;
+	return m->ops->run(m->state, t, collect, out);
 }
 
 void ap_matcher_free(ap_matcher *m)
 {
 	if (m == NULL)
 		return;
-	free(m->pattern);
-	free(m->stripped);
-	free(m->toks_c.v);
-	free(m->toks_py.v);
-	pcre2_code_free(m->code);
+	m->ops->free(m->state);
 	free(m);
 }

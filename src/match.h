@@ -1,5 +1,5 @@
-/* Matchers run against normalized text: literal substring, token sequence and
- * PCRE2 regex with named captures. */
+/* Matches: what a rule found, with the line of the original file and named
+ * captures. Every kind reports through these. */
 #ifndef AP_MATCH_H
 #define AP_MATCH_H
 
@@ -7,12 +7,11 @@
 
 #include "normalize.h"
 
-typedef enum { AP_MATCH_LITERAL, AP_MATCH_TOKEN, AP_MATCH_REGEX } ap_match_kind;
 typedef enum { AP_COLLECT_FIRST, AP_COLLECT_ALL } ap_collect;
 
 typedef struct ap_capture {
 	char *name;
-	char *value; /* the exact captured bytes of the normalized text */
+	char *value; /* the exact captured bytes */
 } ap_capture;
 
 typedef struct ap_match {
@@ -28,21 +27,22 @@ typedef struct ap_match_list {
 	size_t cap;
 } ap_match_list;
 
+/* A match at offset off of normalized text t. */
+ap_match *ap_match_add(ap_match_list *out, const ap_text *t, size_t off);
+/* A match at a 1-based line of t's original text. */
+ap_match *ap_match_add_line(ap_match_list *out, const ap_text *t, unsigned line);
+void ap_match_capture(ap_match *m, const char *name, const char *value, size_t len);
+void ap_match_list_free(ap_match_list *l);
+
+/* A text kind's matcher on its own, for tests, benchmarks and fuzzing. */
 typedef struct ap_matcher ap_matcher;
 
-const char *ap_match_kind_name(ap_match_kind kind);
-
-/* Compiles a pattern. lang tells the token matcher how to split the pattern
- * into tokens. On a bad pattern returns AP_EINPUT, sets *err_offset to the
- * byte offset in the pattern, and leaves PCRE2's own message in ap_error. */
-int ap_matcher_new(ap_matcher **out, ap_match_kind kind, const char *pattern, ap_lang lang,
+/* kind is a text kind's key ("literal", "token", "regex"). On a bad pattern
+ * returns AP_EINPUT with the message in ap_error and *err_offset at the
+ * offending byte (regex). */
+int ap_matcher_new(ap_matcher **out, const char *kind, const char *pattern, ap_ws ws,
                    size_t *err_offset);
-/* Appends the matches found in t to out (nothing when there are none).
- * Returns 0, or AP_ELIMIT with a message when a regex exceeds its match or
- * depth limit, so a pathological pattern fails instead of hanging. */
 int ap_matcher_run(const ap_matcher *m, const ap_text *t, ap_collect collect, ap_match_list *out);
 void ap_matcher_free(ap_matcher *m);
-
-void ap_match_list_free(ap_match_list *l);
 
 #endif

@@ -37,11 +37,6 @@ struct norm {
 	bool skip_ends_at_eol; /* its #endif or #else was seen: emit again after this line */
 };
 
-static bool is_ascii_space(unsigned char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
-}
-
 static bool is_ident(unsigned char c)
 {
 	return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -95,7 +90,7 @@ static void emit_span(struct norm *nm, size_t a, size_t b)
 		unsigned char c = s[k];
 		if (nm->ws == AP_WS_STRIP) {
 			size_t ul;
-			if (is_ascii_space(c))
+			if (ap_is_space_byte(c))
 				continue;
 			if (c >= 0xc2 && (ul = unicode_space_len(s, k, nm->n)) != 0) {
 				k += ul - 1;
@@ -235,7 +230,7 @@ static void c_directive(struct norm *nm, size_t i)
 		while (z < n && is_hspace(s[z]))
 			z++;
 		zero = z > w && z < n && s[z] == '0' &&
-		       (z + 1 >= n || is_ascii_space(s[z + 1]) || s[z + 1] == '/');
+		       (z + 1 >= n || ap_is_space_byte(s[z + 1]) || s[z + 1] == '/');
 		if (nm->skip || zero)
 			nm->skip++;
 	} else if (word_is(s + i, w - i, "ifdef") || word_is(s + i, w - i, "ifndef")) {
@@ -330,7 +325,7 @@ static size_t c_raw_end(const unsigned char *s, size_t i, size_t n)
 	/* A delimiter is at most 16 characters; a longer one is no raw string
 	 * (and would not fit close). */
 	while (d < n && d - (i + 1) < 16 && s[d] != '(') {
-		if (s[d] == ')' || s[d] == '\\' || s[d] == '"' || is_ascii_space(s[d]))
+		if (s[d] == ')' || s[d] == '\\' || s[d] == '"' || ap_is_space_byte(s[d]))
 			return 0;
 		d++;
 	}
@@ -504,7 +499,7 @@ static void init_kinds(struct norm *nm, ap_lang lang)
 	memset(nm->kind, K_COPY, sizeof nm->kind);
 	if (nm->ws == AP_WS_STRIP) {
 		for (unsigned c = 0; c < 128; c++)
-			if (is_ascii_space((unsigned char)c))
+			if (ap_is_space_byte((unsigned char)c))
 				nm->kind[c] = K_DROP;
 		nm->kind[0xc2] = nm->kind[0xe1] = nm->kind[0xe2] = nm->kind[0xe3] = K_SPECIAL;
 	} else {
@@ -643,10 +638,20 @@ void ap_text_line_span(const ap_text *t, unsigned line, const char **start, size
 	*len = b - a;
 }
 
+static const char *const c_suffixes[] = {"c",   "h",  "cc",  "cpp", "cxx", "hpp",
+                                         "cu",  "cuh", "hip", "inc", NULL};
+static const char *const python_suffixes[] = {"py", NULL};
+
+const ap_lang_info ap_langs[] = {
+	{AP_LANG_AUTO, "auto", NULL},
+	{AP_LANG_C, "c", c_suffixes},
+	{AP_LANG_PYTHON, "python", python_suffixes},
+	{AP_LANG_TEXT, "text", NULL},
+};
+const size_t ap_nlangs = sizeof ap_langs / sizeof ap_langs[0];
+
 ap_lang ap_lang_for_path(const char *path)
 {
-	static const char *const c_ext[] = {"c",   "h",  "cc",  "cpp", "cxx",
-	                                    "hpp", "cu", "cuh", "hip", "inc"};
 	const char *base = strrchr(path, '/');
 	const char *dot;
 
@@ -655,26 +660,18 @@ ap_lang ap_lang_for_path(const char *path)
 	if (dot == NULL || dot == base)
 		return AP_LANG_TEXT;
 	dot++;
-	for (size_t k = 0; k < sizeof c_ext / sizeof c_ext[0]; k++)
-		if (strcmp(dot, c_ext[k]) == 0)
-			return AP_LANG_C;
-	if (strcmp(dot, "py") == 0)
-		return AP_LANG_PYTHON;
+	for (size_t k = 0; k < ap_nlangs; k++)
+		for (const char *const *s = ap_langs[k].suffixes; s && *s; s++)
+			if (strcmp(dot, *s) == 0)
+				return ap_langs[k].lang;
 	return AP_LANG_TEXT;
 }
 
 const char *ap_lang_name(ap_lang lang)
 {
-	switch (lang) {
-	case AP_LANG_AUTO:
-		return "auto";
-	case AP_LANG_TEXT:
-		return "text";
-	case AP_LANG_C:
-		return "c";
-	case AP_LANG_PYTHON:
-		return "python";
-	}
+	for (size_t k = 0; k < ap_nlangs; k++)
+		if (ap_langs[k].lang == lang)
+			return ap_langs[k].name;
 	return "?";
 }
 

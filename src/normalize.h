@@ -3,6 +3,7 @@
 #ifndef AP_NORMALIZE_H
 #define AP_NORMALIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,8 +31,26 @@ typedef struct ap_text {
 	ap_ws ws;             /* the whitespace mode applied */
 } ap_text;
 
+/* The languages a rule may name, with the file name suffixes that select
+ * them under `language: auto`. */
+typedef struct ap_lang_info {
+	ap_lang lang;
+	const char *name;
+	const char *const *suffixes; /* NULL-terminated; NULL: none */
+} ap_lang_info;
+
+extern const ap_lang_info ap_langs[];
+extern const size_t ap_nlangs;
+
 ap_lang ap_lang_for_path(const char *path);
 const char *ap_lang_name(ap_lang lang);
+
+/* The ASCII whitespace of Python's str.split(): \t \n \v \f \r, space and
+ * \x1c-\x1f. The one whitespace set of the engine. */
+static inline bool ap_is_space_byte(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
 const char *ap_ws_name(ap_ws ws);
 
 /* Normalizes orig (which must outlive out). Returns 0, or AP_ELIMIT when the

@@ -12,18 +12,17 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #include "ap-error.h"
 #include "ap-util.h"
+#include "kind.h"
 #include "reader.h"
 #include "rules.h"
+#include "yaml-node.h"
 
 /* Limits that keep a hostile or broken pack from costing more than a few tens
  * of megabytes or recursing deeply: real packs are a few kilobytes. */
 #define PACK_MAX_BYTES ((size_t)4 << 20)
-#define PACK_MAX_NODES 250000
-#define PACK_MAX_DEPTH 64
 #define ID_MAX_LEN 128
 
 /* --- The rule set, with a private id index. ------------------------------ */
@@ -138,7 +137,7 @@ static void rule_clear(ap_rule *r)
 		free(r->paths[i]);
 	free(r->paths);
 	free(r->pattern);
-	ap_matcher_free(r->matcher);
+	ap_kind_free_state(r->kind, r->state);
 	memset(r, 0, sizeof *r);
 }
 
@@ -214,489 +213,21 @@ const ap_probe *ap_ruleset_find_probe(const ap_ruleset *rs, const char *id)
 	return s != NULL && s->probe ? &rs->probes[s->index] : NULL;
 }
 
-/* --- YAML into a small tree with positions. ------------------------------ */
-
-typedef enum { Y_SCALAR, Y_SEQ, Y_MAP } ykind;
-
-typedef struct ynode {
-	ykind kind;
-	yaml_scalar_style_t style;
-	unsigned line, col;         /* 1-based start */
-	unsigned end_line, end_col; /* 1-based, just past the end */
-	char *s;                    /* scalar value (may hold NUL bytes) */
-	size_t len;
-	struct ynode **kids;        /* a mapping holds key, value, key, value, ... */
-	size_t nkids;
-	size_t cap;
-} ynode;
+/* --- Positions. --------------------------------------------------------- */
 
 typedef struct loader {
 	ap_ruleset *rs;
 	const char *file; /* owned by rs->files */
-	const char *text;
-	size_t len;
-	yaml_parser_t parser;
-	size_t nnodes;
 } loader;
 
-static void ynode_free(ynode *n)
-{
-	if (n == NULL)
-		return;
-	for (size_t i = 0; i < n->nkids; i++)
-		ynode_free(n->kids[i]);
-	free(n->kids);
-	free(n->s);
-	free(n);
-}
-
-static int vfail(const loader *ld, unsigned line, unsigned col, const char *fmt, va_list ap)
-	__attribute__((format(printf, 4, 0)));
-
-static int vfail(const loader *ld, unsigned line, unsigned col, const char *fmt, va_list ap)
-{
-	char msg[2048];
-
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	ap_error_at(ld->file, line, col, "%s", msg);
-	return AP_EINPUT;
-}
-
-static int fail_at(const loader *ld, const ynode *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail_at(const loader *ld, const ynode *n, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vfail(ld, n->line, n->col, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static int fail_lc(const loader *ld, unsigned line, unsigned col, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail_lc(const loader *ld, unsigned line, unsigned col, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vfail(ld, line, col, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-static int fail_mark(const loader *ld, yaml_mark_t mark, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail_mark(const loader *ld, yaml_mark_t mark, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vfail(ld, (unsigned)mark.line + 1, (unsigned)mark.column + 1, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-/* Characters (not bytes) in s[0..n): libyaml counts columns in characters. */
-static size_t utf8_chars(const char *s, size_t n)
-{
-	size_t chars = 0;
-	for (size_t i = 0; i < n; i++)
-		chars += ((unsigned char)s[i] & 0xC0) != 0x80;
-	return chars;
-}
-
-static int parser_error(const loader *ld)
-{
-	const yaml_parser_t *p = &ld->parser;
-
-	if (p->error == YAML_MEMORY_ERROR) {
-		ap_error_set("%s: out of memory while parsing YAML", ld->file);
-		return AP_EINTERNAL;
-	}
-	if (p->error == YAML_READER_ERROR) {
-		/* The reader gives a byte offset, not a mark. */
-		size_t off = p->problem_offset < ld->len ? p->problem_offset : ld->len;
-		size_t line_start = 0;
-		unsigned line = 1;
-
-		for (size_t i = 0; i < off; i++) {
-			if (ld->text[i] == '\n') {
-				line++;
-				line_start = i + 1;
-			}
-		}
-		return fail_lc(ld, line, (unsigned)utf8_chars(ld->text + line_start, off - line_start) + 1,
-		               "not UTF-8 text: %s (0x%X)", p->problem, (unsigned)p->problem_value);
-	}
-	if (p->context != NULL)
-		return fail_mark(ld, p->problem_mark, "%s (%s at %zu:%zu)", p->problem, p->context,
-		                 p->context_mark.line + 1, p->context_mark.column + 1);
-	return fail_mark(ld, p->problem_mark, "%s", p->problem != NULL ? p->problem : "YAML error");
-}
-
-static int next_event(loader *ld, yaml_event_t *ev)
-{
-	return yaml_parser_parse(&ld->parser, ev) ? 0 : parser_error(ld);
-}
-
-static ynode *ynode_new(ykind kind, yaml_mark_t start)
-{
-	ynode *n = ap_xcalloc(1, sizeof *n);
-	n->kind = kind;
-	n->line = (unsigned)start.line + 1;
-	n->col = (unsigned)start.column + 1;
-	return n;
-}
-
-/* Refuses what a rule pack has no use for and what could make a small file
- * expensive: aliases (the "billion laughs"), and with them anchors; tags. */
-static int check_node_event(const loader *ld, const yaml_event_t *ev, unsigned depth)
-{
-	const yaml_char_t *anchor = NULL;
-	const yaml_char_t *tag = NULL;
-
-	switch (ev->type) {
-	case YAML_ALIAS_EVENT:
-		return fail_mark(ld, ev->start_mark, "YAML aliases (*%s) are not supported",
-		                 (const char *)ev->data.alias.anchor);
-	case YAML_SCALAR_EVENT:
-		anchor = ev->data.scalar.anchor;
-		tag = ev->data.scalar.tag;
-		break;
-	case YAML_SEQUENCE_START_EVENT:
-		anchor = ev->data.sequence_start.anchor;
-		tag = ev->data.sequence_start.tag;
-		break;
-	case YAML_MAPPING_START_EVENT:
-		anchor = ev->data.mapping_start.anchor;
-		tag = ev->data.mapping_start.tag;
-		break;
-	default:
-		return fail_mark(ld, ev->start_mark, "unexpected YAML event");
-	}
-	if (anchor != NULL)
-		return fail_mark(ld, ev->start_mark, "YAML anchors (&%s) are not supported",
-		                 (const char *)anchor);
-	if (tag != NULL)
-		return fail_mark(ld, ev->start_mark, "YAML tags (%s) are not supported",
-		                 (const char *)tag);
-	if (depth > PACK_MAX_DEPTH)
-		return fail_mark(ld, ev->start_mark, "nested deeper than %d levels", PACK_MAX_DEPTH);
-	if (ld->nnodes >= PACK_MAX_NODES)
-		return fail_mark(ld, ev->start_mark, "more than %d YAML nodes in one rule pack",
-		                 PACK_MAX_NODES);
-	return 0;
-}
-
-/* Builds the node that ev starts, consuming the events of its children.
- * Recursion is bounded by PACK_MAX_DEPTH. */
-static int read_node(loader *ld, const yaml_event_t *ev, unsigned depth, ynode **out)
-{
-	yaml_event_type_t end;
-	ynode *n;
-	int rc;
-
-	rc = check_node_event(ld, ev, depth);
-	if (rc < 0)
-		return rc;
-	ld->nnodes++;
-	if (ev->type == YAML_SCALAR_EVENT) {
-		n = ynode_new(Y_SCALAR, ev->start_mark);
-		n->style = ev->data.scalar.style;
-		n->end_line = (unsigned)ev->end_mark.line + 1;
-		n->end_col = (unsigned)ev->end_mark.column + 1;
-		n->s = ap_xstrndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
-		n->len = ev->data.scalar.length;
-		*out = n;
-		return 0;
-	}
-	if (ev->type == YAML_SEQUENCE_START_EVENT) {
-		n = ynode_new(Y_SEQ, ev->start_mark);
-		end = YAML_SEQUENCE_END_EVENT;
-	} else {
-		n = ynode_new(Y_MAP, ev->start_mark);
-		end = YAML_MAPPING_END_EVENT;
-	}
-	for (;;) {
-		yaml_event_t kid_ev;
-		ynode *kid;
-
-		rc = next_event(ld, &kid_ev);
-		if (rc < 0)
-			break;
-		if (kid_ev.type == end) {
-			yaml_event_delete(&kid_ev);
-			*out = n;
-			return 0;
-		}
-		rc = read_node(ld, &kid_ev, depth + 1, &kid);
-		yaml_event_delete(&kid_ev);
-		if (rc < 0)
-			break;
-		ap_xgrow((void **)&n->kids, &n->cap, n->nkids + 1, sizeof *n->kids);
-		n->kids[n->nkids++] = kid;
-	}
-	ynode_free(n);
-	return rc;
-}
-
-static int expect_event(loader *ld, yaml_event_type_t type)
-{
-	yaml_event_t ev;
-	int rc = next_event(ld, &ev);
-
-	if (rc < 0)
-		return rc;
-	if (ev.type != type)
-		rc = fail_mark(ld, ev.start_mark, "unexpected YAML event");
-	yaml_event_delete(&ev);
-	return rc;
-}
-
-/* The one document of the file; *root is NULL when the stream is empty. */
-static int read_document(loader *ld, ynode **root)
-{
-	yaml_event_t ev;
-	int rc;
-
-	*root = NULL;
-	rc = expect_event(ld, YAML_STREAM_START_EVENT);
-	if (rc < 0)
-		return rc;
-	rc = next_event(ld, &ev);
-	if (rc < 0)
-		return rc;
-	if (ev.type == YAML_STREAM_END_EVENT) {
-		yaml_event_delete(&ev);
-		return 0;
-	}
-	yaml_event_delete(&ev); /* the document start */
-	rc = next_event(ld, &ev);
-	if (rc < 0)
-		return rc;
-	rc = read_node(ld, &ev, 1, root);
-	yaml_event_delete(&ev);
-	if (rc == 0)
-		rc = expect_event(ld, YAML_DOCUMENT_END_EVENT);
-	if (rc == 0)
-		rc = next_event(ld, &ev);
-	if (rc == 0) {
-		if (ev.type != YAML_STREAM_END_EVENT)
-			rc = fail_mark(ld, ev.start_mark,
-			               "a rule pack holds one YAML document; a second one starts here");
-		yaml_event_delete(&ev);
-	}
-	if (rc < 0) {
-		ynode_free(*root);
-		*root = NULL;
-	}
-	return rc;
-}
-
-/* --- Typed access to the tree. ------------------------------------------- */
-
-static bool is_null(const ynode *n)
-{
-	static const char *const nulls[] = {"", "~", "null", "Null", "NULL"};
-
-	if (n->kind != Y_SCALAR || n->style != YAML_PLAIN_SCALAR_STYLE)
-		return false;
-	for (size_t i = 0; i < sizeof nulls / sizeof nulls[0]; i++)
-		if (strcmp(n->s, nulls[i]) == 0)
-			return true;
-	return false;
-}
-
-static bool is_string(const ynode *n)
-{
-	return n->kind == Y_SCALAR && !is_null(n);
-}
-
-/* What a value is, for "must be X, not Y" messages about strings. */
-static const char *kind_name(const ynode *n)
-{
-	if (n->kind == Y_MAP)
-		return "a mapping";
-	if (n->kind == Y_SEQ)
-		return "a sequence";
-	return is_null(n) ? "null" : "a string";
-}
-
-/* A key of a known mapping and the value found for it. */
-typedef struct field {
-	const ynode *key; /* NULL: absent */
-	const ynode *val;
-} field;
-
-/* Fills fields[i] for names[i]; refuses unknown and duplicate keys. */
-static int read_fields(const loader *ld, const ynode *map, const char *what,
-                       const char *const names[], size_t nnames, field *fields)
-{
-	memset(fields, 0, nnames * sizeof *fields);
-	for (size_t k = 0; k + 1 < map->nkids; k += 2) {
-		const ynode *key = map->kids[k];
-		size_t i;
-
-		if (!is_string(key))
-			return fail_at(ld, key, "keys must be strings, not %s", kind_name(key));
-		if (memchr(key->s, '\0', key->len) != NULL)
-			return fail_at(ld, key, "keys must not contain a NUL byte");
-		for (i = 0; i < nnames && strcmp(key->s, names[i]) != 0; i++)
-			;
-		if (i == nnames) {
-			ap_buf allowed = AP_BUF_INIT;
-			int rc;
-
-			for (size_t j = 0; j < nnames; j++)
-				ap_buf_printf(&allowed, "%s%s", j ? ", " : "", names[j]);
-			rc = fail_at(ld, key, "unknown key '%s' in %s (allowed: %s)", key->s, what,
-			             allowed.data);
-			ap_buf_free(&allowed);
-			return rc;
-		}
-		if (fields[i].key != NULL)
-			return fail_at(ld, key, "duplicate key '%s' (first at %s:%u:%u)", key->s, ld->file,
-			               fields[i].key->line, fields[i].key->col);
-		fields[i].key = key;
-		fields[i].val = map->kids[k + 1];
-	}
-	return 0;
-}
-
-static int need_field(const loader *ld, const ynode *map, const char *what, const char *name,
-                      const field *f)
-{
-	if (f->key == NULL)
-		return fail_at(ld, map, "missing required key '%s' in %s", name, what);
-	return 0;
-}
-
-static int need_map(const loader *ld, const ynode *n, const char *what)
-{
-	if (n->kind != Y_MAP)
-		return fail_at(ld, n, "%s must be a mapping, not %s", what, kind_name(n));
-	return 0;
-}
-
-/* A string value: any scalar but null, without NUL bytes (a C string). */
-static int string_value(const loader *ld, const ynode *n, const char *name, char **out)
-{
-	if (!is_string(n))
-		return fail_at(ld, n, "'%s' must be a string, not %s", name, kind_name(n));
-	if (memchr(n->s, '\0', n->len) != NULL)
-		return fail_at(ld, n, "'%s' must not contain a NUL byte", name);
-	*out = ap_xstrdup(n->s);
-	return 0;
-}
-
-static int choice_value(const loader *ld, const ynode *n, const char *name,
-                        const char *const choices[], size_t nchoices, const char *choices_text,
-                        size_t *out)
-{
-	if (n->kind == Y_SCALAR && !is_null(n)) {
-		for (size_t i = 0; i < nchoices; i++) {
-			if (strcmp(n->s, choices[i]) == 0) {
-				*out = i;
-				return 0;
-			}
-		}
-		return fail_at(ld, n, "'%s' must be one of %s, not '%s'", name, choices_text, n->s);
-	}
-	return fail_at(ld, n, "'%s' must be one of %s, not %s", name, choices_text, kind_name(n));
-}
-
-/* A plain decimal integer in [min, max]. */
-static int int_value(const loader *ld, const ynode *n, const char *name, long min, long max,
-                     long *out)
-{
-	const char *p;
-	char *end;
-	long v;
-
-	if (n->kind != Y_SCALAR || is_null(n))
-		return fail_at(ld, n, "'%s' must be an integer, not %s", name, kind_name(n));
-	if (n->style != YAML_PLAIN_SCALAR_STYLE)
-		return fail_at(ld, n, "'%s' must be an integer, not a quoted string", name);
-	p = n->s + (n->s[0] == '+' || n->s[0] == '-');
-	if (*p == '\0' || strspn(p, "0123456789") != n->len - (size_t)(p - n->s))
-		return fail_at(ld, n, "'%s' must be an integer, not '%s'", name, n->s);
-	errno = 0;
-	v = strtol(n->s, &end, 10);
-	if (errno == ERANGE || v < min || v > max)
-		return fail_at(ld, n, "'%s' must be from %ld to %ld, not %s", name, min, max, n->s);
-	*out = v;
-	return 0;
-}
-
-/* A positive decimal number of seconds, at most max. */
-static int seconds_value(const loader *ld, const ynode *n, const char *name, double max,
-                         double *out)
-{
-	size_t digits;
-	double v;
-
-	if (n->kind != Y_SCALAR || is_null(n))
-		return fail_at(ld, n, "'%s' must be a number of seconds, not %s", name, kind_name(n));
-	digits = strspn(n->s, "0123456789");
-	if (n->s[digits] == '.')
-		digits += 1 + strspn(n->s + digits + 1, "0123456789");
-	if (n->style != YAML_PLAIN_SCALAR_STYLE || digits == 0 || digits != n->len ||
-	    strcmp(n->s, ".") == 0)
-		return fail_at(ld, n, "'%s' must be a number of seconds, not '%s'", name, n->s);
-	v = strtod(n->s, NULL);
-	if (!(v > 0 && v <= max))
-		return fail_at(ld, n, "'%s' must be more than 0 and at most %g, not %s", name, max,
-		               n->s);
-	*out = v;
-	return 0;
-}
-
-static ap_loc loc_of(const loader *ld, const ynode *n)
+static ap_loc loc_of(const loader *ld, const ap_ynode *n)
 {
 	return (ap_loc){.file = ld->file, .line = n->line, .col = n->col};
 }
 
-static bool node_before(const ynode *a, const ynode *b)
-{
-	return a->line < b->line || (a->line == b->line && a->col < b->col);
-}
-
-/* The later in the file of the fields present among fields[0..n), when more
- * than one is: the one to blame for a conflict. */
-static const field *second_present(const field *fields, size_t n, const field **first)
-{
-	const field *a = NULL;
-	const field *b = NULL;
-
-	for (size_t i = 0; i < n; i++) {
-		if (fields[i].key == NULL)
-			continue;
-		if (a == NULL) {
-			a = &fields[i];
-		} else if (b == NULL) {
-			b = &fields[i];
-			if (node_before(b->key, a->key)) {
-				const field *t = a;
-				a = b;
-				b = t;
-			}
-		}
-	}
-	*first = a;
-	return b;
-}
-
 /* --- Rules. --------------------------------------------------------------- */
 
-static int id_value(const loader *ld, const ynode *n, char **out)
+static int id_value(const loader *ld, const ap_ynode *n, char **out)
 {
 	const ap_ruleset *rs = ld->rs;
 	const id_slot *dup;
@@ -704,21 +235,21 @@ static int id_value(const loader *ld, const ynode *n, char **out)
 	char *id;
 	int rc;
 
-	rc = string_value(ld, n, "id", &id);
+	rc = ap_y_string(ld->file, n, "id", &id);
 	if (rc < 0)
 		return rc;
 	if (strlen(id) > ID_MAX_LEN) {
-		rc = fail_at(ld, n, "id '%.*s...' is longer than %d characters", 32, id, ID_MAX_LEN);
+		rc = ap_y_fail(ld->file, n, "id '%.*s...' is longer than %d characters", 32, id, ID_MAX_LEN);
 	} else if (strchr(".-", id[0]) != NULL ||
 	           strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
 	                   strlen(id)) {
-		rc = fail_at(ld, n,
+		rc = ap_y_fail(ld->file, n,
 		             "invalid id '%s': use letters, digits, '_', '.' and '-', "
 		             "starting with a letter, digit or '_'",
 		             id);
 	} else if ((dup = id_lookup(rs, id)) != NULL) {
 		first = dup->probe ? &rs->probes[dup->index].loc : &rs->rules[dup->index].loc;
-		rc = fail_at(ld, n, "duplicate id '%s' (first defined at %s:%u:%u)", id, first->file,
+		rc = ap_y_fail(ld->file, n, "duplicate id '%s' (first defined at %s:%u:%u)", id, first->file,
 		             first->line, first->col);
 	}
 	if (rc < 0) {
@@ -729,18 +260,18 @@ static int id_value(const loader *ld, const ynode *n, char **out)
 	return 0;
 }
 
-static int path_value(const loader *ld, const ynode *n, ap_rule *r, size_t *paths_cap)
+static int path_value(const loader *ld, const ap_ynode *n, ap_rule *r, size_t *paths_cap)
 {
 	const char *why;
 	char *path;
 	int rc;
 
-	rc = string_value(ld, n, "file", &path);
+	rc = ap_y_string(ld->file, n, "file", &path);
 	if (rc < 0)
 		return rc;
 	why = ap_path_refusal(path);
 	if (why != NULL) {
-		rc = fail_at(ld, n, "path '%s' refused: %s", path, why);
+		rc = ap_y_fail(ld->file, n, "path '%s' refused: %s", path, why);
 		free(path);
 		return rc;
 	}
@@ -749,72 +280,20 @@ static int path_value(const loader *ld, const ynode *n, ap_rule *r, size_t *path
 	return 0;
 }
 
-static int file_value(const loader *ld, const ynode *n, ap_rule *r)
+static int file_value(const loader *ld, const ap_ynode *n, ap_rule *r)
 {
 	size_t paths_cap = 0;
 	int rc = 0;
 
-	if (n->kind == Y_SCALAR && !is_null(n))
+	if (n->kind == AP_Y_SCALAR && !ap_y_is_null(n))
 		return path_value(ld, n, r, &paths_cap);
-	if (n->kind != Y_SEQ)
-		return fail_at(ld, n, "'file' must be a path or a sequence of paths, not %s",
-		               kind_name(n));
+	if (n->kind != AP_Y_SEQ)
+		return ap_y_fail(ld->file, n, "'file' must be a path or a sequence of paths, not %s",
+		               ap_y_kind_name(n));
 	if (n->nkids == 0)
-		return fail_at(ld, n, "'file' must not be an empty sequence");
+		return ap_y_fail(ld->file, n, "'file' must not be an empty sequence");
 	for (size_t i = 0; i < n->nkids && rc == 0; i++)
 		rc = path_value(ld, n->kids[i], r, &paths_cap);
-	return rc;
-}
-
-/* The 1-based column of byte off of scalar n, when the scalar is written on
- * one line exactly as its value reads (no escapes, no folding); else 0. */
-static unsigned scalar_byte_col(const ynode *n, size_t off)
-{
-	unsigned quote;
-
-	if (n->style == YAML_PLAIN_SCALAR_STYLE)
-		quote = 0;
-	else if (n->style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-	         n->style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
-		quote = 1;
-	else
-		return 0;
-	if (off > n->len || n->end_line != n->line ||
-	    n->end_col - n->col != utf8_chars(n->s, n->len) + 2 * quote)
-		return 0;
-	return n->col + quote + (unsigned)utf8_chars(n->s, off);
-}
-
-static int compile_rule(const loader *ld, ap_rule *r, const ynode *pattern)
-{
-	static const char *const what[] = {
-		[AP_MATCH_LITERAL] = "literal",
-		[AP_MATCH_TOKEN] = "token pattern",
-		[AP_MATCH_REGEX] = "regex",
-	};
-	/* The matcher wants a concrete language for the pattern; with auto the
-	 * file's language is not known before the file is read, so the pattern
-	 * is compiled as C (the text's own language still applies at run time). */
-	ap_lang lang = r->lang == AP_LANG_AUTO ? AP_LANG_C : r->lang;
-	size_t off = 0;
-	unsigned col;
-	char *why;
-	int rc;
-
-	rc = ap_matcher_new(&r->matcher, r->kind, r->pattern, lang, &off);
-	if (rc == 0)
-		return 0;
-	why = ap_xstrdup(ap_error_last());
-	if (rc != AP_EINPUT) {
-		fail_at(ld, pattern, "cannot compile the %s: %s", what[r->kind], why);
-	} else if (r->kind != AP_MATCH_REGEX) {
-		rc = fail_at(ld, pattern, "invalid %s: %s", what[r->kind], why);
-	} else if ((col = scalar_byte_col(pattern, off)) != 0) {
-		rc = fail_lc(ld, pattern->line, col, "invalid %s: %s", what[r->kind], why);
-	} else {
-		rc = fail_at(ld, pattern, "invalid %s at offset %zu: %s", what[r->kind], off, why);
-	}
-	free(why);
 	return rc;
 }
 
@@ -824,113 +303,205 @@ enum {
 	RULE_FILE,
 	RULE_LANGUAGE,
 	RULE_NORMALIZE,
-	RULE_LITERAL, /* the three matcher keys, in ap_match_kind order */
-	RULE_TOKEN,
-	RULE_REGEX,
 	RULE_COLLECT,
-	RULE_NFIELDS
+	RULE_NCOMMON
 };
 
-static const char *const rule_keys[RULE_NFIELDS] = {
-	"id", "description", "file", "language", "normalize", "literal", "token", "regex", "collect",
+static const char *const common_keys[RULE_NCOMMON] = {
+	"id", "description", "file", "language", "normalize", "collect",
 };
 
-static const char *const lang_names[] = {"auto", "c", "python", "text"};
-static const ap_lang lang_values[] = {AP_LANG_AUTO, AP_LANG_C, AP_LANG_PYTHON, AP_LANG_TEXT};
 static const char *const ws_names[] = {"keep", "strip-whitespace"};
 static const ap_ws ws_values[] = {AP_WS_KEEP, AP_WS_STRIP};
 static const char *const collect_names[] = {"first", "all"};
 static const ap_collect collect_values[] = {AP_COLLECT_FIRST, AP_COLLECT_ALL};
 
-static int rule_matcher(const loader *ld, const ynode *map, const field *f, ap_rule *r)
+/* "'a', 'b' or 'c'" */
+static char *kind_keys_text(void)
 {
-	const field *first;
-	const field *second = second_present(&f[RULE_LITERAL], 3, &first);
-	const ynode *pattern;
-	const char *key;
-	int rc;
+	ap_buf b = AP_BUF_INIT;
 
-	if (first == NULL)
-		return fail_at(ld, map, "missing one of 'literal', 'token' or 'regex' in rule");
-	if (second != NULL)
-		return fail_at(ld, second->key,
-		               "both '%s' and '%s' given: a rule has exactly one of 'literal', "
-		               "'token' or 'regex'",
-		               first->key->s, second->key->s);
-	r->kind = (ap_match_kind)(first - &f[RULE_LITERAL]);
-	key = rule_keys[RULE_LITERAL + r->kind];
-	pattern = first->val;
-	rc = string_value(ld, pattern, key, &r->pattern);
-	if (rc < 0)
-		return rc;
-	if (r->pattern[0] == '\0')
-		return fail_at(ld, pattern, "'%s' must not be empty", key);
-	/* It would match everywhere. */
-	if (r->kind == AP_MATCH_LITERAL && r->ws == AP_WS_STRIP &&
-	    strspn(r->pattern, " \t\n\v\f\r\x1c\x1d\x1e\x1f") == strlen(r->pattern))
-		return fail_at(ld, pattern,
-		               "'literal' is only whitespace, which 'normalize: strip-whitespace' "
-		               "removes");
-	if (r->kind == AP_MATCH_TOKEN && r->ws == AP_WS_STRIP)
-		return fail_at(ld, f[RULE_NORMALIZE].val,
-		               "'token' cannot be used with 'normalize: strip-whitespace': tokens are "
-		               "told apart by the whitespace between them");
-	return compile_rule(ld, r, pattern);
+	for (size_t i = 0; i < ap_nkinds; i++)
+		ap_buf_printf(&b, "%s'%s'", i == 0 ? "" : i + 1 == ap_nkinds ? " or " : ", ",
+		              ap_kinds[i]->key);
+	return ap_buf_detach(&b);
 }
 
-static int rule_fields(const loader *ld, const ynode *map, const field *f, ap_rule *r)
+/* The kind the rule names by its key: exactly one. */
+static int rule_kind(const loader *ld, const ap_ynode *map, const ap_kind **out)
 {
+	const ap_ynode *first = NULL;
+	char *keys;
+	int rc;
+
+	*out = NULL;
+	for (size_t k = 0; k + 1 < map->nkids; k += 2) {
+		const ap_ynode *key = map->kids[k];
+		const ap_kind *kind;
+
+		if (!ap_y_is_string(key) || (kind = ap_kind_find(key->s)) == NULL)
+			continue;
+		if (*out != NULL) {
+			keys = kind_keys_text();
+			rc = ap_y_fail(ld->file, key,
+			               "both '%s' and '%s' given: a rule has exactly one of %s",
+			               first->s, key->s, keys);
+			free(keys);
+			return rc;
+		}
+		*out = kind;
+		first = key;
+	}
+	if (*out != NULL)
+		return 0;
+	/* A misspelt kind key is told as an unknown key. */
+	{
+		const char **names = ap_xcalloc(RULE_NCOMMON + ap_nkinds, sizeof *names);
+		ap_yfield *f = ap_xcalloc(RULE_NCOMMON + ap_nkinds, sizeof *f);
+
+		memcpy(names, common_keys, sizeof common_keys);
+		for (size_t i = 0; i < ap_nkinds; i++)
+			names[RULE_NCOMMON + i] = ap_kinds[i]->key;
+		rc = ap_y_fields(ld->file, map, "rule", names, RULE_NCOMMON + ap_nkinds, f);
+		free(f);
+		free(names);
+		if (rc < 0)
+			return rc;
+	}
+	keys = kind_keys_text();
+	rc = ap_y_fail(ld->file, map, "missing one of %s in rule", keys);
+	free(keys);
+	return rc;
+}
+
+/* The keys a rule of kind k may have: the common ones, its key, its options. */
+static const char **rule_keys(const ap_kind *k, size_t *n)
+{
+	size_t nopt = ap_kind_noptions(k);
+	const char **names = ap_xcalloc(RULE_NCOMMON + 1 + nopt, sizeof *names);
+
+	memcpy(names, common_keys, sizeof common_keys);
+	names[RULE_NCOMMON] = k->key;
+	for (size_t i = 0; i < nopt; i++)
+		names[RULE_NCOMMON + 1 + i] = k->options[i];
+	*n = RULE_NCOMMON + 1 + nopt;
+	return names;
+}
+
+/* A key the kind has no use for is refused rather than ignored. */
+static int refuse_key(const loader *ld, const ap_yfield *f, const ap_kind *k, const char *why)
+{
+	if (f->key == NULL)
+		return 0;
+	return ap_y_fail(ld->file, f->key, "'%s' does not apply to a '%s' rule: %s", f->key->s,
+	                 k->key, why);
+}
+
+static int rule_common(const loader *ld, const ap_ynode *map, const ap_yfield *f,
+                       const ap_kind *k, ap_rule *r)
+{
+	const char *lang_names[16];
+	char langs_text[128] = "";
 	size_t choice;
 	int rc;
 
-	if ((rc = need_field(ld, map, "rule", "id", &f[RULE_ID])) < 0 ||
+	if ((rc = ap_y_need_field(ld->file, map, "rule", "id", &f[RULE_ID])) < 0 ||
 	    (rc = id_value(ld, f[RULE_ID].val, &r->id)) < 0)
 		return rc;
 	r->loc = loc_of(ld, f[RULE_ID].val);
 	if (f[RULE_DESCRIPTION].key != NULL &&
-	    (rc = string_value(ld, f[RULE_DESCRIPTION].val, "description", &r->description)) < 0)
+	    (rc = ap_y_string(ld->file, f[RULE_DESCRIPTION].val, "description", &r->description)) < 0)
 		return rc;
-	if ((rc = need_field(ld, map, "rule", "file", &f[RULE_FILE])) < 0 ||
-	    (rc = file_value(ld, f[RULE_FILE].val, r)) < 0)
+	if (k->flags & (AP_KIND_FILE | AP_KIND_PICKS_FILE)) {
+		if ((rc = ap_y_need_field(ld->file, map, "rule", "file", &f[RULE_FILE])) < 0 ||
+		    (rc = file_value(ld, f[RULE_FILE].val, r)) < 0)
+			return rc;
+	} else if ((rc = refuse_key(ld, &f[RULE_FILE], k, "it names no file")) < 0) {
 		return rc;
+	}
 	r->lang = AP_LANG_AUTO;
+	r->ws = AP_WS_KEEP;
+	if (!(k->flags & AP_KIND_TEXT)) {
+		if ((rc = refuse_key(ld, &f[RULE_LANGUAGE], k, "it does not match text")) < 0 ||
+		    (rc = refuse_key(ld, &f[RULE_NORMALIZE], k, "it does not match text")) < 0)
+			return rc;
+	}
 	if (f[RULE_LANGUAGE].key != NULL) {
-		rc = choice_value(ld, f[RULE_LANGUAGE].val, "language", lang_names, 4,
-		                  "auto, c, python, text", &choice);
+		for (size_t i = 0; i < ap_nlangs; i++) {
+			lang_names[i] = ap_langs[i].name;
+			snprintf(langs_text + strlen(langs_text), sizeof langs_text - strlen(langs_text),
+			         "%s%s", i ? ", " : "", ap_langs[i].name);
+		}
+		rc = ap_y_choice(ld->file, f[RULE_LANGUAGE].val, "language", lang_names, ap_nlangs,
+		                 langs_text, &choice);
 		if (rc < 0)
 			return rc;
-		r->lang = lang_values[choice];
+		r->lang = ap_langs[choice].lang;
 	}
-	r->ws = AP_WS_KEEP;
 	if (f[RULE_NORMALIZE].key != NULL) {
-		rc = choice_value(ld, f[RULE_NORMALIZE].val, "normalize", ws_names, 2,
-		                  "keep, strip-whitespace", &choice);
+		rc = ap_y_choice(ld->file, f[RULE_NORMALIZE].val, "normalize", ws_names, 2,
+		                 "keep, strip-whitespace", &choice);
 		if (rc < 0)
 			return rc;
 		r->ws = ws_values[choice];
 	}
 	r->collect = AP_COLLECT_FIRST;
+	if (!(k->flags & AP_KIND_COLLECT) &&
+	    (rc = refuse_key(ld, &f[RULE_COLLECT], k, "it reports one answer")) < 0)
+		return rc;
 	if (f[RULE_COLLECT].key != NULL) {
-		rc = choice_value(ld, f[RULE_COLLECT].val, "collect", collect_names, 2, "first, all",
-		                  &choice);
+		rc = ap_y_choice(ld->file, f[RULE_COLLECT].val, "collect", collect_names, 2,
+		                 "first, all", &choice);
 		if (rc < 0)
 			return rc;
 		r->collect = collect_values[choice];
 	}
-	return rule_matcher(ld, map, f, r);
+	return 0;
 }
 
-static int load_rule(const loader *ld, const ynode *map)
+static int rule_fields(const loader *ld, const ap_ynode *map, ap_rule *r)
+{
+	const ap_kind *k;
+	const char **names;
+	ap_yfield *f;
+	size_t n;
+	int rc;
+
+	if ((rc = rule_kind(ld, map, &k)) < 0)
+		return rc;
+	names = rule_keys(k, &n);
+	f = ap_xcalloc(n, sizeof *f);
+	rc = ap_y_fields(ld->file, map, "rule", names, n, f);
+	if (rc == 0)
+		rc = rule_common(ld, map, f, k, r);
+	if (rc == 0) {
+		ap_kind_load l = {
+			.pack = ld->file,
+			.map = map,
+			.arg = f[RULE_NCOMMON].val,
+			.opts = f + RULE_NCOMMON + 1,
+			.normalize = &f[RULE_NORMALIZE],
+			.rule = r,
+		};
+		r->kind = k;
+		if (ap_y_is_string(l.arg) && memchr(l.arg->s, '\0', l.arg->len) == NULL)
+			r->pattern = ap_xstrdup(l.arg->s);
+		rc = ap_kind_load_rule(k, &l, &r->state);
+	}
+	free(f);
+	free(names);
+	return rc;
+}
+
+static int load_rule(const loader *ld, const ap_ynode *map)
 {
 	ap_ruleset *rs = ld->rs;
-	field f[RULE_NFIELDS];
 	ap_rule r = {0};
 	int rc;
 
-	if ((rc = need_map(ld, map, "a rule")) < 0 ||
-	    (rc = read_fields(ld, map, "rule", rule_keys, RULE_NFIELDS, f)) < 0)
+	if ((rc = ap_y_need_map(ld->file, map, "a rule")) < 0)
 		return rc;
-	rc = rule_fields(ld, map, f, &r);
+	rc = rule_fields(ld, map, &r);
 	if (rc < 0) {
 		rule_clear(&r);
 		return rc;
@@ -946,51 +517,51 @@ static int load_rule(const loader *ld, const ynode *map)
 
 static const char *const expr_keys[] = {"all", "any", "not"};
 
-/* Recursion is bounded: the tree is at most PACK_MAX_DEPTH deep. */
-static int expr_value(const loader *ld, const ynode *n, ap_expr **out)
+/* Recursion is bounded: ap_yaml_parse refuses deep trees. */
+static int expr_value(const loader *ld, const ap_ynode *n, ap_expr **out)
 {
-	const field *first;
-	const field *second;
-	field f[3];
+	const ap_yfield *first;
+	const ap_yfield *second;
+	ap_yfield f[3];
 	ap_expr *e = ap_xcalloc(1, sizeof *e);
 	int rc;
 
 	e->loc = loc_of(ld, n);
 	*out = e;
-	if (n->kind == Y_SCALAR && !is_null(n)) {
+	if (n->kind == AP_Y_SCALAR && !ap_y_is_null(n)) {
 		e->kind = AP_EXPR_REF;
-		return string_value(ld, n, "requires", &e->ref);
+		return ap_y_string(ld->file, n, "requires", &e->ref);
 	}
-	if (n->kind != Y_MAP)
-		return fail_at(ld, n,
+	if (n->kind != AP_Y_MAP)
+		return ap_y_fail(ld->file, n,
 		               "an expression must be a rule or probe id, or a mapping with 'all', "
 		               "'any' or 'not', not %s",
-		               kind_name(n));
-	rc = read_fields(ld, n, "an expression", expr_keys, 3, f);
+		               ap_y_kind_name(n));
+	rc = ap_y_fields(ld->file, n, "an expression", expr_keys, 3, f);
 	if (rc < 0)
 		return rc;
-	second = second_present(f, 3, &first);
+	second = ap_y_second_present(f, 3, &first);
 	if (first == NULL)
-		return fail_at(ld, n, "an expression mapping needs one of 'all', 'any' or 'not'");
+		return ap_y_fail(ld->file, n, "an expression mapping needs one of 'all', 'any' or 'not'");
 	if (second != NULL)
-		return fail_at(ld, second->key,
+		return ap_y_fail(ld->file, second->key,
 		               "both '%s' and '%s' given: an expression mapping has exactly one of "
 		               "'all', 'any' or 'not' (nest them to combine)",
 		               first->key->s, second->key->s);
 	e->kind = (ap_expr_kind)(AP_EXPR_ALL + (first - f));
 	n = first->val;
 	if (e->kind == AP_EXPR_NOT) {
-		if (n->kind == Y_SEQ)
-			return fail_at(ld, n, "'not' takes one expression, not a sequence");
+		if (n->kind == AP_Y_SEQ)
+			return ap_y_fail(ld->file, n, "'not' takes one expression, not a sequence");
 		e->kids = ap_xcalloc(1, sizeof *e->kids);
 		e->nkids = 1;
 		return expr_value(ld, n, &e->kids[0]);
 	}
-	if (n->kind != Y_SEQ)
-		return fail_at(ld, n, "'%s' must be a sequence of expressions, not %s", first->key->s,
-		               kind_name(n));
+	if (n->kind != AP_Y_SEQ)
+		return ap_y_fail(ld->file, n, "'%s' must be a sequence of expressions, not %s", first->key->s,
+		               ap_y_kind_name(n));
 	if (n->nkids == 0)
-		return fail_at(ld, n, "'%s' must not be empty", first->key->s);
+		return ap_y_fail(ld->file, n, "'%s' must not be empty", first->key->s);
 	e->kids = ap_xcalloc(n->nkids, sizeof *e->kids);
 	for (size_t i = 0; i < n->nkids; i++) {
 		e->nkids++;
@@ -1018,12 +589,12 @@ static const char *const launch_keys[LAUNCH_NFIELDS] = {
 	"kernel", "heads", "pad_to", "head_dim", "rope", "batch", "context", "page_size", "timeout",
 };
 
-/* Integer launch parameters: the field, its range, where it goes; 0 is kept
+/* Integer launch parameters: the ap_yfield, its range, where it goes; 0 is kept
  * for an absent optional one (the launcher's default). */
-static int launch_ints(const loader *ld, const ynode *map, const field *f, ap_launch_spec *l)
+static int launch_ints(const loader *ld, const ap_ynode *map, const ap_yfield *f, ap_launch_spec *l)
 {
 	const struct {
-		int field;
+		int ap_yfield;
 		bool required;
 		long min, max;
 		int *out;
@@ -1040,48 +611,48 @@ static int launch_ints(const loader *ld, const ynode *map, const field *f, ap_la
 	int rc;
 
 	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-		const field *fi = &f[ints[i].field];
-		const char *name = launch_keys[ints[i].field];
+		const ap_yfield *fi = &f[ints[i].ap_yfield];
+		const char *name = launch_keys[ints[i].ap_yfield];
 
-		if (ints[i].required && (rc = need_field(ld, map, "launch", name, fi)) < 0)
+		if (ints[i].required && (rc = ap_y_need_field(ld->file, map, "launch", name, fi)) < 0)
 			return rc;
 		if (fi->key == NULL)
 			continue;
-		rc = int_value(ld, fi->val, name, ints[i].min, ints[i].max, &v);
+		rc = ap_y_int(ld->file, fi->val, name, ints[i].min, ints[i].max, &v);
 		if (rc < 0)
 			return rc;
 		*ints[i].out = (int)v;
 	}
 	if (l->pad_to != 0 && l->pad_to < l->heads)
-		return fail_at(ld, f[LAUNCH_PAD_TO].val, "'pad_to' must be 0 or at least heads (%d), not %d",
+		return ap_y_fail(ld->file, f[LAUNCH_PAD_TO].val, "'pad_to' must be 0 or at least heads (%d), not %d",
 		               l->heads, l->pad_to);
 	if (l->pad_to % 16 != 0)
-		return fail_at(ld, f[LAUNCH_PAD_TO].val, "'pad_to' must be a multiple of 16, not %d",
+		return ap_y_fail(ld->file, f[LAUNCH_PAD_TO].val, "'pad_to' must be a multiple of 16, not %d",
 		               l->pad_to);
 	return 0;
 }
 
-static int launch_value(const loader *ld, const ynode *map, ap_launch_spec **out)
+static int launch_value(const loader *ld, const ap_ynode *map, ap_launch_spec **out)
 {
-	field f[LAUNCH_NFIELDS];
+	ap_yfield f[LAUNCH_NFIELDS];
 	ap_launch_spec *l;
 	int rc;
 
-	if ((rc = need_map(ld, map, "'launch'")) < 0 ||
-	    (rc = read_fields(ld, map, "launch", launch_keys, LAUNCH_NFIELDS, f)) < 0)
+	if ((rc = ap_y_need_map(ld->file, map, "'launch'")) < 0 ||
+	    (rc = ap_y_fields(ld->file, map, "launch", launch_keys, LAUNCH_NFIELDS, f)) < 0)
 		return rc;
 	l = ap_xcalloc(1, sizeof *l);
 	*out = l;
 	l->loc = loc_of(ld, map);
-	if ((rc = need_field(ld, map, "launch", "kernel", &f[LAUNCH_KERNEL])) < 0 ||
-	    (rc = string_value(ld, f[LAUNCH_KERNEL].val, "kernel", &l->kernel)) < 0)
+	if ((rc = ap_y_need_field(ld->file, map, "launch", "kernel", &f[LAUNCH_KERNEL])) < 0 ||
+	    (rc = ap_y_string(ld->file, f[LAUNCH_KERNEL].val, "kernel", &l->kernel)) < 0)
 		return rc;
 	if (strcmp(l->kernel, "mla_decode") != 0)
-		return fail_at(ld, f[LAUNCH_KERNEL].val, "unknown kernel '%s' (known: mla_decode)",
+		return ap_y_fail(ld->file, f[LAUNCH_KERNEL].val, "unknown kernel '%s' (known: mla_decode)",
 		               l->kernel);
 	rc = launch_ints(ld, map, f, l);
 	if (rc == 0 && f[LAUNCH_TIMEOUT].key != NULL)
-		rc = seconds_value(ld, f[LAUNCH_TIMEOUT].val, "timeout", 86400, &l->timeout_s);
+		rc = ap_y_seconds(ld->file, f[LAUNCH_TIMEOUT].val, "timeout", 86400, &l->timeout_s);
 	return rc;
 }
 
@@ -1089,18 +660,18 @@ enum { PROBE_ID, PROBE_DESCRIPTION, PROBE_REQUIRES, PROBE_LAUNCH, PROBE_NFIELDS 
 
 static const char *const probe_keys[PROBE_NFIELDS] = {"id", "description", "requires", "launch"};
 
-static int probe_fields(const loader *ld, const ynode *map, const field *f, ap_probe *p)
+static int probe_fields(const loader *ld, const ap_ynode *map, const ap_yfield *f, ap_probe *p)
 {
 	int rc;
 
-	if ((rc = need_field(ld, map, "probe", "id", &f[PROBE_ID])) < 0 ||
+	if ((rc = ap_y_need_field(ld->file, map, "probe", "id", &f[PROBE_ID])) < 0 ||
 	    (rc = id_value(ld, f[PROBE_ID].val, &p->id)) < 0)
 		return rc;
 	p->loc = loc_of(ld, f[PROBE_ID].val);
 	if (f[PROBE_DESCRIPTION].key != NULL &&
-	    (rc = string_value(ld, f[PROBE_DESCRIPTION].val, "description", &p->description)) < 0)
+	    (rc = ap_y_string(ld->file, f[PROBE_DESCRIPTION].val, "description", &p->description)) < 0)
 		return rc;
-	if ((rc = need_field(ld, map, "probe", "requires", &f[PROBE_REQUIRES])) < 0 ||
+	if ((rc = ap_y_need_field(ld->file, map, "probe", "requires", &f[PROBE_REQUIRES])) < 0 ||
 	    (rc = expr_value(ld, f[PROBE_REQUIRES].val, &p->requires)) < 0)
 		return rc;
 	if (f[PROBE_LAUNCH].key != NULL)
@@ -1108,15 +679,15 @@ static int probe_fields(const loader *ld, const ynode *map, const field *f, ap_p
 	return 0;
 }
 
-static int load_probe(const loader *ld, const ynode *map)
+static int load_probe(const loader *ld, const ap_ynode *map)
 {
 	ap_ruleset *rs = ld->rs;
-	field f[PROBE_NFIELDS];
+	ap_yfield f[PROBE_NFIELDS];
 	ap_probe p = {0};
 	int rc;
 
-	if ((rc = need_map(ld, map, "a probe")) < 0 ||
-	    (rc = read_fields(ld, map, "probe", probe_keys, PROBE_NFIELDS, f)) < 0)
+	if ((rc = ap_y_need_map(ld->file, map, "a probe")) < 0 ||
+	    (rc = ap_y_fields(ld->file, map, "probe", probe_keys, PROBE_NFIELDS, f)) < 0)
 		return rc;
 	rc = probe_fields(ld, map, f, &p);
 	if (rc < 0) {
@@ -1136,44 +707,44 @@ enum { TOP_VERSION, TOP_RULES, TOP_PROBES, TOP_NFIELDS };
 
 static const char *const top_keys[TOP_NFIELDS] = {"version", "rules", "probes"};
 
-static int load_items(const loader *ld, const field *f, int (*load_one)(const loader *,
-                                                                         const ynode *))
+static int load_items(const loader *ld, const ap_yfield *f, int (*load_one)(const loader *,
+                                                                         const ap_ynode *))
 {
-	const ynode *seq = f->val;
+	const ap_ynode *seq = f->val;
 	int rc = 0;
 
 	if (f->key == NULL)
 		return 0;
-	if (seq->kind != Y_SEQ)
-		return fail_at(ld, seq, "'%s' must be a sequence, not %s", f->key->s, kind_name(seq));
+	if (seq->kind != AP_Y_SEQ)
+		return ap_y_fail(ld->file, seq, "'%s' must be a sequence, not %s", f->key->s, ap_y_kind_name(seq));
 	for (size_t i = 0; i < seq->nkids && rc == 0; i++)
 		rc = load_one(ld, seq->kids[i]);
 	return rc;
 }
 
-static int load_tree(const loader *ld, const ynode *root)
+static int load_tree(const loader *ld, const ap_ynode *root)
 {
-	field f[TOP_NFIELDS];
+	ap_yfield f[TOP_NFIELDS];
 	long version;
 	int rc;
 
-	if (root == NULL || is_null(root))
-		return fail_lc(ld, 1, 1, "empty rule pack: expected a mapping with 'rules' and/or 'probes'");
-	if (root->kind != Y_MAP)
-		return fail_at(ld, root,
+	if (root == NULL || ap_y_is_null(root))
+		return ap_y_fail_lc(ld->file, 1, 1, "empty rule pack: expected a mapping with 'rules' and/or 'probes'");
+	if (root->kind != AP_Y_MAP)
+		return ap_y_fail(ld->file, root,
 		               "a rule pack must be a mapping with 'rules' and/or 'probes', not %s",
-		               kind_name(root));
-	rc = read_fields(ld, root, "the top-level mapping", top_keys, TOP_NFIELDS, f);
+		               ap_y_kind_name(root));
+	rc = ap_y_fields(ld->file, root, "the top-level mapping", top_keys, TOP_NFIELDS, f);
 	if (rc < 0)
 		return rc;
 	if (f[TOP_RULES].key == NULL && f[TOP_PROBES].key == NULL)
-		return fail_at(ld, root, "missing 'rules' or 'probes' in the top-level mapping");
+		return ap_y_fail(ld->file, root, "missing 'rules' or 'probes' in the top-level mapping");
 	if (f[TOP_VERSION].key != NULL) {
-		rc = int_value(ld, f[TOP_VERSION].val, "version", LONG_MIN, LONG_MAX, &version);
+		rc = ap_y_int(ld->file, f[TOP_VERSION].val, "version", LONG_MIN, LONG_MAX, &version);
 		if (rc < 0)
 			return rc;
 		if (version != 1)
-			return fail_at(ld, f[TOP_VERSION].val,
+			return ap_y_fail(ld->file, f[TOP_VERSION].val,
 			               "unsupported version %ld (this aiter-probe reads version 1)",
 			               version);
 	}
@@ -1188,8 +759,8 @@ static int load_text(ap_ruleset *rs, const char *name, const char *yaml, size_t 
 	size_t nrules = rs->nrules;
 	size_t nprobes = rs->nprobes;
 	size_t nfiles = rs->nfiles;
-	loader ld = {.rs = rs, .text = yaml, .len = len};
-	ynode *root = NULL;
+	loader ld = {.rs = rs};
+	ap_ynode *root = NULL;
 	int rc;
 
 	if (len > PACK_MAX_BYTES) {
@@ -1201,19 +772,10 @@ static int load_text(ap_ruleset *rs, const char *name, const char *yaml, size_t 
 	rs->files[rs->nfiles] = ap_xstrdup(name);
 	ld.file = rs->files[rs->nfiles++];
 
-	if (!yaml_parser_initialize(&ld.parser)) {
-		ap_error_set("%s: cannot start the YAML parser", name);
-		rc = AP_EINTERNAL;
-	} else {
-		/* UTF-8 only: a UTF-16 file is refused instead of guessed at. */
-		yaml_parser_set_encoding(&ld.parser, YAML_UTF8_ENCODING);
-		yaml_parser_set_input_string(&ld.parser, (const unsigned char *)yaml, len);
-		rc = read_document(&ld, &root);
-		yaml_parser_delete(&ld.parser);
-	}
+	rc = ap_yaml_parse(&root, ld.file, yaml, len);
 	if (rc == 0)
 		rc = load_tree(&ld, root);
-	ynode_free(root);
+	ap_ynode_free(root);
 	if (rc < 0)
 		ruleset_truncate(rs, nrules, nprobes, nfiles);
 	return rc;

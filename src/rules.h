@@ -9,6 +9,8 @@
 #include "match.h"
 #include "normalize.h"
 
+struct ap_kind;
+
 typedef struct ap_loc {
 	const char *file; /* owned by the rule set */
 	unsigned line;    /* 1-based */
@@ -18,14 +20,15 @@ typedef struct ap_loc {
 typedef struct ap_rule {
 	char *id;
 	char *description;   /* may be NULL */
-	char **paths;        /* alternatives, first that exists wins */
+	char **paths;        /* alternatives, first that exists wins; none for kinds
+	                      * that name no file */
 	size_t npaths;
 	ap_lang lang;        /* AP_LANG_AUTO: from each file's name */
 	ap_ws ws;
-	ap_match_kind kind;
-	char *pattern;
 	ap_collect collect;
-	ap_matcher *matcher; /* compiled when loaded (token matchers for lang, or C when auto) */
+	const struct ap_kind *kind;
+	char *pattern;       /* the kind's key's value when it is a string, else NULL */
+	void *state;         /* the kind's compiled form */
 	ap_loc loc;
 } ap_rule;
 

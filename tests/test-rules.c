@@ -15,6 +15,7 @@
 
 #include "ap-error.h"
 #include "ap-util.h"
+#include "kind.h"
 #include "rules.h"
 
 /* --- Helpers. ------------------------------------------------------------- */
@@ -130,10 +131,10 @@ static void test_rule_all_fields(void **state)
 	assert_string_equal(r->paths[1], "aiter_meta/csrc/reduce.cu");
 	assert_int_equal(r->lang, AP_LANG_C);
 	assert_int_equal(r->ws, AP_WS_STRIP);
-	assert_int_equal(r->kind, AP_MATCH_REGEX);
+	assert_string_equal(r->kind->key, "regex");
 	assert_string_equal(r->pattern, "CASE\\((?<heads>\\d+),(?<dim>\\d+)");
 	assert_int_equal(r->collect, AP_COLLECT_ALL);
-	assert_non_null(r->matcher);
+	assert_non_null(r->state);
 	assert_ptr_equal(r->loc.file, rs->files[0]);
 	assert_int_equal(r->loc.line, 3);
 	assert_int_equal(r->loc.col, 9);
@@ -168,18 +169,18 @@ static void test_rule_defaults(void **state)
 	assert_string_equal(r->paths[0], "x.py");
 	assert_int_equal(r->lang, AP_LANG_AUTO);
 	assert_int_equal(r->ws, AP_WS_KEEP);
-	assert_int_equal(r->kind, AP_MATCH_LITERAL);
+	assert_string_equal(r->kind->key, "literal");
 	assert_string_equal(r->pattern, "def f(");
 	assert_int_equal(r->collect, AP_COLLECT_FIRST);
 	assert_int_equal(r->loc.line, 2);
 	assert_int_equal(r->loc.col, 10);
 	r = ap_ruleset_find_rule(rs, "b");
-	assert_int_equal(r->kind, AP_MATCH_TOKEN);
+	assert_string_equal(r->kind->key, "token");
 	assert_string_equal(r->pattern, "num_heads == 24");
-	assert_non_null(r->matcher);
+	assert_non_null(r->state);
 	r = ap_ruleset_find_rule(rs, "c");
 	assert_int_equal(r->lang, AP_LANG_PYTHON);
-	assert_int_equal(r->kind, AP_MATCH_TOKEN);
+	assert_string_equal(r->kind->key, "token");
 	assert_string_equal(r->pattern, "def f(\n");
 	ap_ruleset_free(rs);
 }
@@ -515,7 +516,7 @@ static void test_rule_field_errors(void **state)
 	           "'literal', 'token' or 'regex'");
 	load_fails(RULE_HEAD "    match: x\n",
 	           "t.yaml:4:5: unknown key 'match' in rule (allowed: id, description, file, "
-	           "language, normalize, literal, token, regex, collect)");
+	           "language, normalize, collect, literal, token, regex)");
 	load_fails(RULE_HEAD "    literal: x\n    file: b\n",
 	           "t.yaml:5:5: duplicate key 'file' (first at t.yaml:3:5)");
 	load_fails(RULE_HEAD "    literal: x\n    description: [a]\n",
@@ -535,7 +536,7 @@ static void test_rule_field_errors(void **state)
 	load_fails(RULE_HEAD "    literal: \"a\\0b\"\n",
 	           "t.yaml:4:14: 'literal' must not contain a NUL byte");
 	load_fails(RULE_HEAD "    normalize: strip-whitespace\n    literal: \" \\t \"\n",
-	           "t.yaml:5:14: 'literal' is only whitespace, which 'normalize: strip-whitespace' "
+	           "t.yaml:5:14: invalid literal: only whitespace, which 'normalize: strip-whitespace' "
 	           "removes");
 	load_fails(RULE_HEAD "    normalize: strip-whitespace\n    token: a == b\n",
 	           "t.yaml:4:16: 'token' cannot be used with 'normalize: strip-whitespace': tokens "
