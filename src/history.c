@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ap-error.h"
+#include "ap-map.h"
 #include "ap-util.h"
 #include "engine.h"
 #include "history.h"
@@ -265,93 +266,6 @@ int ap_reader_new_git(ap_reader **out, git_repository *repo, const git_tree *tre
 	return ap_reader_new(out, &ap_git_source_ops, ctx, name, max_bytes);
 }
 
-/* --- A map from fixed-size byte keys to indexes ------------------------- */
-
-typedef struct keymap {
-	size_t keylen;
-	unsigned char *keys; /* cap slots of keylen bytes */
-	size_t *vals;        /* SIZE_MAX: empty slot */
-	size_t cap;          /* a power of two */
-	size_t n;
-} keymap;
-
-static uint64_t key_hash(const unsigned char *key, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ key[i]) * 0x100000001b3u;
-	return h;
-}
-
-static void keymap_init(keymap *m, size_t keylen)
-{
-	size_t i;
-
-	m->keylen = keylen;
-	m->cap = 64;
-	m->n = 0;
-	m->keys = ap_xmalloc(m->cap * keylen);
-	m->vals = ap_xmalloc(m->cap * sizeof *m->vals);
-	for (i = 0; i < m->cap; i++)
-		m->vals[i] = SIZE_MAX;
-}
-
-static size_t keymap_slot(const keymap *m, const unsigned char *key)
-{
-	size_t i = (size_t)key_hash(key, m->keylen) & (m->cap - 1);
-
-	while (m->vals[i] != SIZE_MAX && memcmp(m->keys + i * m->keylen, key, m->keylen) != 0)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-/* The value under key, or SIZE_MAX. */
-static size_t keymap_get(const keymap *m, const unsigned char *key)
-{
-	return m->vals[keymap_slot(m, key)];
-}
-
-static void keymap_put(keymap *m, const unsigned char *key, size_t val);
-
-static void keymap_grow(keymap *m)
-{
-	keymap bigger = {m->keylen, NULL, NULL, m->cap * 2, 0};
-	size_t i;
-
-	bigger.keys = ap_xmalloc(bigger.cap * m->keylen);
-	bigger.vals = ap_xmalloc(bigger.cap * sizeof *bigger.vals);
-	for (i = 0; i < bigger.cap; i++)
-		bigger.vals[i] = SIZE_MAX;
-	for (i = 0; i < m->cap; i++)
-		if (m->vals[i] != SIZE_MAX)
-			keymap_put(&bigger, m->keys + i * m->keylen, m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	*m = bigger;
-}
-
-static void keymap_put(keymap *m, const unsigned char *key, size_t val)
-{
-	size_t i;
-
-	if (2 * (m->n + 1) > m->cap)
-		keymap_grow(m);
-	i = keymap_slot(m, key);
-	if (m->vals[i] == SIZE_MAX) {
-		memcpy(m->keys + i * m->keylen, key, m->keylen);
-		m->n++;
-	}
-	m->vals[i] = val;
-}
-
-static void keymap_free(keymap *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
-
 /* --- The walk ----------------------------------------------------------- */
 
 /* The verdicts of one set of file versions: a JSON array of rule states and
@@ -361,17 +275,23 @@ typedef struct verdict {
 	json_t *caps;
 } verdict;
 
-#define KEY_ENTRY (1 + GIT_OID_RAWSZ) /* found_kind, then the object id */
+/* The paths one evaluation looked up (read, or found absent), sorted: the
+ * verdict depends on nothing else of the tree. */
+typedef struct pathset {
+	char **paths;
+	size_t n;
+} pathset;
 
 typedef struct history {
 	const ap_ruleset *rs;
 	git_repository *repo;
 	size_t max_bytes;
-	const char **paths; /* every path any rule names, once */
-	size_t npaths;
-	unsigned char *key; /* scratch: npaths * KEY_ENTRY */
-	keymap by_files;    /* file versions -> verdict */
-	keymap by_commit;   /* commit id -> verdict */
+	pathset *sets;   /* every distinct pathset of an evaluation, newest last */
+	size_t nsets;
+	size_t sets_cap;
+	ap_map *set_ids;  /* a pathset's paths, joined -> index into sets */
+	ap_map *by_files; /* pathset index and what its paths resolve to -> verdict */
+	ap_map *by_commit;/* commit id -> verdict */
 	verdict *verdicts;
 	size_t nverdicts;
 	size_t verdicts_cap;
@@ -382,22 +302,53 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void collect_paths(history *h)
+/* The pathset of what reader looked up, added to the known ones if new. */
+static size_t record_pathset(history *h, const ap_reader *reader)
 {
-	size_t i, j, n = 0, total = 0;
+	size_t n = ap_reader_count(reader);
+	char **paths = ap_xcalloc(n ? n : 1, sizeof *paths);
+	ap_buf joined = AP_BUF_INIT;
+	size_t id;
 
-	for (i = 0; i < h->rs->nrules; i++)
-		total += h->rs->rules[i].npaths;
-	h->paths = ap_xcalloc(total, sizeof *h->paths);
-	for (i = 0; i < h->rs->nrules; i++)
-		for (j = 0; j < h->rs->rules[i].npaths; j++)
-			h->paths[n++] = h->rs->rules[i].paths[j];
-	qsort(h->paths, n, sizeof *h->paths, cmp_str);
-	h->npaths = 0;
-	for (i = 0; i < n; i++)
-		if (h->npaths == 0 || strcmp(h->paths[h->npaths - 1], h->paths[i]) != 0)
-			h->paths[h->npaths++] = h->paths[i];
-	h->key = ap_xcalloc(h->npaths ? h->npaths : 1, KEY_ENTRY);
+	for (size_t i = 0; i < n; i++)
+		paths[i] = ap_xstrdup(ap_reader_at(reader, i)->path);
+	qsort(paths, n, sizeof *paths, cmp_str);
+	for (size_t i = 0; i < n; i++)
+		ap_buf_append(&joined, paths[i], strlen(paths[i]) + 1);
+	id = ap_map_get(h->set_ids, joined.data ? joined.data : "", joined.len);
+	if (id != AP_MAP_ABSENT) {
+		for (size_t i = 0; i < n; i++)
+			free(paths[i]);
+		free(paths);
+	} else {
+		id = h->nsets;
+		ap_xgrow((void **)&h->sets, &h->sets_cap, h->nsets + 1, sizeof *h->sets);
+		h->sets[h->nsets++] = (pathset){paths, n};
+		ap_map_put(h->set_ids, joined.data ? joined.data : "", joined.len, id);
+	}
+	ap_buf_free(&joined);
+	return id;
+}
+
+/* The key of pathset set in tree: its index, then where each path leads. */
+static int files_key(history *h, git_tree *tree, size_t set, ap_buf *key)
+{
+	const pathset *ps = &h->sets[set];
+
+	key->len = 0;
+	ap_buf_append(key, &set, sizeof set);
+	for (size_t i = 0; i < ps->n; i++) {
+		found f;
+		unsigned char kind;
+		int rc = resolve(&f, h->repo, tree, ps->paths[i]);
+
+		if (rc < 0)
+			return rc;
+		kind = (unsigned char)f.kind;
+		ap_buf_append(key, &kind, 1);
+		ap_buf_append(key, f.oid.id, GIT_OID_RAWSZ);
+	}
+	return 0;
 }
 
 /* A rule's state as history compares it: the status and the named captures
@@ -423,7 +374,7 @@ static json_t *rule_state(const ap_rule_result *res)
 	                 captures);
 }
 
-static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *out)
+static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *out, size_t *set)
 {
 	char hex[GIT_OID_HEXSZ + 1];
 	ap_reader *reader;
@@ -448,46 +399,51 @@ static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *
 	for (i = 0; i < scan->ncaps; i++)
 		json_array_append_new(out->caps, json_boolean(scan->caps[i].supported));
 	ap_scan_free(scan);
+	*set = record_pathset(h, reader);
 	ap_reader_free(reader);
 	return 0;
 }
 
-/* The verdict of a commit: looked up by commit, else by the versions of the
- * files the rules name, else evaluated. */
+/* The verdict of a commit: looked up by commit; else reused from an
+ * evaluation whose every looked-up path leads to the same object here (newest
+ * pathsets first: the parent's is usually the last); else evaluated. */
 static int verdict_of(history *h, git_commit *commit, size_t *out)
 {
 	const git_oid *id = git_commit_id(commit);
+	ap_buf key = AP_BUF_INIT;
 	git_tree *tree;
-	size_t i;
 	int rc = 0;
 
-	*out = keymap_get(&h->by_commit, id->id);
-	if (*out != SIZE_MAX)
+	*out = ap_map_get(h->by_commit, id->id, GIT_OID_RAWSZ);
+	if (*out != AP_MAP_ABSENT)
 		return 0;
 	if (git_commit_tree(&tree, commit) < 0)
 		return git_fail("reading a commit's tree");
-	for (i = 0; i < h->npaths; i++) {
-		unsigned char *entry = h->key + i * KEY_ENTRY;
-		found f;
-
-		rc = resolve(&f, h->repo, tree, h->paths[i]);
+	for (size_t k = h->nsets; k-- > 0;) {
+		rc = files_key(h, tree, k, &key);
 		if (rc < 0)
 			goto done;
-		entry[0] = (unsigned char)f.kind;
-		memcpy(entry + 1, f.oid.id, GIT_OID_RAWSZ);
+		*out = ap_map_get(h->by_files, key.data, key.len);
+		if (*out != AP_MAP_ABSENT)
+			break;
 	}
-	*out = keymap_get(&h->by_files, h->key);
-	if (*out == SIZE_MAX) {
+	if (*out == AP_MAP_ABSENT) {
+		size_t set;
+
 		ap_xgrow((void **)&h->verdicts, &h->verdicts_cap, h->nverdicts + 1,
 		         sizeof *h->verdicts);
-		rc = evaluate(h, tree, id, &h->verdicts[h->nverdicts]);
+		rc = evaluate(h, tree, id, &h->verdicts[h->nverdicts], &set);
 		if (rc < 0)
 			goto done;
 		*out = h->nverdicts++;
-		keymap_put(&h->by_files, h->key, *out);
+		rc = files_key(h, tree, set, &key);
+		if (rc < 0)
+			goto done;
+		ap_map_put(h->by_files, key.data, key.len, *out);
 	}
-	keymap_put(&h->by_commit, id->id, *out);
+	ap_map_put(h->by_commit, id->id, GIT_OID_RAWSZ, *out);
 done:
+	ap_buf_free(&key);
 	git_tree_free(tree);
 	return rc;
 }
@@ -728,10 +684,15 @@ static void history_free(history *h)
 		json_decref(h->verdicts[i].caps);
 	}
 	free(h->verdicts);
-	keymap_free(&h->by_files);
-	keymap_free(&h->by_commit);
-	free(h->paths);
-	free(h->key);
+	for (i = 0; i < h->nsets; i++) {
+		for (size_t j = 0; j < h->sets[i].n; j++)
+			free(h->sets[i].paths[j]);
+		free(h->sets[i].paths);
+	}
+	free(h->sets);
+	ap_map_free(h->set_ids);
+	ap_map_free(h->by_files);
+	ap_map_free(h->by_commit);
 	git_repository_free(h->repo);
 }
 
@@ -769,9 +730,9 @@ int ap_history_run(json_t **out, const ap_ruleset *rs, const char *git_dir, cons
 		git_libgit2_shutdown();
 		return rc;
 	}
-	collect_paths(&h);
-	keymap_init(&h.by_files, h.npaths ? h.npaths * KEY_ENTRY : 1);
-	keymap_init(&h.by_commit, GIT_OID_RAWSZ);
+	h.set_ids = ap_map_new();
+	h.by_files = ap_map_new();
+	h.by_commit = ap_map_new();
 	report = json_pack("{s:s, s:i, s:i, s:n, s:[]}", "range", range, "commits", 0,
 	                   "evaluated", 0, "initial", "changes");
 	rc = walk(&h, report, range, opts);

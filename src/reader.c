@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ap-error.h"
+#include "ap-map.h"
 #include "ap-util.h"
 #include "reader.h"
 
@@ -28,8 +29,7 @@ struct ap_reader {
 	struct entry **files; /* in the order first asked for */
 	size_t nfiles;
 	size_t files_cap;
-	size_t *slots;        /* open-addressing table of indexes + 1 into files; 0: empty */
-	size_t nslots;        /* a power of two */
+	ap_map *index;        /* path -> index into files */
 };
 
 /* --- Folder source ---------------------------------------------------------- */
@@ -169,8 +169,7 @@ int ap_reader_new(ap_reader **out, const ap_source_ops *ops, void *ctx, const ch
 	r->ctx = ctx;
 	r->root = ap_xstrdup(root);
 	r->max_bytes = max_bytes;
-	r->nslots = 64;
-	r->slots = ap_xcalloc(r->nslots, sizeof *r->slots);
+	r->index = ap_map_new();
 	*out = r;
 	return 0;
 }
@@ -194,7 +193,7 @@ void ap_reader_free(ap_reader *r)
 	for (size_t i = 0; i < r->nfiles; i++)
 		entry_free(r->files[i]);
 	free(r->files);
-	free(r->slots);
+	ap_map_free(r->index);
 	if (r->ops->free)
 		r->ops->free(r->ctx);
 	free(r->root);
@@ -204,36 +203,6 @@ void ap_reader_free(ap_reader *r)
 const char *ap_reader_root(const ap_reader *r)
 {
 	return r->root;
-}
-
-static size_t hash_path(const char *s)
-{
-	uint64_t h = 14695981039346656037u; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211u;
-	return (size_t)h;
-}
-
-/* The slot holding rel, or the empty slot where it belongs. */
-static size_t *find_slot(const ap_reader *r, const char *rel)
-{
-	size_t mask = r->nslots - 1;
-
-	for (size_t k = hash_path(rel) & mask;; k = (k + 1) & mask) {
-		size_t *slot = &r->slots[k];
-		if (*slot == 0 || strcmp(r->files[*slot - 1]->file.path, rel) == 0)
-			return slot;
-	}
-}
-
-static void grow_table(ap_reader *r)
-{
-	free(r->slots);
-	r->nslots *= 2;
-	r->slots = ap_xcalloc(r->nslots, sizeof *r->slots);
-	for (size_t i = 0; i < r->nfiles; i++)
-		*find_slot(r, r->files[i]->file.path) = i + 1;
 }
 
 static void set_failure(ap_file *f, ap_file_status status, char *reason)
@@ -289,19 +258,17 @@ static void load(ap_reader *r, ap_file *f)
 
 const ap_file *ap_reader_get(ap_reader *r, const char *rel)
 {
-	size_t *slot = find_slot(r, rel);
+	size_t i = ap_map_get_str(r->index, rel);
 	struct entry *e;
 
-	if (*slot != 0)
-		return &r->files[*slot - 1]->file;
+	if (i != AP_MAP_ABSENT)
+		return &r->files[i]->file;
 	e = ap_xcalloc(1, sizeof *e);
 	e->file.path = ap_xstrdup(rel);
 	load(r, &e->file);
 	ap_xgrow((void **)&r->files, &r->files_cap, r->nfiles + 1, sizeof *r->files);
+	ap_map_put_str(r->index, rel, r->nfiles);
 	r->files[r->nfiles++] = e;
-	*slot = r->nfiles;
-	if (r->nfiles * 2 > r->nslots)
-		grow_table(r);
 	return &e->file;
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ap-error.h"
+#include "ap-map.h"
 #include "ap-util.h"
 #include "kind.h"
 #include "reader.h"
@@ -27,18 +28,16 @@
 
 /* --- The rule set, with a private id index. ------------------------------ */
 
-/* One namespace for rule and probe ids: a probe may require either. */
+/* One namespace for rule and probe ids: a probe may require either. The
+ * index maps an id to 2 * index + (1 for a probe). */
 typedef struct id_slot {
-	const char *id; /* NULL: empty slot */
 	bool probe;
 	size_t index;
 } id_slot;
 
 typedef struct ruleset_impl {
 	ap_ruleset pub; /* first, so the public pointer is the private one */
-	id_slot *slots;
-	size_t nslots; /* a power of two, at least twice nused */
-	size_t nused;
+	ap_map *ids;
 } ruleset_impl;
 
 static ruleset_impl *impl_of(ap_ruleset *rs)
@@ -46,68 +45,26 @@ static ruleset_impl *impl_of(ap_ruleset *rs)
 	return (ruleset_impl *)((char *)rs - offsetof(ruleset_impl, pub));
 }
 
-static const ruleset_impl *const_impl_of(const ap_ruleset *rs)
+static const ap_map *ids_of(const ap_ruleset *rs)
 {
-	return (const ruleset_impl *)((const char *)rs - offsetof(ruleset_impl, pub));
+	return ((const ruleset_impl *)((const char *)rs - offsetof(ruleset_impl, pub)))->ids;
 }
 
-static size_t id_hash(const char *s)
+/* Where id is defined: *out filled and true, or false. */
+static bool id_lookup(const ap_ruleset *rs, const char *id, id_slot *out)
 {
-	uint64_t h = 0xcbf29ce484222325u;
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3u;
-	return (size_t)h;
-}
+	size_t v = ap_map_get_str(ids_of(rs), id);
 
-/* The slot holding id, or the empty slot where it would go. */
-static id_slot *id_probe_slot(id_slot *slots, size_t nslots, const char *id)
-{
-	size_t i = id_hash(id) & (nslots - 1);
-	while (slots[i].id != NULL && strcmp(slots[i].id, id) != 0)
-		i = (i + 1) & (nslots - 1);
-	return &slots[i];
-}
-
-static const id_slot *id_lookup(const ap_ruleset *rs, const char *id)
-{
-	const ruleset_impl *ri = const_impl_of(rs);
-	const id_slot *s;
-
-	if (ri->nslots == 0)
-		return NULL;
-	s = id_probe_slot(ri->slots, ri->nslots, id);
-	return s->id != NULL ? s : NULL;
-}
-
-static void id_index_reset(ruleset_impl *ri, size_t nslots)
-{
-	free(ri->slots);
-	ri->slots = ap_xcalloc(nslots, sizeof *ri->slots);
-	ri->nslots = nslots;
-	ri->nused = 0;
+	if (v == AP_MAP_ABSENT)
+		return false;
+	out->probe = v & 1;
+	out->index = v >> 1;
+	return true;
 }
 
 static void id_index_put(ruleset_impl *ri, const char *id, bool probe, size_t index)
 {
-	id_slot *s;
-
-	if (2 * (ri->nused + 1) > ri->nslots) {
-		id_slot *old = ri->slots;
-		size_t nold = ri->nslots;
-
-		ri->slots = NULL;
-		id_index_reset(ri, nold ? 2 * nold : 64);
-		for (size_t i = 0; i < nold; i++)
-			if (old[i].id != NULL)
-				id_index_put(ri, old[i].id, old[i].probe, old[i].index);
-		free(old);
-	}
-	s = id_probe_slot(ri->slots, ri->nslots, id);
-	if (s->id == NULL)
-		ri->nused++;
-	s->id = id;
-	s->probe = probe;
-	s->index = index;
+	ap_map_put_str(ri->ids, id, 2 * index + probe);
 }
 
 /* After probes were reordered or a failed file rolled back. */
@@ -115,7 +72,7 @@ static void id_index_rebuild(ruleset_impl *ri)
 {
 	const ap_ruleset *rs = &ri->pub;
 
-	id_index_reset(ri, ri->nslots ? ri->nslots : 64);
+	ap_map_clear(ri->ids);
 	for (size_t i = 0; i < rs->nrules; i++)
 		id_index_put(ri, rs->rules[i].id, false, i);
 	for (size_t i = 0; i < rs->nprobes; i++)
@@ -125,6 +82,7 @@ static void id_index_rebuild(ruleset_impl *ri)
 int ap_ruleset_new(ap_ruleset **out)
 {
 	ruleset_impl *ri = ap_xcalloc(1, sizeof *ri);
+	ri->ids = ap_map_new();
 	*out = &ri->pub;
 	return 0;
 }
@@ -197,20 +155,20 @@ void ap_ruleset_free(ap_ruleset *rs)
 	for (size_t i = 0; i < rs->nfiles; i++)
 		free(rs->files[i]);
 	free(rs->files);
-	free(ri->slots);
+	ap_map_free(ri->ids);
 	free(ri);
 }
 
 const ap_rule *ap_ruleset_find_rule(const ap_ruleset *rs, const char *id)
 {
-	const id_slot *s = id_lookup(rs, id);
-	return s != NULL && !s->probe ? &rs->rules[s->index] : NULL;
+	id_slot s;
+	return id_lookup(rs, id, &s) && !s.probe ? &rs->rules[s.index] : NULL;
 }
 
 const ap_probe *ap_ruleset_find_probe(const ap_ruleset *rs, const char *id)
 {
-	const id_slot *s = id_lookup(rs, id);
-	return s != NULL && s->probe ? &rs->probes[s->index] : NULL;
+	id_slot s;
+	return id_lookup(rs, id, &s) && s.probe ? &rs->probes[s.index] : NULL;
 }
 
 /* --- Positions. --------------------------------------------------------- */
@@ -230,7 +188,7 @@ static ap_loc loc_of(const loader *ld, const ap_ynode *n)
 static int id_value(const loader *ld, const ap_ynode *n, char **out)
 {
 	const ap_ruleset *rs = ld->rs;
-	const id_slot *dup;
+	id_slot dup;
 	const ap_loc *first;
 	char *id;
 	int rc;
@@ -247,8 +205,8 @@ static int id_value(const loader *ld, const ap_ynode *n, char **out)
 		             "invalid id '%s': use letters, digits, '_', '.' and '-', "
 		             "starting with a letter, digit or '_'",
 		             id);
-	} else if ((dup = id_lookup(rs, id)) != NULL) {
-		first = dup->probe ? &rs->probes[dup->index].loc : &rs->rules[dup->index].loc;
+	} else if (id_lookup(rs, id, &dup)) {
+		first = dup.probe ? &rs->probes[dup.index].loc : &rs->rules[dup.index].loc;
 		rc = ap_y_fail(ld->file, n, "duplicate id '%s' (first defined at %s:%u:%u)", id, first->file,
 		             first->line, first->col);
 	}
@@ -897,7 +855,7 @@ int ap_ruleset_load_path(ap_ruleset *rs, const char *path)
 static int resolve_expr(const ap_ruleset *rs, ap_expr *e, size_t **deps, size_t *ndeps,
                         size_t *deps_cap)
 {
-	const id_slot *s;
+	id_slot s;
 	int rc = 0;
 
 	if (e->kind != AP_EXPR_REF) {
@@ -905,16 +863,15 @@ static int resolve_expr(const ap_ruleset *rs, ap_expr *e, size_t **deps, size_t 
 			rc = resolve_expr(rs, e->kids[i], deps, ndeps, deps_cap);
 		return rc;
 	}
-	s = id_lookup(rs, e->ref);
-	if (s == NULL) {
+	if (!id_lookup(rs, e->ref, &s)) {
 		ap_error_at(e->loc.file, e->loc.line, e->loc.col, "unknown rule or probe '%s'", e->ref);
 		return AP_EINPUT;
 	}
-	e->ref_probe = s->probe;
-	e->ref_index = s->index;
-	if (s->probe && deps != NULL) {
+	e->ref_probe = s.probe;
+	e->ref_index = s.index;
+	if (s.probe && deps != NULL) {
 		ap_xgrow((void **)deps, deps_cap, *ndeps + 1, sizeof **deps);
-		(*deps)[(*ndeps)++] = s->index;
+		(*deps)[(*ndeps)++] = s.index;
 	}
 	return 0;
 }
