@@ -116,6 +116,8 @@ class _Checker:
         self.schema(doc)
         aiter = self.field(doc, "", "aiter", ("object",))
         self.field(aiter, "aiter", "root", ("string",))
+        if "meta" in aiter:
+            self.field(aiter, "aiter", "meta", ("string",))
         self.field(aiter, "aiter", "version", ("string", "null"))
         self.field(aiter, "aiter", "git_commit", ("string", "null"))
         for i, item in enumerate(self.field(doc, "", "inputs", ("array",))):
@@ -193,6 +195,16 @@ def _refusal(rel):
     return None
 
 
+# The folders of AITER's sources and kernel tables, read under the meta
+# folder (aiter_meta/ of an installed wheel); the C reader's ap_path_in_meta.
+META_DIRS = ("csrc", "hsa", "3rdparty", "gradlib")
+
+
+def _in_meta(rel):
+    head, sep, _ = rel.partition("/")
+    return bool(sep) and head in META_DIRS
+
+
 def _look_at(root, rel, want_bytes):
     """What is at root/rel now: ("absent"|"outside"|"not-file"|"file", bytes, sha256 hex)."""
     real = os.path.realpath(os.path.join(root, rel))
@@ -230,6 +242,20 @@ class Manifest:
     def root(self):
         return self.data["aiter"]["root"]
 
+    @property
+    def meta(self):
+        """Where csrc/, hsa/, 3rdparty/ and gradlib/ inputs are (older manifests: the root)."""
+        return self.data["aiter"].get("meta", self.root)
+
+    def _folder(self, what, recorded):
+        if not os.path.exists(recorded):
+            raise ManifestError("%s: aiter %s '%s': %s"
+                                % (self.path, what, recorded, os.strerror(errno.ENOENT)))
+        real = os.path.realpath(recorded)
+        if not os.path.isdir(real):
+            raise ManifestError("%s: aiter %s '%s': not a folder" % (self.path, what, recorded))
+        return real
+
     def supported(self, capability):
         """True or False; KeyError for a capability the manifest does not have."""
         try:
@@ -257,13 +283,8 @@ class Manifest:
 
         Raises ManifestError for a missing root, a refused input path or an
         input that cannot be read."""
-        recorded = self.root
-        if not os.path.exists(recorded):
-            raise ManifestError("%s: aiter root '%s': %s"
-                                % (self.path, recorded, os.strerror(errno.ENOENT)))
-        root = os.path.realpath(recorded)
-        if not os.path.isdir(root):
-            raise ManifestError("%s: aiter root '%s': not a folder" % (self.path, recorded))
+        root = self._folder("root", self.root)
+        meta = self._folder("meta folder", self.meta)
         stale = []
         for i, item in enumerate(self.data["inputs"]):
             rel = item["path"]
@@ -273,7 +294,8 @@ class Manifest:
                                     % (self.path, i, rel, why))
             sha, size = item["sha256"], item["bytes"]
             try:
-                kind, now_bytes, now_sha = _look_at(root, rel, size if sha is not None else None)
+                base = meta if _in_meta(rel) else root
+                kind, now_bytes, now_sha = _look_at(base, rel, size if sha is not None else None)
             except OSError as e:
                 raise ManifestError("%s: input '%s': %s" % (self.path, rel, e.strerror)) from None
             if sha is None:

@@ -198,7 +198,7 @@ static int build_manifest(const struct ap_scan_cli *o, ap_ruleset *rs, ap_reader
 		.inject = getenv("AITER_PROBE_LAUNCH_INJECT"),
 	};
 	ap_scan_launch launch = {.opts = &lopts};
-	ap_aiter_info info = {.root = ap_reader_root(r)};
+	ap_aiter_info info = {.root = ap_reader_root(r), .meta = ap_reader_meta(r)};
 	char *reason = NULL, *version, *commit;
 	json_t *all = json_array(), *devs;
 	ap_scan *scan;
@@ -220,7 +220,7 @@ static int build_manifest(const struct ap_scan_cli *o, ap_ruleset *rs, ap_reader
 	}
 	launch.devs = devs;
 	ap_scan_run(&scan, rs, r, &launch);
-	version = ap_discover_version(info.root);
+	version = ap_aiter_version(r);
 	commit = ap_discover_git_commit(info.root);
 	info.version = version;
 	info.git_commit = commit;
@@ -238,14 +238,14 @@ int ap_scan_cli_run(const struct ap_scan_cli *o, json_t **manifest)
 {
 	ap_ruleset *rs = NULL;
 	ap_reader *r = NULL;
-	char *root = NULL, *how = NULL;
+	ap_tree_location loc;
 	int rc;
 
-	if (ap_discover_root(o->aiter_root, &root, &how) < 0)
+	if (ap_discover_tree(o->aiter_root, &loc) < 0)
 		return ap_cli_fail("%s", ap_error_last());
-	if (ap_reader_new_fs(&r, root,
+	if (ap_reader_new_fs(&r, loc.root, loc.meta,
 	                     o->max_file_size ? o->max_file_size : AP_READER_DEFAULT_MAX_BYTES) < 0) {
-		rc = ap_cli_fail("AITER root from %s: %s", how, ap_error_last());
+		rc = ap_cli_fail("AITER root from %s: %s", loc.how, ap_error_last());
 		goto out;
 	}
 	rc = ap_cli_load_rules(&rs, o->rules, o->nrules, o->no_default_rules);
@@ -254,8 +254,7 @@ int ap_scan_cli_run(const struct ap_scan_cli *o, json_t **manifest)
 out:
 	ap_ruleset_free(rs);
 	ap_reader_free(r);
-	free(root);
-	free(how);
+	ap_discover_free(&loc);
 	return rc;
 }
 

@@ -35,6 +35,19 @@ bool ap_is_folder(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool ap_path_in_meta(const char *rel)
+{
+	static const char *const meta_dirs[] = {"csrc", "hsa", "3rdparty", "gradlib"};
+	size_t len = strcspn(rel, "/");
+
+	if (rel[len] != '/')
+		return false;
+	for (size_t i = 0; i < sizeof meta_dirs / sizeof meta_dirs[0]; i++)
+		if (strlen(meta_dirs[i]) == len && strncmp(rel, meta_dirs[i], len) == 0)
+			return true;
+	return false;
+}
+
 bool ap_path_under(const char *root, const char *path)
 {
 	size_t rl = strlen(root);

@@ -14,6 +14,13 @@
  * component, no NUL. Returns NULL when fine, else a static reason. */
 const char *ap_path_refusal(const char *rel);
 
+/* Rules and manifests name paths in the layout of an AITER checkout. In an
+ * installed wheel the C sources and kernel tables live apart from the
+ * Python package, in the meta folder (aiter_meta/ beside the package, or
+ * $AITER_META_DIR): a path whose first component is one of these is read
+ * under the meta folder, every other under the root. */
+bool ap_path_in_meta(const char *rel);
+
 /* Whether path is root or below it; both canonical (realpath). */
 bool ap_path_under(const char *root, const char *path);
 

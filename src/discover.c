@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,14 +12,6 @@
 #include "child.h"
 #include "confine.h"
 #include "discover.h"
-
-static int holds_csrc(const char *dir)
-{
-	char *csrc = ap_xasprintf("%s/csrc", dir);
-	int yes = ap_is_folder(csrc);
-	free(csrc);
-	return yes;
-}
 
 /* find_spec locates a top-level package without running its __init__. */
 static const char find_aiter_py[] =
@@ -66,98 +59,92 @@ static char *locate_package(void)
 	return found;
 }
 
-static int root_from_package(char **root, char **how)
+/* The folder holding the installed aiter package ("" when it is not
+ * installed), or NULL with a message; *pkg_out the package's folder. */
+static char *package_parent(char **pkg_out)
 {
 	char *pkg = locate_package();
-	char *parent, *meta, *slash;
+	char *parent, *slash;
 
+	*pkg_out = pkg;
 	if (pkg == NULL)
-		return AP_EINPUT;
-	if (*pkg == '\0') {
-		free(pkg);
-		ap_error_set("no AITER tree given: use --aiter-root DIR or set AITER_META_DIR "
-		             "(the aiter Python package is not installed for %s)",
-		             python_name());
-		return AP_EINPUT;
-	}
+		return NULL;
 	parent = ap_xstrdup(pkg);
 	slash = strrchr(parent, '/');
 	if (slash != NULL && slash != parent)
 		*slash = '\0';
-	meta = ap_xasprintf("%s/aiter_meta", parent);
-	if (holds_csrc(meta)) {
-		*root = meta;
-		free(parent);
-	} else if (holds_csrc(parent)) {
-		*root = parent;
-		free(meta);
+	return parent;
+}
+
+static bool holds(const char *dir, const char *name)
+{
+	char *p = ap_xasprintf("%s/%s", dir, name);
+	bool yes = ap_is_folder(p);
+
+	free(p);
+	return yes;
+}
+
+static int refuse(ap_tree_location *loc, char *pkg)
+{
+	free(pkg);
+	ap_discover_free(loc);
+	return AP_EINPUT;
+}
+
+int ap_discover_tree(const char *flag_root, ap_tree_location *loc)
+{
+	const char *env = getenv("AITER_META_DIR");
+	char *pkg = NULL;
+
+	memset(loc, 0, sizeof *loc);
+	if (env != NULL && *env == '\0')
+		env = NULL;
+	if (flag_root != NULL) {
+		loc->root = ap_xstrdup(flag_root);
+		loc->how = ap_xstrdup("--aiter-root");
 	} else {
-		ap_error_set("found the aiter package at %s, but neither %s nor %s holds csrc/; "
-		             "use --aiter-root DIR or set AITER_META_DIR",
-		             pkg, meta, parent);
-		free(meta);
-		free(parent);
-		free(pkg);
-		return AP_EINPUT;
+		loc->root = package_parent(&pkg);
+		if (loc->root == NULL)
+			return AP_EINPUT;
+		if (*pkg != '\0') {
+			loc->how = ap_xasprintf("the installed aiter package at %s", pkg);
+		} else if (env != NULL) {
+			/* Sources without the package: the meta folder is the tree. */
+			free(loc->root);
+			loc->root = ap_xstrdup(env);
+			loc->how = ap_xstrdup("AITER_META_DIR");
+		} else {
+			ap_error_set("no AITER tree given: use --aiter-root DIR or set AITER_META_DIR "
+			             "(the aiter Python package is not installed for %s)",
+			             python_name());
+			return refuse(loc, pkg);
+		}
 	}
-	*how = ap_xasprintf("the installed aiter package at %s", pkg);
+	/* As aiter/jit/core.py finds it; a root given on the command line is
+	 * taken whole. */
+	if (env != NULL && flag_root == NULL)
+		loc->meta = ap_xstrdup(env);
+	else if (holds(loc->root, "aiter_meta/csrc"))
+		loc->meta = ap_xasprintf("%s/aiter_meta", loc->root);
+	else
+		loc->meta = ap_xstrdup(loc->root);
+	if (pkg != NULL && *pkg != '\0' && !holds(loc->meta, "csrc")) {
+		ap_error_set("found the aiter package at %s, but %s holds no csrc/; use --aiter-root "
+		             "DIR or set AITER_META_DIR",
+		             pkg, loc->meta);
+		return refuse(loc, pkg);
+	}
 	free(pkg);
 	return AP_OK;
 }
 
-int ap_discover_root(const char *flag_root, char **root, char **how)
+void ap_discover_free(ap_tree_location *loc)
 {
-	const char *env = getenv("AITER_META_DIR");
-
-	if (flag_root != NULL) {
-		*root = ap_xstrdup(flag_root);
-		*how = ap_xstrdup("--aiter-root");
-		return AP_OK;
-	}
-	if (env != NULL && *env != '\0') {
-		*root = ap_xstrdup(env);
-		*how = ap_xstrdup("AITER_META_DIR");
-		return AP_OK;
-	}
-	return root_from_package(root, how);
-}
-
-/* setuptools_scm writes `__version__ = version = '0.1.20'` or similar. */
-static char *version_in(const char *file)
-{
-	FILE *f = fopen(file, "r");
-	char line[512];
-	char *found = NULL;
-
-	if (f == NULL)
-		return NULL;
-	while (found == NULL && fgets(line, sizeof line, f) != NULL) {
-		char *q, *end;
-		if (strncmp(line, "__version__", 11) != 0 && strncmp(line, "version", 7) != 0)
-			continue;
-		q = strpbrk(line, "'\"");
-		if (q == NULL)
-			continue;
-		end = strchr(q + 1, *q);
-		if (end != NULL && end > q + 1)
-			found = ap_xstrndup(q + 1, (size_t)(end - q - 1));
-	}
-	fclose(f);
-	return found;
-}
-
-char *ap_discover_version(const char *root)
-{
-	char *file = ap_xasprintf("%s/aiter/_version.py", root);
-	char *v = version_in(file);
-
-	free(file);
-	if (v == NULL) {
-		file = ap_xasprintf("%s/../aiter/_version.py", root);
-		v = version_in(file);
-		free(file);
-	}
-	return v;
+	free(loc->root);
+	free(loc->meta);
+	free(loc->how);
+	memset(loc, 0, sizeof *loc);
 }
 
 /* The first line of a small file, without its line ending, or NULL. */

@@ -2,17 +2,20 @@
 #ifndef AP_DISCOVER_H
 #define AP_DISCOVER_H
 
-/* The root to scan: flag_root when given, else $AITER_META_DIR, else the
- * installed aiter Python package located the way AITER locates itself
- * (aiter_meta/ beside the package, else the package's parent, whichever
- * holds csrc/), found with importlib's find_spec, which does not import it.
- * Never falls back to anything else. On success *root is the path to use and
- * *how says where it came from (both malloc'd). */
-int ap_discover_root(const char *flag_root, char **root, char **how);
+typedef struct ap_tree_location {
+	char *root; /* the folder holding aiter/ (a checkout, or site-packages) */
+	char *meta; /* where csrc/ and hsa/ are */
+	char *how;  /* where the root came from, for messages */
+} ap_tree_location;
 
-/* AITER's version from aiter/_version.py in the tree (or beside an
- * aiter_meta root), or NULL. */
-char *ap_discover_version(const char *root);
+/* The tree to scan, found as AITER finds itself (aiter/jit/core.py): the root
+ * is flag_root when given, else the parent of the installed aiter package
+ * (found with importlib's find_spec, which does not import it), else
+ * $AITER_META_DIR alone. Refuses a root that holds neither aiter/ nor (in the
+ * meta folder) csrc/, and an installed package whose meta folder holds no
+ * csrc/; never falls back to anything else. */
+int ap_discover_tree(const char *flag_root, ap_tree_location *loc);
+void ap_discover_free(ap_tree_location *loc);
 
 /* The commit checked out when root is itself a git work tree, or NULL. */
 char *ap_discover_git_commit(const char *root);

@@ -43,6 +43,10 @@ typedef struct ap_scan_launch {
 int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan_launch *launch);
 void ap_scan_free(ap_scan *s);
 
+/* AITER's version as aiter/_version.py states it, read through r (so that
+ * it is one of the manifest's inputs), or NULL. */
+char *ap_aiter_version(ap_reader *r);
+
 const ap_rule_result *ap_scan_rule(const ap_scan *s, const char *id);
 const ap_cap_result *ap_scan_cap(const ap_scan *s, const char *id);
 

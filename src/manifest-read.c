@@ -162,6 +162,7 @@ static int check_aiter(const char *file, const json_t *m)
 
 	if ((rc = field(file, m, "", "aiter", K_OBJECT, &aiter)) < 0 ||
 	    (rc = field(file, aiter, "aiter", "root", K_STRING, &v)) < 0 ||
+	    (rc = field(file, aiter, "aiter", "meta", K_STRING | K_OPTIONAL, &v)) < 0 ||
 	    (rc = field(file, aiter, "aiter", "version", K_STRING | K_NULL, &v)) < 0 ||
 	    (rc = field(file, aiter, "aiter", "git_commit", K_STRING | K_NULL, &v)) < 0)
 		return rc;

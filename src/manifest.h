@@ -17,6 +17,7 @@
 
 typedef struct ap_aiter_info {
 	const char *root;       /* absolute */
+	const char *meta;       /* absolute: where csrc/ and hsa/ are read */
 	const char *version;    /* NULL when the tree does not tell */
 	const char *git_commit; /* NULL when the root is not a git work tree */
 } ap_aiter_info;

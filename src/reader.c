@@ -25,6 +25,7 @@ struct ap_reader {
 	const ap_source_ops *ops;
 	void *ctx;
 	char *root;
+	char *meta;           /* NULL: the root */
 	size_t max_bytes;
 	struct entry **files; /* in the order first asked for */
 	size_t nfiles;
@@ -36,6 +37,7 @@ struct ap_reader {
 
 struct fs_source {
 	char *root; /* canonical, no trailing slash (except "/") */
+	char *meta; /* the same for the meta folder */
 };
 
 /* Reads at most max + 1 bytes, so that an oversized file that grew since
@@ -78,7 +80,9 @@ static ap_file_status fs_load(void *ctx, ap_file *f, size_t max_bytes, char **da
 	ap_confined c;
 	int err;
 
-	switch (ap_open_under(fs->root, f->path, &c)) {
+	const char *base = ap_path_in_meta(f->path) ? fs->meta : fs->root;
+
+	switch (ap_open_under(base, f->path, &c)) {
 	case AP_CONFINED_FILE:
 		break;
 	case AP_CONFINED_MISSING:
@@ -128,34 +132,54 @@ static void fs_free(void *ctx)
 	if (fs == NULL)
 		return;
 	free(fs->root);
+	free(fs->meta);
 	free(fs);
 }
 
 static const ap_source_ops fs_ops = {.load = fs_load, .free = fs_free};
 
-int ap_reader_new_fs(ap_reader **out, const char *root, size_t max_bytes)
+/* The canonical path of a folder, or NULL with a message naming what. */
+static char *canonical_folder(const char *what, const char *dir)
 {
-	struct fs_source *fs;
 	struct stat st;
 	char *real;
 
-	*out = NULL;
-	if (stat(root, &st) != 0) {
-		ap_error_set("AITER root '%s': %s", root, strerror(errno));
-		return AP_EINPUT;
+	if (stat(dir, &st) != 0) {
+		ap_error_set("%s '%s': %s", what, dir, strerror(errno));
+		return NULL;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		ap_error_set("AITER root '%s' is not a folder", root);
-		return AP_EINPUT;
+		ap_error_set("%s '%s' is not a folder", what, dir);
+		return NULL;
 	}
-	real = realpath(root, NULL);
-	if (real == NULL) {
-		ap_error_set("AITER root '%s': %s", root, strerror(errno));
+	real = realpath(dir, NULL);
+	if (real == NULL)
+		ap_error_set("%s '%s': %s", what, dir, strerror(errno));
+	return real;
+}
+
+int ap_reader_new_fs(ap_reader **out, const char *root, const char *meta, size_t max_bytes)
+{
+	struct fs_source *fs;
+	char *real_root, *real_meta;
+	int rc;
+
+	*out = NULL;
+	real_root = canonical_folder("AITER root", root);
+	if (real_root == NULL)
+		return AP_EINPUT;
+	real_meta = canonical_folder("AITER meta folder", meta != NULL ? meta : root);
+	if (real_meta == NULL) {
+		free(real_root);
 		return AP_EINPUT;
 	}
 	fs = ap_xcalloc(1, sizeof *fs);
-	fs->root = real;
-	return ap_reader_new(out, &fs_ops, fs, real, max_bytes);
+	fs->root = real_root;
+	fs->meta = real_meta;
+	rc = ap_reader_new(out, &fs_ops, fs, real_root, max_bytes);
+	if (rc == 0)
+		(*out)->meta = ap_xstrdup(real_meta);
+	return rc;
 }
 
 /* --- The reader ------------------------------------------------------------- */
@@ -197,12 +221,18 @@ void ap_reader_free(ap_reader *r)
 	if (r->ops->free)
 		r->ops->free(r->ctx);
 	free(r->root);
+	free(r->meta);
 	free(r);
 }
 
 const char *ap_reader_root(const ap_reader *r)
 {
 	return r->root;
+}
+
+const char *ap_reader_meta(const ap_reader *r)
+{
+	return r->meta != NULL ? r->meta : r->root;
 }
 
 static void set_failure(ap_file *f, ap_file_status status, char *reason)

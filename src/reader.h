@@ -42,8 +42,10 @@ typedef struct ap_source_ops {
 
 typedef struct ap_reader ap_reader;
 
-/* A reader over a folder. root must exist and be a folder (AP_EINPUT otherwise). */
-int ap_reader_new_fs(ap_reader **out, const char *root, size_t max_bytes);
+/* A reader over a folder, with paths of the meta folder's (ap_path_in_meta)
+ * read under meta (NULL: the root). Both must be folders (AP_EINPUT
+ * otherwise). */
+int ap_reader_new_fs(ap_reader **out, const char *root, const char *meta, size_t max_bytes);
 /* A reader over any source; takes ownership of ctx. root is only reported. */
 int ap_reader_new(ap_reader **out, const ap_source_ops *ops, void *ctx, const char *root,
                   size_t max_bytes);
@@ -51,6 +53,8 @@ void ap_reader_free(ap_reader *r);
 
 /* Canonical absolute root (fs) or the name given (other sources). */
 const char *ap_reader_root(const ap_reader *r);
+/* The canonical meta folder (fs), else the root. */
+const char *ap_reader_meta(const ap_reader *r);
 
 /* The file at rel, read on first use and cached. Never NULL. */
 const ap_file *ap_reader_get(ap_reader *r, const char *rel);

@@ -89,7 +89,8 @@ static void add_stale(ap_verify_result *res, const char *path, ap_input_change c
 	res->nstale++;
 }
 
-static int verify_input(const char *name, const char *root, const json_t *input, size_t index,
+static int verify_input(const char *name, const char *root, const char *meta,
+                        const json_t *input, size_t index,
                         ap_verify_result *res)
 {
 	const char *path = json_string_value(json_object_get(input, "path"));
@@ -103,7 +104,7 @@ static int verify_input(const char *name, const char *root, const json_t *input,
 		ap_error_set("%s: inputs[%zu].path '%s' is refused: %s", name, index, path, refusal);
 		return AP_EINPUT;
 	}
-	rc = look_at(name, root, path,
+	rc = look_at(name, ap_path_in_meta(path) ? meta : root, path,
 	             sha != NULL && json_is_integer(bytes) ? json_integer_value(bytes) : -1, &now);
 	if (rc < 0)
 		return rc;
@@ -123,31 +124,48 @@ static int verify_input(const char *name, const char *root, const json_t *input,
 	return AP_OK;
 }
 
+/* The canonical path of a manifest's folder, or NULL with a message. */
+static char *canonical_folder(const char *name, const char *what, const char *dir)
+{
+	struct stat st;
+	char *real = realpath(dir, NULL);
+
+	if (real == NULL || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		ap_error_set("%s: %s '%s': %s", name, what, dir,
+		             real == NULL ? strerror(errno) : "not a folder");
+		free(real);
+		return NULL;
+	}
+	return real;
+}
+
 int ap_verify_manifest(const json_t *m, const char *name, ap_verify_result *res)
 {
 	const json_t *aiter = json_object_get(m, "aiter");
 	const json_t *inputs = json_object_get(m, "inputs");
 	const json_t *input;
-	struct stat st;
-	char *root;
+	const char *meta = json_string_value(json_object_get(aiter, "meta"));
+	char *root, *meta_root;
 	size_t i;
 	int rc = AP_OK;
 
 	res->root = json_string_value(json_object_get(aiter, "root"));
 	res->ninputs = json_array_size(inputs);
-	root = realpath(res->root, NULL);
-	if (root == NULL || stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		ap_error_set("%s: aiter root '%s': %s", name, res->root,
-		             root == NULL ? strerror(errno) : "not a folder");
+	root = canonical_folder(name, "aiter root", res->root);
+	if (root == NULL)
+		return AP_EINPUT;
+	meta_root = canonical_folder(name, "aiter meta folder", meta != NULL ? meta : res->root);
+	if (meta_root == NULL) {
 		free(root);
 		return AP_EINPUT;
 	}
 	json_array_foreach(inputs, i, input) {
-		rc = verify_input(name, root, input, i, res);
+		rc = verify_input(name, root, meta_root, input, i, res);
 		if (rc < 0)
 			break;
 	}
 	free(root);
+	free(meta_root);
 	return rc;
 }
 

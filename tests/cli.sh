@@ -94,7 +94,8 @@ printf '#!/bin/sh\necho %s/site/aiter\n' "$TMP" >"$TMP/bin/python-wheel"
 chmod +x "$TMP/bin/python-wheel"
 AITER_PROBE_PYTHON="$TMP/bin/python-wheel" probe scan --no-launch --format json
 expect_rc 0
-expect_json 'j["aiter"]["root"]' "$TMP/site/aiter_meta"
+expect_json 'j["aiter"]["root"]' "$TMP/site"
+expect_json 'j["aiter"]["meta"]' "$TMP/site/aiter_meta"
 expect_json 'j["aiter"]["version"]' "0.1.20.post1"
 expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' True
 
@@ -107,6 +108,7 @@ chmod +x "$TMP/bin/python-dev"
 AITER_PROBE_PYTHON="$TMP/bin/python-dev" probe scan --no-launch --format json
 expect_rc 0
 expect_json 'j["aiter"]["root"]' "$TMP/dev"
+expect_json 'j["aiter"]["meta"]' "$TMP/dev"
 expect_json 'j["aiter"]["version"]' "0.1.13rc1"
 
 case_ "root discovery: package found but no sources"
@@ -115,7 +117,17 @@ printf '#!/bin/sh\necho %s/bare/aiter\n' "$TMP" >"$TMP/bin/python-bare"
 chmod +x "$TMP/bin/python-bare"
 AITER_PROBE_PYTHON="$TMP/bin/python-bare" probe scan --no-launch --format json
 expect_rc 2
-expect_err "aiter-probe: found the aiter package at $TMP/bare/aiter, but neither $TMP/bare/aiter_meta nor $TMP/bare holds csrc/; use --aiter-root DIR or set AITER_META_DIR"
+expect_err "aiter-probe: found the aiter package at $TMP/bare/aiter, but $TMP/bare holds no csrc/; use --aiter-root DIR or set AITER_META_DIR"
+
+case_ "root discovery: AITER_META_DIR names the meta folder of the installed package"
+mkdir -p "$TMP/meta-elsewhere"
+cp -R "$FIX/h24-native/csrc" "$TMP/meta-elsewhere/"
+AITER_META_DIR="$TMP/meta-elsewhere" AITER_PROBE_PYTHON="$TMP/bin/python-bare" \
+	probe scan --no-launch --format json
+expect_rc 0
+expect_json 'j["aiter"]["root"]' "$TMP/bare"
+expect_json 'j["aiter"]["meta"]' "$TMP/meta-elsewhere"
+expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' True
 
 case_ "root discovery: AITER_META_DIR wins over the package"
 AITER_META_DIR="$FIX/h24-missing" AITER_PROBE_PYTHON="$TMP/bin/python-wheel" \
@@ -187,7 +199,7 @@ expect_rc 0
 expect_json 'list(j["rules"])' "['r']"
 expect_json 'j["rules"]["r"]["file"]' "csrc/kernels/mla/reduce.cu"
 expect_json 'j["capabilities"]["p"]["supported"]' False
-expect_json '[i["path"] for i in j["inputs"]]' "['nope.cu', 'csrc/kernels/mla/reduce.cu']"
+expect_json '[i["path"] for i in j["inputs"]]' "['nope.cu', 'csrc/kernels/mla/reduce.cu', 'aiter/_version.py']"
 expect_json '[i["sha256"] for i in j["inputs"]][0]' None
 
 case_ "not over a missing file stays unsupported"
@@ -224,7 +236,7 @@ expect_json 'j["rules"]["mla.reduce.native_h24_d512"]["status"]' error
 expect_json 'j["rules"]["mla.reduce.native_h24_d512"]["reason"]' "binary file (NUL byte at offset 54)"
 expect_json 'j["rules"]["mla.metadata.native_h24"]["reason"]' "symlink resolves outside the AITER root ($TMP/outside.cuh)"
 expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' False
-expect_json '[i["sha256"] is None for i in j["inputs"]]' "[False, True]"
+expect_json '[i["sha256"] is None for i in j["inputs"]]' "[False, True, True]"
 probe check --require mla.decode.native_h24 --aiter-root "$TMP/bad" --no-launch
 expect_rc 1
 expect_out_has "unsupported mla.decode.native_h24: unknown, so unsupported: rule mla.reduce.native_h24_d512 could not be checked: csrc/kernels/mla/reduce.cu: binary file (NUL byte at offset 54)"

@@ -59,7 +59,7 @@ static int teardown(void **state)
 static ap_reader *open_root(struct tree *t, size_t max_bytes)
 {
 	ap_reader_free(t->r);
-	assert_int_equal(ap_reader_new_fs(&t->r, t->root, max_bytes), 0);
+	assert_int_equal(ap_reader_new_fs(&t->r, t->root, NULL, max_bytes), 0);
 	return t->r;
 }
 
@@ -101,12 +101,12 @@ static void test_root_errors(void **state)
 	char *file = ap_xasprintf("%s/outside.txt", t->base);
 	char *msg;
 
-	assert_int_equal(ap_reader_new_fs(&r, missing, 100), AP_EINPUT);
+	assert_int_equal(ap_reader_new_fs(&r, missing, NULL, 100), AP_EINPUT);
 	assert_null(r);
 	msg = ap_xasprintf("AITER root '%s': No such file or directory", missing);
 	assert_string_equal(ap_error_last(), msg);
 	free(msg);
-	assert_int_equal(ap_reader_new_fs(&r, file, 100), AP_EINPUT);
+	assert_int_equal(ap_reader_new_fs(&r, file, NULL, 100), AP_EINPUT);
 	msg = ap_xasprintf("AITER root '%s' is not a folder", file);
 	assert_string_equal(ap_error_last(), msg);
 	free(msg);
@@ -160,7 +160,7 @@ static void test_root_through_symlink(void **state)
 	ap_reader *r = NULL;
 
 	tt_link(t->base, "root", "alias");
-	assert_int_equal(ap_reader_new_fs(&r, alias, 100), 0);
+	assert_int_equal(ap_reader_new_fs(&r, alias, NULL, 100), 0);
 	/* The root is canonical, so files under it are not "outside". */
 	assert_string_equal(ap_reader_root(r), t->root);
 	assert_file(ap_reader_get(r, "ops.py"), AP_FILE_OK, NULL);
