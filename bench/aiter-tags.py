@@ -1,24 +1,50 @@
 #!/usr/bin/env python3
-"""Independent reading of AITER's MLA sources, tag by tag, against aiter-probe.
+"""Independent reading of AITER, tag by tag, against aiter-probe.
 
-For every v* tag of an AITER git directory this script takes the MLA reducer
-(csrc/kernels/mla/reduce.cu) and the metadata planner
-(csrc/kernels/mla/metadata/v1_2_device.cuh) with `git show`, and decides on
-its own, with a small C lexer and preprocessor reading (comments, backslash
-continuations, `#if 0` blocks, string literals), whether:
+For every v* tag of an AITER git directory (and each --ref, each --tree) this
+script decides on its own, and compares with `aiter-probe scan --format json`:
 
-  - the reducer dispatches a case for 24 heads with head dim 512,
-  - the planner has a `num_heads == 24` branch,
-  - both hold (the capability mla.decode.native_h24),
+  C sources, with a small C lexer (comments, continuations, `#if 0`, literals):
+  the MLA reducer (csrc/kernels/mla/reduce.cu) and metadata planner
+  (csrc/kernels/mla/metadata/v1_2_device.cuh): a 24-head/512 reducer case, a
+  `num_heads == 24` branch, both (mla.decode.native_h24), every (heads, head
+  dim) case. vLLM's whitespace-strip probe is printed beside them.
 
-and which (heads, head dim) cases the reducer dispatches. It then runs
-`aiter-probe scan --format json` on the same files (unpacked with
-`git archive`) and compares the verdicts, the cases with their lines, and the
-line of each rule's first match. vLLM's whitespace-strip probe is printed beside
-them for comparison; it takes no part in the agreement.
+  Python sources, with Python's own `ast` (nothing is imported or run), and
+  the MLA kernel tables with `csv`: parameters of mla_decode_fwd / fused_moe,
+  what `from aiter import X` binds (followed statically from
+  aiter/__init__.py through star imports with or without __all__, aliases,
+  nested packages, module-level if/try/with; `if AITER_TRITON_ONLY` /
+  `AITER_AOT_IMPORT` taken as False; except-handler fallbacks left out;
+  modules outside aiter opaque), whether a call with the positionals and
+  keywords vLLM uses binds by Python's rules, the Gluon decode entry's head
+  bound, the gfx942/gfx950 mla_asm.csv rows, the SITU v2 A4W4 config and env
+  read; and from them 14 capabilities (see NEW_RULES and CAPABILITIES).
+
+The table has one row per tag (version order), ref or tree, a 1/0 column per
+capability (`!`: aiter-probe disagrees on it or on a rule under it); then the
+first release where each capability holds, and where today's backend probes
+(vLLM's import-only and regex probes, hasattr, SGLang's reducer head table,
+vLLM's persistent-LSE qlen constant) answer differently from the verdicts.
+The new rule ids are compared only once aiter-probe's answer has any of them
+(before their packs exist only mla.decode.native_h24's rules are compared).
 
     bench/aiter-tags.py [--probe PATH] [--tags GLOB] [--ref REF]... GIT_DIR
     bench/aiter-tags.py [--probe PATH] --tree DIR...
+    bench/aiter-tags.py [--probe PATH] --history [--history-range main] [--ref REF]... GIT_DIR
+
+A scan unpacks each ref's csrc/kernels/mla, aiter, hsa/gfx942/mla/mla_asm.csv
+and hsa/gfx950/mla/mla_asm.csv (those present) with `git archive` and runs
+`aiter-probe scan --no-launch --format json --aiter-root TREE`. --history
+instead runs `aiter-probe history --git GIT_DIR main --format json` once, of
+the shape
+    {"initial": {"commit", "rules": {ID: {"status", "captures": [{NAME: VALUE}...]}},
+                 "capabilities": {ID: bool}},
+     "changes": [{"id", "kind": "rule"|"capability", "commit", "before", "after"}]}
+(a rule's before/after {"status", "captures"}, a capability's booleans; each
+commit compared with its first parent), and checks the state at each ref's
+commit (the initial state plus the changes along its first-parent chain) against
+the verdicts of that ref; refs not reachable from the range's tip are skipped.
 
 Exit status: 0 when every row agrees, 1 on any disagreement, 2 on an error.
 With --independent-only (or no aiter-probe binary found) only the independent
@@ -26,6 +52,9 @@ and vLLM readings are printed and the exit status is 0.
 """
 
 import argparse
+import ast
+import csv
+import io
 import json
 import os
 import re
@@ -400,6 +429,917 @@ def list_tags(git_dir, pattern):
     return sorted(out.split(), key=version_key)
 
 
+# --- Sources: one ref of a git directory, or a plain tree ----------------------
+
+class CatFile:
+    """One `git cat-file --batch` per git directory: blobs on demand."""
+
+    def __init__(self, git_dir):
+        self.proc = subprocess.Popen(["git", "--git-dir", git_dir, "cat-file", "--batch"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def read(self, spec):
+        self.proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+        self.proc.stdin.flush()
+        header = self.proc.stdout.readline().split()
+        if len(header) != 3:
+            return None  # "<spec> missing" (or ambiguous)
+        data = self.proc.stdout.read(int(header[2]))
+        self.proc.stdout.read(1)
+        return data if header[1] == b"blob" else None
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+# What the new rules read, in AITER's checkout layout (also what a scan needs).
+PY_ROOT = "aiter"
+CSV_942 = "hsa/gfx942/mla/mla_asm.csv"
+CSV_950 = "hsa/gfx950/mla/mla_asm.csv"
+NEW_PATHS = (PY_ROOT, CSV_942, CSV_950)
+
+
+class GitSource:
+    def __init__(self, git_dir, ref, catfile):
+        self.ref = ref
+        self.cat = catfile
+        out = git(git_dir, "ls-tree", "-r", "--name-only", "-z", ref, "--", *NEW_PATHS)
+        self.files = set(p for p in (out or "").split("\0") if p)
+        self.dirs = set()
+        for p in self.files:
+            parts = p.split("/")
+            for i in range(1, len(parts)):
+                self.dirs.add("/".join(parts[:i]))
+
+    def isfile(self, path):
+        return path in self.files
+
+    def isdir(self, path):
+        return path in self.dirs
+
+    def read(self, path):
+        return self.cat.read(f"{self.ref}:{path}") if path in self.files else None
+
+    def find_named(self, under, name):
+        return sorted(p for p in self.files
+                      if p.startswith(under + "/") and p.rsplit("/", 1)[-1] == name)
+
+
+class TreeSource:
+    def __init__(self, root):
+        self.root = root
+
+    def isfile(self, path):
+        return os.path.isfile(os.path.join(self.root, path))
+
+    def isdir(self, path):
+        return os.path.isdir(os.path.join(self.root, path))
+
+    def read(self, path):
+        try:
+            with open(os.path.join(self.root, path), "rb") as f:
+                return f.read()
+        except OSError:
+            return None
+
+    def find_named(self, under, name):
+        hits = []
+        for d, _, files in os.walk(os.path.join(self.root, under)):
+            if name in files:
+                hits.append(os.path.relpath(os.path.join(d, name), self.root))
+        return sorted(hits)
+
+
+# --- Python reading with `ast` -------------------------------------------------
+#
+# A module is a list of bindings in source order. Module-level if/try/with
+# bodies are walked (all arms, except-handlers left out: a name bound only
+# there is a fallback for a failed import); bindings under an arm that a
+# default import never runs (`if AITER_TRITON_ONLY:` and the like, both flags
+# False) carry dead=True: export resolution skips them, "def F in file P"
+# keeps them (all arms).
+
+FLAGS = ("AITER_TRITON_ONLY", "AITER_AOT_IMPORT")
+
+
+class PyParseError(Exception):
+    def __init__(self, path, why):
+        super().__init__(f"{path}: {why}")
+        self.path = path
+
+
+class Binding:
+    __slots__ = ("name", "kind", "data", "line", "dead", "index")
+
+    def __init__(self, name, kind, data, line, dead):
+        self.name, self.kind, self.data, self.line, self.dead = name, kind, data, line, dead
+        self.index = 0
+
+
+def flag_truth(test):
+    """True/False for a condition that is exactly a flag name (under any number
+    of `not`; parentheses leave no trace in the tree), None otherwise."""
+    negate = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        negate = not negate
+        test = test.operand
+    if isinstance(test, ast.Name) and test.id in FLAGS:
+        return negate  # the flag itself is False
+    return None
+
+
+def target_names(t):
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return [n for e in t.elts for n in target_names(e)]
+    if isinstance(t, ast.Starred):
+        return target_names(t.value)
+    return []  # attribute, subscript: no module-level name
+
+
+class PyModule:
+    def __init__(self, name, path, is_pkg, tree, text):
+        self.name = name          # dotted, e.g. aiter.ops.attention
+        self.path = path          # None for a namespace package
+        self.is_pkg = is_pkg
+        self.text = text
+        self.tree = tree
+        self.bindings = []
+        self.all_names = None     # a readable __all__, else None
+        if tree is not None:
+            self._collect(tree.body, False)
+            for i, b in enumerate(self.bindings):
+                b.index = i
+            self.all_names = read_all(tree.body)
+
+    def package(self):
+        return self.name if self.is_pkg else self.name.rpartition(".")[0]
+
+    def absolute(self, level, module):
+        if level == 0:
+            return module
+        base = self.package().split(".")
+        if level > 1:
+            base = base[:len(base) - (level - 1)]
+        return ".".join(base + ([module] if module else []))
+
+    def _add(self, name, kind, data, line, dead):
+        self.bindings.append(Binding(name, kind, data, line, dead))
+
+    def _collect(self, stmts, dead):
+        for s in stmts:
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._add(s.name, "def", s, s.lineno, dead)
+            elif isinstance(s, ast.ClassDef):
+                self._add(s.name, "value", "a class", s.lineno, dead)
+            elif isinstance(s, ast.Import):
+                for a in s.names:
+                    self._add(a.asname or a.name.split(".")[0], "value", "a module", s.lineno, dead)
+            elif isinstance(s, ast.ImportFrom):
+                mod = self.absolute(s.level, s.module)
+                for a in s.names:
+                    if a.name == "*":
+                        self._add("*", "star", mod, s.lineno, dead)
+                    else:
+                        self._add(a.asname or a.name, "from", (mod, a.name), s.lineno, dead)
+            elif isinstance(s, ast.Assign):
+                alias = s.value.id if isinstance(s.value, ast.Name) else None
+                for t in s.targets:
+                    if alias and isinstance(t, ast.Name):
+                        self._add(t.id, "alias", alias, s.lineno, dead)
+                    else:
+                        for n in target_names(t):
+                            self._add(n, "value", "a value", s.lineno, dead)
+            elif isinstance(s, ast.AnnAssign):
+                if s.value is not None and isinstance(s.target, ast.Name):
+                    if isinstance(s.value, ast.Name):
+                        self._add(s.target.id, "alias", s.value.id, s.lineno, dead)
+                    else:
+                        self._add(s.target.id, "value", "a value", s.lineno, dead)
+            elif isinstance(s, ast.AugAssign):
+                for n in target_names(s.target):
+                    self._add(n, "value", "a value", s.lineno, dead)
+            elif isinstance(s, ast.Delete):
+                for t in s.targets:
+                    for n in target_names(t):
+                        self._add(n, "deleted", None, s.lineno, dead)
+            elif isinstance(s, ast.If):
+                truth = flag_truth(s.test)
+                self._collect(s.body, dead or truth is False)
+                self._collect(s.orelse, dead or truth is True)
+            elif isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+                self._collect(s.body, dead)
+                self._collect(s.orelse, dead)
+                self._collect(s.finalbody, dead)
+            elif isinstance(s, (ast.With, ast.AsyncWith)):
+                for item in s.items:
+                    if item.optional_vars is not None:
+                        for n in target_names(item.optional_vars):
+                            self._add(n, "value", "a value", s.lineno, dead)
+                self._collect(s.body, dead)
+
+
+def read_all(stmts):
+    """`__all__` when every statement that builds it is a literal one
+    (= / += a list or tuple of strings, .extend([...]), .append("x")), at
+    module level or in if/try/with blocks; None when any is not."""
+    names = None
+    readable = True
+
+    def literal(node):
+        if isinstance(node, (ast.List, ast.Tuple)) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+            return [e.value for e in node.elts]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            a, b = literal(node.left), literal(node.right)
+            return None if a is None or b is None else a + b
+        return None
+
+    def walk(body):
+        nonlocal names, readable
+        for s in body:
+            if isinstance(s, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "__all__" for t in s.targets):
+                v = literal(s.value)
+                if v is None:
+                    readable = False
+                else:
+                    names = list(v)
+            elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) \
+                    and s.target.id == "__all__" and s.value is not None:
+                v = literal(s.value)
+                if v is None:
+                    readable = False
+                else:
+                    names = list(v)
+            elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) \
+                    and s.target.id == "__all__":
+                v = literal(s.value)
+                if v is None or names is None:
+                    readable = False
+                else:
+                    names += v
+            elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) \
+                    and isinstance(s.value.func, ast.Attribute) \
+                    and isinstance(s.value.func.value, ast.Name) \
+                    and s.value.func.value.id == "__all__":
+                call = s.value
+                meth = call.func.attr
+                if names is None or call.keywords or len(call.args) != 1:
+                    readable = False
+                elif meth == "append" and isinstance(call.args[0], ast.Constant) \
+                        and isinstance(call.args[0].value, str):
+                    names.append(call.args[0].value)
+                elif meth == "extend" and literal(call.args[0]) is not None:
+                    names += literal(call.args[0])
+                else:
+                    readable = False
+            elif isinstance(s, ast.If):
+                walk(s.body)
+                walk(s.orelse)
+            elif isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+                walk(s.body)
+                walk(s.orelse)
+                walk(s.finalbody)
+            elif isinstance(s, (ast.With, ast.AsyncWith)):
+                walk(s.body)
+
+    walk(stmts)
+    return names if readable else None
+
+
+def parse_py(path, data):
+    try:
+        return ast.parse(data, filename=path)
+    except (SyntaxError, ValueError) as e:
+        raise PyParseError(path, f"ast.parse: {e.__class__.__name__}: {e}") from None
+
+
+def decode_py(data):
+    text = data.decode("utf-8", "surrogateescape")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+class Resolved:
+    """What a name is bound to: a def (module, node), or something that is not
+    a def (what), or nothing."""
+    __slots__ = ("node", "mod", "what")
+
+    def __init__(self, node=None, mod=None, what=None):
+        self.node, self.mod, self.what = node, mod, what
+
+    @property
+    def is_def(self):
+        return self.node is not None
+
+    def where(self):
+        return f"{self.mod.path}:{self.node.lineno}" if self.node is not None else self.what
+
+
+class PyReader:
+    """Modules of one source (one tag or tree), parsed once, resolved
+    statically the way a default `import aiter` binds them."""
+
+    def __init__(self, src):
+        self.src = src
+        self.mods = {}      # dotted name -> PyModule or None (missing)
+        self.by_path = {}   # file path -> PyModule
+
+    # -- loading
+    def locate(self, dotted):
+        """(path, is_pkg): a package's __init__.py first, then the module
+        file; (None, True) for a directory without __init__ (a namespace
+        package); (None, None) when there is nothing."""
+        if dotted != PY_ROOT and not dotted.startswith(PY_ROOT + "."):
+            return None, None
+        base = dotted.replace(".", "/")
+        if self.src.isfile(base + "/__init__.py"):
+            return base + "/__init__.py", True
+        if self.src.isfile(base + ".py"):
+            return base + ".py", False
+        if self.src.isdir(base):
+            return None, True
+        return None, None
+
+    def module(self, dotted):
+        if dotted in self.mods:
+            return self.mods[dotted]
+        path, is_pkg = self.locate(dotted)
+        if is_pkg is None:
+            mod = None
+        elif path is None:
+            mod = PyModule(dotted, None, True, None, "")
+        else:
+            mod = self.file_module(path, dotted, is_pkg)
+        self.mods[dotted] = mod
+        return mod
+
+    def file_module(self, path, dotted=None, is_pkg=None):
+        """The module in file `path` (raises PyParseError; None if absent)."""
+        if path in self.by_path:
+            return self.by_path[path]
+        data = self.src.read(path)
+        if data is None:
+            return None
+        if dotted is None:
+            is_pkg = path.endswith("/__init__.py")
+            dotted = (path[:-len("/__init__.py")] if is_pkg else path[:-3]).replace("/", ".")
+        tree = parse_py(path, data)
+        mod = PyModule(dotted, path, is_pkg, tree, decode_py(data))
+        self.by_path[path] = mod
+        return mod
+
+    # -- export resolution (a default import: dead arms skipped)
+    def export(self, name):
+        return self.resolve(PY_ROOT, name, None, set())
+
+    def resolve(self, dotted, name, before, seen):
+        """What `name` is bound to in module `dotted` (only bindings before
+        index `before` when given), or None when it is not bound."""
+        key = (dotted, name, before)
+        if key in seen:
+            return None  # an import cycle: stop
+        seen = seen | {key}
+        mod = self.module(dotted)
+        if mod is None:
+            return None
+        limit = len(mod.bindings) if before is None else before
+        for b in reversed(mod.bindings[:limit]):
+            if b.dead:
+                continue
+            if b.kind == "star":
+                if self.star_provides(b.data, name, seen):
+                    return self.resolve(b.data, name, None, seen)
+                continue
+            if b.name == name:
+                return self.follow(mod, b, seen)
+        if before is None and mod.is_pkg and self.locate(dotted + "." + name)[1] is not None:
+            return Resolved(what="a module")
+        return None
+
+    def star_provides(self, dotted, name, seen):
+        mod = self.module(dotted)
+        if mod is None:
+            return False  # outside the package (opaque) or absent
+        if mod.all_names is not None:
+            return name in mod.all_names
+        return not name.startswith("_") and self.resolve(dotted, name, None, seen) is not None
+
+    def follow(self, mod, b, seen):
+        if b.kind == "def":
+            return Resolved(node=b.data, mod=mod)
+        if b.kind == "value":
+            return Resolved(what=b.data)
+        if b.kind == "deleted":
+            return None
+        if b.kind == "alias":
+            r = self.resolve(mod.name, b.data, b.index, seen)
+            return r if r is not None else Resolved(what=f"an unbound alias of {b.data}")
+        if b.kind == "from":
+            src_mod, orig = b.data
+            if src_mod != PY_ROOT and not src_mod.startswith(PY_ROOT + "."):
+                return Resolved(what=f"imported from {src_mod}")  # opaque
+            r = self.resolve(src_mod, orig, None, seen)
+            if r is None and self.locate(src_mod + "." + orig)[1] is not None:
+                r = Resolved(what="a module")  # `from . import mla`
+            return r
+        return None
+
+    # -- "def F in file P": all arms, aliases within P
+    def def_in_file(self, path, name):
+        """(module, node) of def `name` in file `path`, or (module, None);
+        (None, None) when the file is absent. Raises PyParseError."""
+        mod = self.file_module(path)
+        if mod is None:
+            return None, None
+        return mod, self._local_def(mod, name, len(mod.bindings), set())
+
+    def _local_def(self, mod, name, before, seen):
+        if (name, before) in seen:
+            return None
+        seen.add((name, before))
+        for b in reversed(mod.bindings[:before]):
+            if b.name != name or b.kind == "star":
+                continue
+            if b.kind == "def":
+                return b.data
+            if b.kind == "alias":
+                return self._local_def(mod, b.data, b.index, seen)
+            return None
+        return None
+
+
+# --- Signatures ----------------------------------------------------------------
+
+def param_names(fn):
+    a = fn.args
+    names = [p.arg for p in a.posonlyargs + a.args]
+    if a.vararg:
+        names.append(a.vararg.arg)
+    names += [p.arg for p in a.kwonlyargs]
+    if a.kwarg:
+        names.append(a.kwarg.arg)
+    return names
+
+
+def positional_params(fn):
+    return [p.arg for p in fn.args.posonlyargs + fn.args.args]
+
+
+def bind_call(fn, npos, keywords):
+    """None when f(a1..aN, k=...) binds to fn's signature by Python's rules,
+    else why not."""
+    a = fn.args
+    posonly = [p.arg for p in a.posonlyargs]
+    normal = [p.arg for p in a.args]
+    positional = posonly + normal
+    kwonly = [p.arg for p in a.kwonlyargs]
+    if npos > len(positional) and a.vararg is None:
+        return f"{npos} positionals, {len(positional)} accepted"
+    bound = set(positional[:npos])
+    for k in keywords:
+        if k in posonly:
+            if a.kwarg is None:
+                return f"{k} is positional-only"
+            continue  # it goes into **kwargs, as Python does
+        if k in normal or k in kwonly:
+            if k in bound:
+                return f"{k} given twice"
+            bound.add(k)
+        elif a.kwarg is None:
+            return f"unknown keyword {k}"
+    required = positional[:len(positional) - len(a.defaults)]
+    required += [k for k, d in zip(kwonly, a.kw_defaults) if d is None]
+    unbound = [p for p in required if p not in bound]
+    if unbound:
+        return "unbound " + ", ".join(unbound)
+    return None
+
+
+# --- The new rules, read independently -----------------------------------------
+
+INIT_PY = "aiter/__init__.py"
+MLA_PY = "aiter/mla.py"
+FUSED_MOE_PY = "aiter/fused_moe.py"
+FHMOE_PY = "aiter/fhmoe.py"
+TRITON_MLA_PY = "aiter/ops/triton/attention/mla.py"
+GLUON_ENTRIES = (("aiter/ops/triton/gluon/mla_gluon.py", "mla_gluon"),
+                 ("aiter/ops/triton/gluon/mla_decode_gluon.py", "mla_decode_gluon"))
+CONFIG_DIR = "aiter/configs"
+SITUV2_CONFIG = "kimik3_a4w4_tuned_fmoe.csv"
+SITUV2_ENV = "AITER_SITUV2_A4W4"
+
+
+class V:
+    """One rule's verdict: status, the file read, where it matched, the
+    captures that are compared (name -> value; the gfx950 rule's qlen is a
+    list), and a note saying why."""
+    __slots__ = ("status", "file", "where", "caps", "note")
+
+    def __init__(self, status, file=None, where=None, caps=None, note=""):
+        self.status, self.file, self.where = status, file, where
+        self.caps = caps if caps is not None else {}
+        self.note = note
+
+
+def guarded(fn):
+    def run(*args):
+        try:
+            return fn(*args)
+        except PyParseError as e:
+            return V("error", e.path, note=str(e))
+    return run
+
+
+@guarded
+def rule_def(reader, path, name, check):
+    """A def in one file: `check(node)` returns None (matched) or why not."""
+    mod, node = reader.def_in_file(path, name)
+    if mod is None:
+        return V("missing", path)
+    if node is None:
+        return V("unmatched", path, note=f"no def {name}")
+    why = check(node)
+    return V("unmatched" if why else "matched", path, f"{path}:{node.lineno}", note=why or "")
+
+
+@guarded
+def rule_export(reader, name, check):
+    """`from aiter import name` resolved to a def, then `check(node)`."""
+    if not reader.src.isfile(INIT_PY):
+        return V("missing", INIT_PY)
+    r = reader.export(name)
+    if r is None:
+        return V("unmatched", INIT_PY, note="not exported")
+    if not r.is_def:
+        return V("unmatched", INIT_PY, note=f"not a def: {r.what}")
+    why = check(r.node)
+    return V("unmatched" if why else "matched", INIT_PY, r.where(), note=why or "")
+
+
+def has_params(*params):
+    def check(node):
+        absent = [p for p in params if p not in param_names(node)]
+        return ("lacks " + ", ".join(absent)) if absent else None
+    return check
+
+
+def binds(npos, *keywords):
+    return lambda node: bind_call(node, npos, keywords)
+
+
+def always(node):
+    return None
+
+
+def gluon_entry(reader):
+    """(status, module, node): the first entry whose file exists and defines
+    it; missing when neither file exists. Raises PyParseError."""
+    seen = False
+    for path, name in GLUON_ENTRIES:
+        if not reader.src.isfile(path):
+            continue
+        seen = True
+        mod, node = reader.def_in_file(path, name)
+        if node is not None:
+            return "matched", mod, node
+    return ("unmatched" if seen else "missing"), None, None
+
+
+def is_int_literal(node):
+    return (isinstance(node, ast.Constant) and type(node.value) is int)
+
+
+def nhead_bound(fn):
+    """The largest N over `nhead <= N` (N), `nhead < N` (N-1), `N >= nhead`
+    (N), `N > nhead` (N-1) in the function's body, nested defs included;
+    chained comparisons pair by pair. 0 when none."""
+    found = []
+
+    def is_nhead(n):
+        return isinstance(n, ast.Name) and n.id == "nhead"
+    for stmt in fn.body:
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Compare):
+                continue
+            operands = [node.left] + node.comparators
+            for op, left, right in zip(node.ops, operands, operands[1:]):
+                if is_nhead(left) and is_int_literal(right):
+                    if isinstance(op, ast.LtE):
+                        found.append(right.value)
+                    elif isinstance(op, ast.Lt):
+                        found.append(right.value - 1)
+                elif is_int_literal(left) and is_nhead(right):
+                    if isinstance(op, ast.GtE):
+                        found.append(left.value)
+                    elif isinstance(op, ast.Gt):
+                        found.append(left.value - 1)
+    return max(found) if found else 0
+
+
+@guarded
+def rule_gluon_heads(reader):
+    status, mod, node = gluon_entry(reader)
+    if status != "matched":
+        return V(status, note="no Gluon entry def" if status == "unmatched" else "")
+    heads = nhead_bound(node)
+    return V("matched", mod.path, f"{mod.path}:{node.lineno}", {"heads": str(heads)})
+
+
+@guarded
+def rule_gluon_binds(reader, npos, keywords):
+    status, mod, node = gluon_entry(reader)
+    if status != "matched":
+        return V(status)
+    why = bind_call(node, npos, keywords)
+    return V("unmatched" if why else "matched", mod.path, f"{mod.path}:{node.lineno}",
+             note=why or "")
+
+
+def rule_gluon_module(reader):
+    for path, _ in GLUON_ENTRIES:
+        if reader.src.isfile(path):
+            return V("matched", path, path)
+    return V("unmatched")
+
+
+@guarded
+def rule_reduce_v1(reader):
+    v = rule_export(reader, "mla_reduce_v1", binds(9))
+    if v.status == "matched":
+        r = reader.export("mla_reduce_v1")
+        pos = positional_params(r.node)
+        v.caps = {"param": pos[6] if len(pos) > 6 else None}
+    return v
+
+
+def read_csv(src, path):
+    """(header, rows) with cells stripped, or None when the file is absent."""
+    data = src.read(path)
+    if data is None:
+        return None
+    text = data.decode("utf-8", "surrogateescape")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    rows = [[c.strip() for c in r] for r in csv.reader(io.StringIO(text))]
+    rows = [r for r in rows if any(r)]
+    if not rows:
+        return [], []
+    return rows[0], rows[1:]
+
+
+def as_int(s):
+    try:
+        return int(s)
+    except ValueError:
+        return None
+
+
+def csv_cells(header, row, cols):
+    idx = {c: header.index(c) for c in cols if c in header}
+    return {c: (row[i] if i < len(row) else "") for c, i in idx.items()}
+
+
+def rule_ps_lse_rows(src):
+    t = read_csv(src, CSV_942)
+    if t is None:
+        return V("missing", CSV_942)
+    header, rows = t
+    need = ("ps", "prefill", "lse")
+    absent = [c for c in need if c not in header]
+    if absent:
+        return V("error", CSV_942, note="no column " + ", ".join(absent))
+    for n, row in enumerate(rows, 2):
+        c = csv_cells(header, row, need)
+        if (as_int(c["ps"]), as_int(c["prefill"]), as_int(c["lse"])) == (1, 0, 1):
+            return V("matched", CSV_942, f"{CSV_942}:{n}")
+    return V("unmatched", CSV_942)
+
+
+def rule_gfx950_qlens(src):
+    t = read_csv(src, CSV_950)
+    if t is None:
+        return V("missing", CSV_950)
+    header, rows = t
+    need = ("qType", "kvType", "Gqa", "ps", "prefill", "lse", "qSeqLen")
+    absent = [c for c in need if c not in header]
+    if absent:
+        return V("error", CSV_950, note="no column " + ", ".join(absent))
+    qlens, first = [], None
+    for n, row in enumerate(rows, 2):
+        c = csv_cells(header, row, need + ("causal",))
+        if (c["qType"] == "bf16" and c["kvType"] == "bf16" and as_int(c["Gqa"]) == 16
+                and as_int(c.get("causal", "1")) == 1 and as_int(c["ps"]) == 1
+                and as_int(c["prefill"]) == 0 and as_int(c["lse"]) == 1):
+            qlens.append(c["qSeqLen"])
+            first = first or n
+    if not qlens:
+        return V("unmatched", CSV_950, caps={"qlen": []})
+    return V("matched", CSV_950, f"{CSV_950}:{first}", {"qlen": qlens})
+
+
+def rule_tuned_config(src):
+    hits = src.find_named(CONFIG_DIR, SITUV2_CONFIG)
+    return V("matched", hits[0], hits[0]) if hits else V("unmatched")
+
+
+@guarded
+def rule_env_read(reader):
+    mod = reader.file_module(FUSED_MOE_PY)
+    if mod is None:
+        return V("missing", FUSED_MOE_PY)
+    tree = mod.tree
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                docstrings.add(id(body[0].value))
+    lines = sorted(node.lineno for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                   and id(node) not in docstrings and SITUV2_ENV in node.value)
+    if lines:
+        return V("matched", FUSED_MOE_PY, f"{FUSED_MOE_PY}:{lines[0]}")
+    return V("unmatched", FUSED_MOE_PY)
+
+
+SHARED_EXPERT = ("shared_w1", "shared_w2", "shared_w1_scale", "shared_w2_scale",
+                 "shared_expert_id")
+VLLM_CALLS = {
+    "vllm.calls_bind.fused_moe": (13, (
+        "num_local_tokens", "dtype", "hidden_pad", "intermediate_pad", "bias1", "bias2",
+        "moe_sorting_dispatch_policy", "swiglu_limit")),
+    "vllm.calls_bind.mla_decode_fwd": (8, ("sm_scale", "logit_cap", "causal")),
+    "vllm.calls_bind.get_mla_metadata_v1": (12, (
+        "page_size", "kv_granularity", "max_seqlen_qo", "uni_seqlen_qo", "fast_mode",
+        "dtype_q", "dtype_kv")),
+    "vllm.calls_bind.get_mla_metadata_info_v1": (5, ("is_sparse", "fast_mode")),
+    "vllm.calls_bind.get_ps_metadata_info_v1": (0, (
+        "batch_size", "num_head_k", "max_qlen", "qlen_granularity")),
+    "vllm.calls_bind.get_ps_metadata_v1": (11, (
+        "qhead_granularity", "qlen_granularity", "kvlen_granularity", "block_size",
+        "is_causal")),
+}
+GLUON_CALL = (0, ("q_nope", "q_pe", "kv_c", "o", "page_table", "seq_info", "sm_scale", "k_pe",
+                  "kv_pe_offset", "use_2d_view", "kv_scale", "min_kv_seq_len", "return_lse"))
+
+# Rule id -> the capabilities it feeds (for the `!` marks).
+NEW_RULES = {
+    "mla.decode_fwd.params.fp8_scales": ["mla.decode_fwd.fp8_scales"],
+    "mla.decode_fwd.params.causal": ["mla.decode_fwd.causal"],
+    "mla.decode_fwd.params.return_lse": ["mla.decode_fwd.return_lse"],
+    "fused_moe.params.gate_mode": ["fused_moe.gate_mode"],
+    "fused_moe.params.shared_expert": ["fused_moe.dsv4_shared_expert"],
+    "fhmoe.supports_dsv4_i384": ["fused_moe.dsv4_shared_expert"],
+    "topk_softmax.export.num_shared_experts": ["topk_softmax.num_shared_experts"],
+    "mla.prefill_ps_asm_fwd.binds_17": ["mla.fp8_prefill_ps"],
+    "mla.reduce_v1.binds_9": ["mla.fp8_prefill_ps"],
+    "export.hipb_mm": ["aiter.hipb_mm"],
+    "export.qr_all_reduce_rmsnorm": ["aiter.qr_all_reduce_rmsnorm"],
+    "mla.gluon_decode.max_heads": ["mla.gluon_decode.small_heads"],
+    "mla.gluon_decode.module": ["vllm.calls_bind"],
+    "mla.triton_decode_fwd.binds_segmented": ["mla.segmented_decode"],
+    "mla.asm.gfx942.ps_lse_rows": ["mla.asm.gfx942.ps_lse"],
+    "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens": [],
+    "moe.situv2_a4w4.tuned_config": ["moe.situv2_a4w4_tuned"],
+    "moe.situv2_a4w4.env_read": ["moe.situv2_a4w4_tuned"],
+}
+NEW_RULES.update({rid: ["vllm.calls_bind"] for rid in VLLM_CALLS})
+NEW_RULES["vllm.calls_bind.mla_gluon"] = ["vllm.calls_bind"]
+
+# The table's columns: capability id, short label.
+CAPABILITIES = (
+    ("mla.decode_fwd.fp8_scales", "fp8s"),
+    ("mla.decode_fwd.causal", "caus"),
+    ("mla.decode_fwd.return_lse", "rlse"),
+    ("fused_moe.gate_mode", "gate"),
+    ("fused_moe.dsv4_shared_expert", "dsv4"),
+    ("topk_softmax.num_shared_experts", "topk"),
+    ("mla.fp8_prefill_ps", "pfp8"),
+    ("aiter.hipb_mm", "hipb"),
+    ("aiter.qr_all_reduce_rmsnorm", "qrar"),
+    ("mla.gluon_decode.small_heads", "glu"),
+    ("mla.segmented_decode", "seg"),
+    ("mla.asm.gfx942.ps_lse", "p942"),
+    ("moe.situv2_a4w4_tuned", "situ"),
+    ("vllm.calls_bind", "vllm"),
+    (CAPABILITY, "h24"),
+)
+NEW_CAPABILITIES = [c for c, _ in CAPABILITIES if c != CAPABILITY]
+OLD_RULE_CAPS = {RULE_REDUCE: [CAPABILITY], RULE_METADATA: [CAPABILITY], RULE_CASES: []}
+
+
+def new_verdicts(src):
+    """The new rules and capabilities of one source (GitSource/TreeSource),
+    plus the probe readings vLLM and SGLang make of it."""
+    reader = PyReader(src)
+    R = {}
+    R["mla.decode_fwd.params.fp8_scales"] = rule_def(reader, MLA_PY, "mla_decode_fwd",
+                                                     has_params("q_scale", "kv_scale"))
+    R["mla.decode_fwd.params.causal"] = rule_def(reader, MLA_PY, "mla_decode_fwd",
+                                                 has_params("causal"))
+    R["mla.decode_fwd.params.return_lse"] = rule_def(reader, MLA_PY, "mla_decode_fwd",
+                                                     has_params("return_lse"))
+    R["fused_moe.params.gate_mode"] = rule_def(reader, FUSED_MOE_PY, "fused_moe",
+                                               has_params("gate_mode"))
+    R["fused_moe.params.shared_expert"] = rule_def(reader, FUSED_MOE_PY, "fused_moe",
+                                                   has_params(*SHARED_EXPERT))
+    R["fhmoe.supports_dsv4_i384"] = rule_def(reader, FHMOE_PY, "supports_dsv4_i384_fhmoe", always)
+    R["topk_softmax.export.num_shared_experts"] = rule_export(
+        reader, "topk_softmax", has_params("num_shared_experts"))
+    R["mla.prefill_ps_asm_fwd.binds_17"] = rule_export(reader, "mla_prefill_ps_asm_fwd", binds(17))
+    R["mla.reduce_v1.binds_9"] = rule_reduce_v1(reader)
+    R["export.hipb_mm"] = rule_export(reader, "hipb_mm", always)
+    R["export.qr_all_reduce_rmsnorm"] = rule_export(reader, "qr_all_reduce_rmsnorm", always)
+    R["mla.gluon_decode.max_heads"] = rule_gluon_heads(reader)
+    R["mla.gluon_decode.module"] = rule_gluon_module(reader)
+    R["mla.triton_decode_fwd.binds_segmented"] = rule_def(
+        reader, TRITON_MLA_PY, "mla_decode_fwd",
+        binds(10, "causal", "q_descale", "kv_descale", "skip_reduce"))
+    R["mla.asm.gfx942.ps_lse_rows"] = rule_ps_lse_rows(src)
+    R["mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"] = rule_gfx950_qlens(src)
+    R["moe.situv2_a4w4.tuned_config"] = rule_tuned_config(src)
+    R["moe.situv2_a4w4.env_read"] = rule_env_read(reader)
+    for rid, (npos, kws) in VLLM_CALLS.items():
+        if rid == "vllm.calls_bind.fused_moe":
+            R[rid] = rule_def(reader, FUSED_MOE_PY, "fused_moe", binds(npos, *kws))
+        elif rid == "vllm.calls_bind.mla_decode_fwd":
+            R[rid] = rule_def(reader, MLA_PY, "mla_decode_fwd", binds(npos, *kws))
+        else:
+            R[rid] = rule_export(reader, rid.rsplit(".", 1)[1], binds(npos, *kws))
+    R["vllm.calls_bind.mla_gluon"] = rule_gluon_binds(reader, *GLUON_CALL)
+    assert set(R) == set(NEW_RULES)
+
+    def m(rid):
+        return R[rid].status == "matched"
+    C = {
+        "mla.decode_fwd.fp8_scales": m("mla.decode_fwd.params.fp8_scales"),
+        "mla.decode_fwd.causal": m("mla.decode_fwd.params.causal"),
+        "mla.decode_fwd.return_lse": m("mla.decode_fwd.params.return_lse"),
+        "fused_moe.gate_mode": m("fused_moe.params.gate_mode"),
+        "fused_moe.dsv4_shared_expert": m("fused_moe.params.shared_expert")
+        and m("fhmoe.supports_dsv4_i384"),
+        "topk_softmax.num_shared_experts": m("topk_softmax.export.num_shared_experts"),
+        "mla.fp8_prefill_ps": m("mla.prefill_ps_asm_fwd.binds_17") and m("mla.reduce_v1.binds_9")
+        and R["mla.reduce_v1.binds_9"].caps.get("param") == "num_kv_splits",
+        "aiter.hipb_mm": m("export.hipb_mm"),
+        "aiter.qr_all_reduce_rmsnorm": m("export.qr_all_reduce_rmsnorm"),
+        "mla.gluon_decode.small_heads": m("mla.gluon_decode.max_heads")
+        and int(R["mla.gluon_decode.max_heads"].caps["heads"]) >= 15,
+        "mla.segmented_decode": m("mla.triton_decode_fwd.binds_segmented"),
+        "mla.asm.gfx942.ps_lse": m("mla.asm.gfx942.ps_lse_rows"),
+        "moe.situv2_a4w4_tuned": m("moe.situv2_a4w4.tuned_config")
+        and m("moe.situv2_a4w4.env_read"),
+        # `not module` is true only when the rule ran and did not match.
+        "vllm.calls_bind": all(m(rid) for rid in VLLM_CALLS)
+        and (R["mla.gluon_decode.module"].status == "unmatched"
+             or m("vllm.calls_bind.mla_gluon")),
+    }
+    assert set(C) == set(NEW_CAPABILITIES)
+    return R, C, probe_readings(reader, R)
+
+
+def probe_readings(reader, R):
+    """What today's backend probes conclude from the same tree."""
+    def exported(name):
+        try:
+            return reader.src.isfile(INIT_PY) and reader.export(name) is not None
+        except PyParseError:
+            return False
+    out = {
+        "fp8_import": exported("mla_prefill_ps_asm_fwd") and exported("mla_reduce_v1"),
+        "hipb_hasattr": exported("hipb_mm"),
+        "qr_hasattr": exported("qr_all_reduce_rmsnorm"),
+    }
+    try:
+        out["seg_import"] = reader.def_in_file(TRITON_MLA_PY, "mla_decode_fwd")[1] is not None
+    except PyParseError:
+        out["seg_import"] = False
+    # vLLM: an entry importable (its module defines the function), then
+    # `requires nhead <= (\d+)` over the function's source text, else 16.
+    entry = None
+    for path, name in GLUON_ENTRIES:
+        try:
+            mod, node = reader.def_in_file(path, name)
+        except PyParseError:
+            continue
+        if node is not None:
+            entry = (mod, node)
+            break
+    if entry is None:
+        out["gluon"] = None
+    else:
+        mod, node = entry
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        text = "\n".join(mod.text.splitlines()[first - 1:node.end_lineno])
+        hit = re.search(r"requires nhead <= (\d+)", text)
+        out["gluon"] = int(hit.group(1)) if hit else 16
+    return out
+
+
 # --- aiter-probe ---------------------------------------------------------------
 
 def find_probe(arg):
@@ -421,9 +1361,10 @@ class Probe:
         self.env = dict(os.environ)
         if datadir:
             self.env["AITER_PROBE_DATADIR"] = datadir
-        self.extra = []
+        self.rules = []
         for r in extra_rules:
-            self.extra += ["--rules", r]
+            self.rules += ["--rules", r]
+        self.extra = list(self.rules)
         help_text = subprocess.run([path, "scan", "--help"], stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, env=self.env).stdout
         # A static comparison: never wait on a GPU when the tool can skip it.
@@ -441,7 +1382,25 @@ class Probe:
             manifest = json.loads(res.stdout)
         except ValueError as e:
             return {"error": f"not JSON: {e}"}
-        return read_manifest(manifest)
+        out = read_manifest(manifest)
+        if "error" not in out:
+            out["new"] = manifest_state(manifest)
+        return out
+
+    def history(self, git_dir, rev_range):
+        """`aiter-probe history --format json`, whose shape is
+        {"initial": {"commit", "rules": {ID: {"status", "captures": [{NAME: VALUE}...]}},
+                     "capabilities": {ID: bool}},
+         "changes": [{"id", "kind": "rule"|"capability", "commit", "before", "after"}]}
+        with a rule's before/after {"status", "captures"} and a capability's
+        booleans; every commit of the range is compared with its first parent."""
+        res = subprocess.run([self.path, "history", "--git", git_dir, rev_range,
+                              "--format", "json"] + self.rules,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env)
+        if res.returncode != 0:
+            raise RuntimeError(res.stderr.decode("utf-8", "replace").strip()
+                               or f"aiter-probe history: exit status {res.returncode}")
+        return json.loads(res.stdout)
 
 
 def read_manifest(m):
@@ -462,6 +1421,19 @@ def read_manifest(m):
         }
     except (KeyError, TypeError, ValueError) as e:
         return {"error": f"manifest lacks {e}"}
+
+
+def manifest_state(m):
+    """The manifest as (rules: id -> (status, [captures...]), caps: id -> bool)."""
+    rules, caps = {}, {}
+    for rid, r in (m.get("rules") or {}).items():
+        try:
+            rules[rid] = (r["status"], [mt.get("captures") or {} for mt in r.get("matches") or []])
+        except (KeyError, TypeError, AttributeError):
+            rules[rid] = ("(unreadable)", [])
+    for cid, c in (m.get("capabilities") or {}).items():
+        caps[cid] = bool(c.get("supported")) if isinstance(c, dict) else bool(c)
+    return rules, caps
 
 
 def differences(ind, tool):
@@ -485,13 +1457,144 @@ def differences(ind, tool):
     return diffs
 
 
+def old_rule_verdicts(ind):
+    """The C reading's three rules as verdicts (for the history comparison)."""
+    def status(present, ok):
+        return "missing" if not present else ("matched" if ok else "unmatched")
+    cases = [(h, d) for h, d, _ in sorted(ind["cases"], key=lambda c: c[2])]
+    return {
+        RULE_REDUCE: V(status(ind["reduce_present"], ind["reduce"])),
+        RULE_METADATA: V(status(ind["metadata_present"], ind["metadata"])),
+        RULE_CASES: V(status(ind["reduce_present"], bool(cases)), caps={"cases": cases}),
+    }
+
+
+def tool_captures(rid, captures):
+    """The compared captures of a rule, from the tool's list of match captures."""
+    first = captures[0] if captures else {}
+    if rid == "mla.gluon_decode.max_heads":
+        return {"heads": first.get("heads")}
+    if rid == "mla.reduce_v1.binds_9":
+        return {"param": first.get("param")}
+    if rid == "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens":
+        return {"qlen": [c.get("qlen") for c in captures]}
+    if rid == RULE_CASES:
+        try:
+            return {"cases": [(int(c["heads"]), int(c["head_dim"])) for c in captures]}
+        except (KeyError, TypeError, ValueError):
+            return {"cases": "(unreadable)"}
+    return {}
+
+
+def compare_state(rules, caps, tool_rules, tool_caps, rule_ids, cap_ids):
+    """[(capability marks, message)] where the tool's state differs."""
+    out = []
+    rule_caps = dict(NEW_RULES, **OLD_RULE_CAPS)
+    for rid in rule_ids:
+        marks = set(rule_caps.get(rid, []))
+        if rid not in tool_rules:
+            out.append((marks, f"{rid}: absent from aiter-probe's answer"))
+            continue
+        st, captures = tool_rules[rid]
+        mine = rules[rid]
+        if st != mine.status:
+            out.append((marks, f"{rid}: independent {mine.status}"
+                        f"{' (' + mine.note + ')' if mine.note else ''}, aiter-probe {st}"))
+        elif st == "matched" and mine.caps:
+            theirs = tool_captures(rid, captures)
+            for k, v in mine.caps.items():
+                if theirs.get(k) != v:
+                    out.append((marks, f"{rid} {k}: independent {v}, aiter-probe {theirs.get(k)}"))
+    for cid in cap_ids:
+        if cid not in tool_caps:
+            out.append(({cid}, f"{cid}: absent from aiter-probe's answer"))
+        elif tool_caps[cid] != caps[cid]:
+            out.append(({cid}, f"{cid}: independent {caps[cid]}, aiter-probe {tool_caps[cid]}"))
+    return out
+
+
+def new_ids_present(tool_rules, tool_caps):
+    return any(r in tool_rules for r in NEW_RULES) or any(c in tool_caps for c in NEW_CAPABILITIES)
+
+
 def unpack_tag(git_dir, ref, dest):
-    dirs = [d for d in ARCHIVE_DIRS if git(git_dir, "cat-file", "-e", f"{ref}:{d}") is not None]
+    dirs = [d for d in ARCHIVE_DIRS + NEW_PATHS
+            if git(git_dir, "cat-file", "-e", f"{ref}:{d}") is not None]
     if not dirs:
         return  # an empty tree: every rule reads as missing
     archive = subprocess.run(["git", "--git-dir", git_dir, "archive", "--format=tar", ref]
                              + dirs, stdout=subprocess.PIPE, check=True).stdout
     subprocess.run(["tar", "-x", "-C", dest], input=archive, check=True)
+
+
+# --- History -------------------------------------------------------------------
+
+def history_states(git_dir, hist, refs, tip):
+    """{ref: (rules: id -> (status, captures), caps: id -> bool)} at each ref's
+    commit, and notes. Each commit's changes are against its first parent, so
+    the state at T is the initial state with the changes of T's first-parent
+    chain applied, root first; every change's `before` is checked against the
+    state it applies to."""
+    init = hist["initial"]
+    base_rules = {rid: (r["status"], r.get("captures") or [])
+                  for rid, r in init.get("rules", {}).items()}
+    base_caps = {cid: bool(v) for cid, v in init.get("capabilities", {}).items()}
+    by_commit = {}
+    for ch in hist.get("changes", []):
+        by_commit.setdefault(ch["commit"], []).append(ch)
+    states, notes, skipped = {}, [], []
+    bad_before = 0
+    for ref in refs:
+        commit = (git(git_dir, "rev-parse", f"{ref}^{{commit}}") or "").strip()
+        if not commit:
+            notes.append(f"{ref}: no commit")
+            continue
+        if subprocess.run(["git", "--git-dir", git_dir, "merge-base", "--is-ancestor", commit, tip],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+            skipped.append(ref)
+            continue
+        chain = (git(git_dir, "rev-list", "--first-parent", "--reverse", commit) or "").split()
+        if not chain or chain[0] != init.get("commit"):
+            notes.append(f"{ref}: its first-parent root is not the history's initial commit")
+        rules, caps = dict(base_rules), dict(base_caps)
+        for c in chain:
+            for ch in by_commit.get(c, ()):
+                if ch["kind"] == "capability":
+                    if caps.get(ch["id"]) != bool(ch["before"]):
+                        bad_before += 1
+                    caps[ch["id"]] = bool(ch["after"])
+                else:
+                    before = (ch["before"]["status"], ch["before"].get("captures") or [])
+                    if rules.get(ch["id"]) != before:
+                        bad_before += 1
+                    rules[ch["id"]] = (ch["after"]["status"], ch["after"].get("captures") or [])
+        states[ref] = (rules, caps)
+    if bad_before:
+        notes.append(f"{bad_before} change(s) whose `before` differs from the state they apply to")
+    if skipped:
+        notes.append(f"{len(skipped)} ref(s) not reachable from {tip}, skipped: "
+                     + ", ".join(skipped))
+    # The cumulative state in `git rev-list --topo-order --reverse` order reads
+    # the same at a commit only when no side branch interleaves before it.
+    order = (git(git_dir, "rev-list", "--topo-order", "--reverse", tip) or "").split()
+    want = {}
+    for ref in states:
+        want.setdefault((git(git_dir, "rev-parse", f"{ref}^{{commit}}") or "").strip(), []).append(ref)
+    rules, caps = dict(base_rules), dict(base_caps)
+    differ = []
+    for c in order:
+        for ch in by_commit.get(c, ()):
+            if ch["kind"] == "capability":
+                caps[ch["id"]] = bool(ch["after"])
+            else:
+                rules[ch["id"]] = (ch["after"]["status"], ch["after"].get("captures") or [])
+        for ref in want.get(c, ()):
+            if states[ref] != (rules, caps):
+                differ.append(ref)
+    if differ:
+        notes.append("the topo-order cumulative state differs from the first-parent one at "
+                     + ", ".join(differ) + " (the first-parent state is compared)")
+    return states, notes
 
 
 # --- Output --------------------------------------------------------------------
@@ -505,6 +1608,149 @@ def describe_cases(cases):
     return " ".join(f"{h}x{d}" for h, d in seen)
 
 
+def runs(items):
+    """[(name, message or None)] -> 'a..b: message' for each run of equal
+    messages (None: no difference)."""
+    out, cur = [], None
+    for name, msg in items:
+        if cur and cur[2] == msg:
+            cur[1] = name
+            cur[3] += 1
+        else:
+            if cur and cur[2] is not None:
+                out.append(cur)
+            cur = [name, name, msg, 1]
+    if cur and cur[2] is not None:
+        out.append(cur)
+    return [f"{a}{'..' + b if b != a else ''} ({n}): {m}" if n > 1 else f"{a}: {m}"
+            for a, b, m, n in out]
+
+
+SGLANG_HEADS = {16, 32, 64, 128}
+VLLM_LSE_QLENS = {"1", "4"}
+
+
+def probe_differences(rows):
+    """Where today's backend probes answer differently from the verdicts."""
+    lines = []
+
+    def section(title, items, agree_text):
+        found = runs(items)
+        lines.append(f"{title}: " + ("agrees on every row" + agree_text if not found else
+                                      f"differs on {sum(1 for _, m in items if m)} row(s)"))
+        lines.extend("  " + f for f in found)
+
+    def cap(row, cid):
+        return row["caps"][cid]
+    section("FP8 prefill, vLLM import-only (both names exported)",
+            [(r["name"], None if r["probes"]["fp8_import"] == cap(r, "mla.fp8_prefill_ps") else
+              f"probe {int(r['probes']['fp8_import'])}, verdict {int(cap(r, 'mla.fp8_prefill_ps'))}"
+              + why_fp8(r)) for r in rows], "")
+    section("segmented decode, import-only (def exists)",
+            [(r["name"], None if r["probes"]["seg_import"] == cap(r, "mla.segmented_decode") else
+              f"probe {int(r['probes']['seg_import'])}, verdict {int(cap(r, 'mla.segmented_decode'))}"
+              + note_of(r, "mla.triton_decode_fwd.binds_segmented")) for r in rows], "")
+
+    def gluon(r):
+        bound = r["probes"]["gluon"]
+        v = r["rules"]["mla.gluon_decode.max_heads"]
+        heads = int(v.caps["heads"]) if v.status == "matched" else None
+        if bound is None and heads is None:
+            return None
+        probe_cap = bound is not None and bound >= 15
+        if bound == heads and probe_cap == cap(r, "mla.gluon_decode.small_heads"):
+            return None
+        return (f"vLLM bound {bound if bound is not None else 'not importable'}, "
+                f"independent heads {heads if heads is not None else v.status}"
+                + ("" if probe_cap == cap(r, "mla.gluon_decode.small_heads") else
+                   f" (small_heads: probe {int(probe_cap)}, verdict "
+                   f"{int(cap(r, 'mla.gluon_decode.small_heads'))})"))
+    section("Gluon, vLLM (entry importable, `requires nhead <= N` else 16)",
+            [(r["name"], gluon(r)) for r in rows], "")
+    for key, cid, rid in (("hipb_hasattr", "aiter.hipb_mm", "export.hipb_mm"),
+                          ("qr_hasattr", "aiter.qr_all_reduce_rmsnorm",
+                           "export.qr_all_reduce_rmsnorm")):
+        section(f"{cid.split('.', 1)[1]}, hasattr (exported)",
+                [(r["name"], None if r["probes"][key] == cap(r, cid) else
+                  f"probe {int(r['probes'][key])}, verdict {int(cap(r, cid))}"
+                  + note_of(r, rid)) for r in rows],
+                f" ({sum(cap(r, cid) for r in rows)} rows with it)")
+
+    def sglang(r):
+        if not r["ind"]["reduce_present"]:
+            return None
+        real = {h for h, d, _ in r["ind"]["cases"] if d == 512}
+        extra, lacking = sorted(SGLANG_HEADS - real), sorted(real - SGLANG_HEADS)
+        parts = []
+        if extra:
+            parts.append(f"table claims {extra} (not dispatched)")
+        if lacking:
+            parts.append(f"table lacks {lacking} (dispatched)")
+        return "; ".join(parts) or None
+    section("SGLang reducer head table {16,32,64,128} vs the reducer's (h, 512) cases",
+            [(r["name"], sglang(r)) for r in rows], "")
+
+    def lse(r):
+        v = r["rules"]["mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"]
+        if v.status == "missing":
+            return None
+        if v.status != "matched":
+            return f"no bf16 gqa16 ps+lse rows ({v.status}{': ' + v.note if v.note else ''})"
+        got = v.caps["qlen"]
+        return None if set(got) == VLLM_LSE_QLENS else f"qlens {','.join(got)}"
+    section("vLLM persistent-LSE constant qlen {1,4} vs gfx950 bf16 gqa16 ps+lse rows",
+            [(r["name"], lse(r)) for r in rows], "")
+    return lines
+
+
+def note_of(row, rid):
+    v = row["rules"][rid]
+    return f" [{v.status}{': ' + v.note if v.note else ''}]"
+
+
+def why_fp8(r):
+    a, b = r["rules"]["mla.prefill_ps_asm_fwd.binds_17"], r["rules"]["mla.reduce_v1.binds_9"]
+    bits = []
+    if a.status != "matched":
+        bits.append(f"prefill_ps_asm_fwd {a.status}{': ' + a.note if a.note else ''}")
+    if b.status != "matched":
+        bits.append(f"reduce_v1 {b.status}{': ' + b.note if b.note else ''}")
+    elif b.caps.get("param") != "num_kv_splits":
+        bits.append(f"reduce_v1 7th param {b.caps.get('param')}")
+    return f" [{'; '.join(bits)}]" if bits else ""
+
+
+def first_releases(rows, tags):
+    lines = []
+    tag_rows = [r for r in rows if r["name"] in tags]
+    for cid, label in CAPABILITIES:
+        holding = [r["name"] for r in tag_rows if r["caps"][cid]]
+        if not holding:
+            lines.append(f"{label:<5} {cid}: never")
+            continue
+        first = holding[0]
+        after = [r["name"] for r in tag_rows[[x["name"] for x in tag_rows].index(first):]
+                 if not r["caps"][cid]]
+        gap = ""
+        if after:
+            gap = f"; not at {len(after)} later tag(s): " + ", ".join(after[:4]) + \
+                  (", ..." if len(after) > 4 else "")
+        lines.append(f"{label:<5} {cid}: {first}{gap}")
+    return lines
+
+
+def explain(row, width):
+    out = []
+    for rid in list(NEW_RULES):
+        v = row["rules"][rid]
+        extra = " ".join(f"{k}={v.caps[k]}" for k in v.caps) if v.caps else ""
+        out.append(f"{'':<{width}}    {rid}: {v.status} {v.where or ''} {extra}"
+                   f"{' (' + v.note + ')' if v.note else ''}".rstrip())
+    p = row["probes"]
+    out.append(f"{'':<{width}}    probes: " + " ".join(f"{k}={p[k]}" for k in sorted(p)))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("git_dir", nargs="?", help="AITER git directory (bare or .git)")
@@ -516,12 +1762,20 @@ def main():
                     "(default: this source tree's, unless AITER_PROBE_DATADIR is set)")
     ap.add_argument("--rules", action="append", default=[], help="extra --rules for aiter-probe")
     ap.add_argument("--independent-only", action="store_true", help="skip aiter-probe")
+    ap.add_argument("--history", action="store_true",
+                    help="compare with one `aiter-probe history` over --history-range "
+                    "instead of a scan per row")
+    ap.add_argument("--history-range", default="main", help="the history's range (default main)")
     ap.add_argument("--cases", action="store_true", help="list the reducer cases per row")
     ap.add_argument("--lines", action="store_true",
                     help="list every match with its line (reducer cases, metadata branch)")
+    ap.add_argument("--explain", action="store_true",
+                    help="list every new rule's verdict per row, with where and why")
     opts = ap.parse_args()
     if not opts.git_dir and not opts.tree:
         ap.error("give an AITER git directory or --tree DIR")
+    if opts.history and (opts.independent_only or not opts.git_dir):
+        ap.error("--history needs a git directory and aiter-probe")
 
     probe = None
     if not opts.independent_only:
@@ -537,43 +1791,115 @@ def main():
             probe = Probe(path, datadir, opts.rules)
 
     rows = []
+    tags = []
     if opts.git_dir:
-        for ref in list_tags(opts.git_dir, opts.tags) + opts.ref:
+        tags = list_tags(opts.git_dir, opts.tags)
+        cat = CatFile(opts.git_dir)
+        for ref in tags + opts.ref:
             red = first_in_git(opts.git_dir, ref, REDUCE_PATHS)
             meta = first_in_git(opts.git_dir, ref, METADATA_PATHS)
+            src = GitSource(opts.git_dir, ref, cat)
             tool = None
-            if probe:
+            if probe and not opts.history:
                 with tempfile.TemporaryDirectory(prefix="aiter-tags-") as tmp:
                     unpack_tag(opts.git_dir, ref, tmp)
                     tool = probe.scan(tmp)
-            rows.append((ref, red, meta, tool))
+            rows.append({"name": ref, "red": red, "meta": meta, "src": src, "tool": tool})
     for root in opts.tree:
         red = first_in_tree(root, REDUCE_PATHS)
         meta = first_in_tree(root, METADATA_PATHS)
         tool = probe.scan(os.path.abspath(root)) if probe else None
-        rows.append((root, red, meta, tool))
+        rows.append({"name": root, "red": red, "meta": meta, "src": TreeSource(root),
+                     "tool": tool})
 
-    width = max([len("tag")] + [len(r[0]) for r in rows])
-    head = (f"{'tag':<{width}}  {'files':<5}  {'reduce h24d512':<14}  {'metadata h24':<12}  "
-            f"{'native_h24':<10}  {'#cases':>6}  {'vLLM r/m/cap':<12}  agree")
+    for row in rows:
+        row["ind"] = independent(row["red"], row["meta"])
+        row["rules"], row["caps"], row["probes"] = new_verdicts(row["src"])
+        row["caps"][CAPABILITY] = row["ind"]["capability"]
+
+    notes = []
+    compared = probe is not None
+    if probe and opts.history:
+        try:
+            hist = probe.history(opts.git_dir, opts.history_range)
+        except (RuntimeError, ValueError) as e:
+            print(f"aiter-tags: {e}", file=sys.stderr)
+            return 2
+        states, hnotes = history_states(opts.git_dir, hist, [r["name"] for r in rows],
+                                        opts.history_range)
+        notes += [f"history: {n}" for n in hnotes]
+        init = hist.get("initial", {})
+        h_rules, h_caps = set(init.get("rules", {})), set(init.get("capabilities", {}))
+        active = new_ids_present(init.get("rules", {}), init.get("capabilities", {}))
+        rule_ids = [r for r in list(OLD_RULE_CAPS) + list(NEW_RULES)
+                    if r in h_rules or (active and r in NEW_RULES)]
+        cap_ids = [c for c, _ in CAPABILITIES if c in h_caps or (active and c != CAPABILITY)]
+        if not active:
+            notes.append(f"history has none of the {len(NEW_RULES)} new rules and "
+                         f"{len(NEW_CAPABILITIES)} new capabilities (packs not installed): "
+                         "compared " + ", ".join(rule_ids + cap_ids) + " only")
+        for row in rows:
+            if row["name"] not in states:
+                row["diffs"], row["marks"] = ["(not in the history)"], set()
+                continue
+            rules = dict(row["rules"], **old_rule_verdicts(row["ind"]))
+            diffs = compare_state(rules, row["caps"], *states[row["name"]], rule_ids, cap_ids)
+            row["diffs"] = [m for _, m in diffs]
+            row["marks"] = set().union(*[k for k, _ in diffs]) if diffs else set()
+        for row in rows:  # skipped rows do not count as disagreeing
+            if row["diffs"] == ["(not in the history)"]:
+                row["diffs"], row["skipped"] = [], True
+    else:
+        inactive = 0
+        for row in rows:
+            row["diffs"], row["marks"] = [], set()
+            tool = row["tool"]
+            if tool is None:
+                continue
+            row["diffs"] = differences(row["ind"], tool)
+            if row["diffs"]:
+                row["marks"].add(CAPABILITY)
+            if "error" in tool:
+                continue
+            t_rules, t_caps = tool["new"]
+            if not new_ids_present(t_rules, t_caps):
+                inactive += 1
+                continue
+            diffs = compare_state(row["rules"], row["caps"], t_rules, t_caps,
+                                  list(NEW_RULES), NEW_CAPABILITIES)
+            row["diffs"] += [m for _, m in diffs]
+            for k, _ in diffs:
+                row["marks"] |= k
+        if inactive:
+            notes.append(f"{inactive} scan(s) have none of the new rule/capability ids "
+                         "(packs not installed): compared mla.decode.native_h24's rules only")
+
+    width = max([len("tag")] + [len(r["name"]) for r in rows])
+    labels = [(cid, label, max(len(label), 2)) for cid, label in CAPABILITIES]
+    head = (f"{'tag':<{width}}  {'files':<5}  {'r m':<3}  {'#c':>2}  {'vLLM':<5}  "
+            + " ".join(f"{label:>{w}}" for _, label, w in labels) + "  agree")
     print(head)
     print("-" * len(head))
     disagreements = 0
-    for name, red, meta, tool in rows:
-        ind = independent(red, meta)
-        v_red, v_meta = vllm_reading(red, meta)
-        files = ("R" if red is not None else "-") + ("M" if meta is not None else "-")
-        vllm = f"{yn(v_red)}/{yn(v_meta)}/{yn(v_red and v_meta)}"
-        if tool is None:
+    for row in rows:
+        ind = row["ind"]
+        v_red, v_meta = vllm_reading(row["red"], row["meta"])
+        files = ("R" if row["red"] is not None else "-") + ("M" if row["meta"] is not None else "-")
+        vllm = f"{int(v_red)}{int(v_meta)}{int(v_red and v_meta)}"
+        cells = []
+        for cid, _, w in labels:
+            cell = str(int(row["caps"][cid])) + ("!" if cid in row["marks"] else "")
+            cells.append(f"{cell:>{w}}")
+        if not compared:
             agree = "n/a"
-            diffs = []
+        elif row.get("skipped"):
+            agree = "skip"
         else:
-            diffs = differences(ind, tool)
-            agree = "no" if diffs else "yes"
-            disagreements += bool(diffs)
+            agree = "no" if row["diffs"] else "yes"
+            disagreements += bool(row["diffs"])
         ncases = len({(h, d) for h, d, _ in ind["cases"]})
-        print(f"{name:<{width}}  {files:<5}  {yn(ind['reduce']):<14}  {yn(ind['metadata']):<12}  "
-              f"{yn(ind['capability']):<10}  {ncases:>6}  {vllm:<12}  {agree}")
+        print(f"{row['name']:<{width}}  {files:<5}  {int(ind['reduce'])} {int(ind['metadata'])}  "
+              f"{ncases:>2}  {vllm:<5}  " + " ".join(cells) + f"  {agree}")
         if opts.cases and ind["cases"]:
             print(f"{'':<{width}}  cases: {describe_cases(ind['cases'])}")
         if opts.lines:
@@ -581,9 +1907,25 @@ def main():
             print(f"{'':<{width}}  reducer: {at or '-'}")
             at = " ".join(str(ln) for ln in ind["metadata_lines"])
             print(f"{'':<{width}}  num_heads == 24: {at or '-'}")
-        for d in diffs:
+        if opts.explain:
+            print("\n".join(explain(row, width)))
+        for d in row["diffs"]:
             print(f"{'':<{width}}  ! {d}")
-    if probe is None:
+    print("r m: reducer 24x512 case, planner num_heads == 24; #c: reducer cases; "
+          "vLLM: its whitespace-strip probe (r, m, both)")
+    legend = [f"{label}={cid}" for cid, label in CAPABILITIES]
+    for i in range(0, len(legend), 4):
+        print("  " + "  ".join(legend[i:i + 4]))
+    if tags:
+        print("\nfirst release (tags in version order):")
+        for line in first_releases(rows, set(tags)):
+            print("  " + line)
+    print("\nprobes answering differently from the independent verdict:")
+    for line in probe_differences(rows):
+        print("  " + line)
+    for n in notes:
+        print(f"note: {n}")
+    if not compared:
         return 0
     print(f"\n{len(rows)} rows, {disagreements} disagreeing")
     return 1 if disagreements else 0
