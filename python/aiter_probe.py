@@ -205,8 +205,50 @@ def _in_meta(rel):
     return bool(sep) and head in META_DIRS
 
 
+# The C reader's AP_LISTING_MAX.
+LISTING_MAX = 100000
+
+
+def _listing(root, rel):
+    """A folder input ("dir/"): its regular files ("name\\n") and folders
+    ("name/\\n"), byte-sorted, every component opened without following a
+    symlink, as the C reader lists it. ("absent"|"not-file"|"file", bytes, sha256)."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) \
+        | getattr(os, "O_CLOEXEC", 0) | os.O_NONBLOCK
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for comp in rel.split("/"):
+            if comp in ("", "."):
+                continue
+            try:
+                nxt = os.open(comp, flags, dir_fd=fd)
+            except FileNotFoundError:
+                return "absent", None, None
+            except (NotADirectoryError, OSError) as e:
+                if isinstance(e, NotADirectoryError) or e.errno == errno.ELOOP:
+                    return "not-file", None, None
+                raise
+            os.close(fd)
+            fd = nxt
+        names = []
+        with os.scandir(fd) as it:
+            for entry in it:
+                if entry.is_file(follow_symlinks=False):
+                    names.append(os.fsencode(entry.name))
+                elif entry.is_dir(follow_symlinks=False):
+                    names.append(os.fsencode(entry.name) + b"/")
+                if len(names) > LISTING_MAX:
+                    return "not-file", None, None
+    finally:
+        os.close(fd)
+    text = b"".join(n + b"\n" for n in sorted(names))
+    return "file", len(text), hashlib.sha256(text).hexdigest()
+
+
 def _look_at(root, rel, want_bytes):
     """What is at root/rel now: ("absent"|"outside"|"not-file"|"file", bytes, sha256 hex)."""
+    if rel.endswith("/"):
+        return _listing(root, rel)
     real = os.path.realpath(os.path.join(root, rel))
     if not os.path.lexists(real):
         return "absent", None, None

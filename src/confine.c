@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
@@ -134,4 +135,87 @@ void ap_sha256_hex(const unsigned char digest[AP_SHA256_SIZE], char hex[2 * AP_S
 		hex[2 * i + 1] = digits[digest[i] & 0xF];
 	}
 	hex[2 * AP_SHA256_SIZE] = '\0';
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, size_t *len,
+                               int *err)
+{
+	char *todo = ap_xstrdup(rel);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	ap_buf out = AP_BUF_INIT;
+	ap_confined_kind kind = AP_CONFINED_FOLDER;
+	struct dirent *de;
+	char *save = NULL;
+	DIR *d;
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	*text = NULL;
+	*len = 0;
+	*err = 0;
+	for (char *comp = strtok_r(todo, "/", &save); fd >= 0 && comp != NULL;
+	     comp = strtok_r(NULL, "/", &save)) {
+		int next;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		close(fd);
+		fd = next;
+	}
+	free(todo);
+	if (fd < 0) {
+		*err = errno;
+		/* ELOOP: a symlink on the way, which a listing does not follow. */
+		return errno == ENOENT ? AP_CONFINED_MISSING
+		       : errno == ENOTDIR || errno == ELOOP ? AP_CONFINED_NOT_FILE
+		                                            : AP_CONFINED_ERRNO;
+	}
+	d = fdopendir(fd);
+	if (d == NULL) {
+		*err = errno;
+		close(fd);
+		return AP_CONFINED_ERRNO;
+	}
+	for (errno = 0; (de = readdir(d)) != NULL; errno = 0) {
+		unsigned char type = de->d_type;
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (type == DT_UNKNOWN && fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			type = S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : DT_LNK;
+		if (type != DT_REG && type != DT_DIR)
+			continue;
+		if (n == AP_LISTING_MAX) {
+			*err = EFBIG;
+			kind = AP_CONFINED_ERRNO;
+			break;
+		}
+		ap_xgrow((void **)&names, &cap, n + 1, sizeof *names);
+		names[n++] = ap_xasprintf("%s%s", de->d_name, type == DT_DIR ? "/" : "");
+	}
+	if (errno != 0 && kind == AP_CONFINED_FOLDER) {
+		*err = errno;
+		kind = AP_CONFINED_ERRNO;
+	}
+	closedir(d);
+	if (n > 0)
+		qsort(names, n, sizeof *names, cmp_names);
+	for (size_t i = 0; i < n; i++) {
+		ap_buf_printf(&out, "%s\n", names[i]);
+		free(names[i]);
+	}
+	free(names);
+	if (kind != AP_CONFINED_FOLDER) {
+		ap_buf_free(&out);
+		return kind;
+	}
+	*len = out.len;
+	*text = ap_buf_detach(&out);
+	return kind;
 }

@@ -49,6 +49,16 @@ typedef struct ap_confined {
  * root are followed. Never blocks on a FIFO. Returns c->kind. */
 ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c);
 
+/* A folder's listing as the reader and verify see it: the names of its
+ * regular files ("name\n") and folders ("name/\n"), byte-sorted; symlinks and
+ * special files are left out, so a listing never leads outside the root.
+ * rel names the folder with a trailing '/' ("a/b/"; "./" is the root). Every
+ * component is opened beneath root without following a symlink. At most
+ * AP_LISTING_MAX entries. */
+#define AP_LISTING_MAX 100000
+ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, size_t *len,
+                               int *err);
+
 /* Hashes what is left to read of fd in 64 KiB chunks, so that a file of any
  * size costs no memory. 0 with digest and *bytes (when not NULL), or -errno. */
 int ap_sha256_fd(int fd, unsigned char digest[AP_SHA256_SIZE], size_t *bytes);

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,10 +144,85 @@ static void eval_list(verdict *v, const ap_expr *e, const eval_ctx *ctx)
 	free(kids);
 }
 
+/* Whether the capture's text compares as e says. */
+static bool capture_holds(const ap_expr *e, const char *value)
+{
+	long long n;
+	int c;
+	char *end;
+
+	if (e->numeric) {
+		errno = 0;
+		n = strtoll(value, &end, 10);
+		if (*value == '\0' || *end != '\0' || errno == ERANGE)
+			return false;
+		c = (n > e->num) - (n < e->num);
+	} else {
+		c = strcmp(value, e->text);
+	}
+	switch (e->op) {
+	case AP_CMP_EQ:
+		return c == 0;
+	case AP_CMP_NE:
+		return c != 0;
+	case AP_CMP_LT:
+		return c < 0;
+	case AP_CMP_LE:
+		return c <= 0;
+	case AP_CMP_GT:
+		return c > 0;
+	case AP_CMP_GE:
+		return c >= 0;
+	}
+	return false;
+}
+
+/* True when some match of the rule has the capture and it compares as
+ * asked; the rule's own unknowns stay unknown. */
+static void eval_capture(verdict *v, const ap_expr *e, const ap_rule_result *res)
+{
+	const char *seen = NULL;
+	char *rhs;
+
+	if (res->status == AP_RULE_MISSING || res->status == AP_RULE_ERROR) {
+		rule_verdict(v, res);
+		return;
+	}
+	v->value = TRI_FALSE;
+	for (size_t i = 0; i < res->matches.n && v->value == TRI_FALSE; i++) {
+		const ap_match *m = &res->matches.v[i];
+		for (size_t k = 0; k < m->ncaps; k++) {
+			if (strcmp(m->caps[k].name, e->capture) != 0)
+				continue;
+			seen = m->caps[k].value;
+			if (capture_holds(e, seen)) {
+				char *item = ap_xasprintf("%s:%u", res->file, m->line);
+				v->value = TRI_TRUE;
+				add_evidence(v, item);
+				free(item);
+				break;
+			}
+		}
+	}
+	rhs = e->numeric ? ap_xasprintf("%lld", e->num) : ap_xstrdup(e->text);
+	if (v->value == TRI_TRUE)
+		ap_buf_printf(&v->reason, "rule %s has %s %s %s", res->rule->id, e->capture,
+		              ap_cmp_op_name(e->op), rhs);
+	else if (seen != NULL)
+		ap_buf_printf(&v->reason, "rule %s has no %s %s %s (it has %s)", res->rule->id,
+		              e->capture, ap_cmp_op_name(e->op), rhs, seen);
+	else
+		ap_buf_printf(&v->reason, "rule %s captured no %s", res->rule->id, e->capture);
+	free(rhs);
+}
+
 static void eval(verdict *v, const ap_expr *e, const eval_ctx *ctx)
 {
 	memset(v, 0, sizeof *v);
 	switch (e->kind) {
+	case AP_EXPR_CAPTURE:
+		eval_capture(v, e, &ctx->scan->rules[e->ref_index]);
+		break;
 	case AP_EXPR_REF:
 		if (!e->ref_probe) {
 			rule_verdict(v, &ctx->scan->rules[e->ref_index]);

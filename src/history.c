@@ -194,14 +194,72 @@ fail:
 	return AP_FILE_ERROR;
 }
 
+static int cmp_entry_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A folder's listing as ap_list_under writes it: files and folders only. */
+static ap_file_status list_tree(git_source *src, const git_oid *oid, char **data, size_t *len,
+                                char **reason)
+{
+	git_tree *tree;
+	ap_buf out = AP_BUF_INIT;
+	char **names;
+	size_t n = 0, count;
+
+	if (git_tree_lookup(&tree, src->repo, oid) < 0) {
+		git_fail("reading a folder");
+		*reason = ap_xstrdup(ap_error_last());
+		return AP_FILE_ERROR;
+	}
+	count = git_tree_entrycount(tree);
+	if (count > AP_LISTING_MAX) {
+		git_tree_free(tree);
+		*reason = ap_xstrdup("more entries than a listing holds");
+		return AP_FILE_ERROR;
+	}
+	names = ap_xcalloc(count ? count : 1, sizeof *names);
+	for (size_t i = 0; i < count; i++) {
+		const git_tree_entry *e = git_tree_entry_byindex(tree, i);
+		git_filemode_t mode = git_tree_entry_filemode(e);
+
+		if (mode == GIT_FILEMODE_BLOB || mode == GIT_FILEMODE_BLOB_EXECUTABLE)
+			names[n++] = ap_xstrdup(git_tree_entry_name(e));
+		else if (mode == GIT_FILEMODE_TREE)
+			names[n++] = ap_xasprintf("%s/", git_tree_entry_name(e));
+	}
+	git_tree_free(tree);
+	qsort(names, n, sizeof *names, cmp_entry_names);
+	for (size_t i = 0; i < n; i++) {
+		ap_buf_printf(&out, "%s\n", names[i]);
+		free(names[i]);
+	}
+	free(names);
+	*len = out.len;
+	*data = ap_buf_detach(&out);
+	return AP_FILE_OK;
+}
+
 static ap_file_status git_source_load(void *ctx, ap_file *file, size_t max_bytes, char **data,
                                       size_t *len, char **reason)
 {
 	git_source *src = ctx;
+	bool listing = file->path[strlen(file->path) - 1] == '/';
 	found f;
 
 	if (resolve(&f, src->repo, src->tree, file->path) < 0) {
 		*reason = ap_xstrdup(ap_error_last());
+		return AP_FILE_ERROR;
+	}
+	if (listing && f.kind == FOUND_FOLDER)
+		return list_tree(src, &f.oid, data, len, reason);
+	if (listing && f.kind == FOUND_MISSING) {
+		*reason = ap_xstrdup("no such folder");
+		return AP_FILE_MISSING;
+	}
+	if (listing) {
+		*reason = ap_xstrdup("not a folder");
 		return AP_FILE_ERROR;
 	}
 	switch (f.kind) {

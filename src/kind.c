@@ -10,13 +10,16 @@
 #include "kind.h"
 #include "rules.h"
 
-extern const ap_kind ap_kind_literal, ap_kind_token, ap_kind_regex, ap_kind_version;
+extern const ap_kind ap_kind_literal, ap_kind_token, ap_kind_regex, ap_kind_csv, ap_kind_glob,
+	ap_kind_version;
 
 /* The loader lists the keys in this order in its messages. */
 const ap_kind *const ap_kinds[] = {
 	&ap_kind_literal,
 	&ap_kind_token,
 	&ap_kind_regex,
+	&ap_kind_csv,
+	&ap_kind_glob,
 	&ap_kind_version,
 };
 const size_t ap_nkinds = sizeof ap_kinds / sizeof ap_kinds[0];

@@ -10,19 +10,25 @@
 
 /* --- Results -------------------------------------------------------------- */
 
-ap_match *ap_match_add_line(ap_match_list *out, const ap_text *t, unsigned line)
+ap_match *ap_match_add_text(ap_match_list *out, unsigned line, const char *text, size_t len)
 {
 	ap_match *m;
-	const char *text;
-	size_t len;
 
 	ap_xgrow((void **)&out->v, &out->cap, out->n + 1, sizeof *out->v);
 	m = &out->v[out->n++];
 	memset(m, 0, sizeof *m);
 	m->line = line;
-	ap_text_line_span(t, line, &text, &len);
 	m->text = ap_xstrndup(text, len);
 	return m;
+}
+
+ap_match *ap_match_add_line(ap_match_list *out, const ap_text *t, unsigned line)
+{
+	const char *text;
+	size_t len;
+
+	ap_text_line_span(t, line, &text, &len);
+	return ap_match_add_text(out, line, text, len);
 }
 
 ap_match *ap_match_add(ap_match_list *out, const ap_text *t, size_t off)

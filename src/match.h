@@ -31,6 +31,8 @@ typedef struct ap_match_list {
 ap_match *ap_match_add(ap_match_list *out, const ap_text *t, size_t off);
 /* A match at a 1-based line of t's original text. */
 ap_match *ap_match_add_line(ap_match_list *out, const ap_text *t, unsigned line);
+/* A match whose line and text the kind states itself. */
+ap_match *ap_match_add_text(ap_match_list *out, unsigned line, const char *text, size_t len);
 void ap_match_capture(ap_match *m, const char *name, const char *value, size_t len);
 void ap_match_list_free(ap_match_list *l);
 

@@ -9,10 +9,12 @@
 #include "ap-util.h"
 #include "pep440.h"
 
-/* The longest normalized text: epoch, release, pre, post, dev and local parts
- * at their limits, and the terminator. */
 #define XSTR(x) STR(x)
 #define STR(x) #x
+#define TOO_LONG "local version longer than " XSTR(AP_PEP440_LOCAL_MAX) " bytes"
+
+/* The longest normalized text: epoch, release, pre, post, dev and local parts
+ * at their limits, and the terminator. */
 #define STR_MAX (21 + AP_PEP440_RELEASE_MAX * 21 + 22 + 25 + 24 + 1 + AP_PEP440_LOCAL_MAX + 1)
 
 /* --- Parsing ---------------------------------------------------------------- */
@@ -109,7 +111,7 @@ static const char *read_local(ap_pep440 *v, const char *s, size_t *i)
 
 		for (; is_alnum(s[j]); j++) {
 			if (len == AP_PEP440_LOCAL_MAX)
-				return "local version longer than " XSTR(AP_PEP440_LOCAL_MAX) " bytes";
+				return TOO_LONG;
 			numeric = numeric && is_digit(s[j]);
 			v->local[len++] = (char)(is_digit(s[j]) ? s[j] : s[j] | 0x20);
 		}
@@ -124,7 +126,7 @@ static const char *read_local(ap_pep440 *v, const char *s, size_t *i)
 		if (!(is_sep(s[j]) && is_alnum(s[j + 1])))
 			break;
 		if (len == AP_PEP440_LOCAL_MAX)
-			return "local version longer than " XSTR(AP_PEP440_LOCAL_MAX) " bytes";
+			return TOO_LONG;
 		v->local[len++] = '.';
 		j++;
 	}
@@ -229,7 +231,8 @@ static int cmp_release(const ap_pep440 *a, const ap_pep440 *b)
 	unsigned n = a->nrelease > b->nrelease ? a->nrelease : b->nrelease;
 
 	for (unsigned k = 0; k < n; k++) {
-		int c = cmp_u64(k < a->nrelease ? a->release[k] : 0, k < b->nrelease ? b->release[k] : 0);
+		int c = cmp_u64(k < a->nrelease ? a->release[k] : 0,
+		                k < b->nrelease ? b->release[k] : 0);
 		if (c != 0)
 			return c;
 	}
@@ -532,20 +535,22 @@ static bool clause_match(const clause *c, const ap_pep440 *v)
 		if (c->wildcard)
 			return prefix_match(v, sv, sv->nrelease) == (c->op == OP_EQ);
 		/* A local part counts only when the specifier has one. */
-		return (sv->local[0] != '\0' ? ap_pep440_cmp(v, sv) == 0 : cmp_public(v, sv) == 0) ==
-		       (c->op == OP_EQ);
+		if (sv->local[0] != '\0')
+			return (ap_pep440_cmp(v, sv) == 0) == (c->op == OP_EQ);
+		return (cmp_public(v, sv) == 0) == (c->op == OP_EQ);
 	case OP_LE:
 		return cmp_public(v, sv) <= 0;
 	case OP_GE:
 		return cmp_public(v, sv) >= 0;
 	case OP_LT:
 		/* <1.0 is not met by 1.0rc1, unless the bound is a pre-release. */
-		return cmp_public(v, sv) < 0 &&
-		       !(!ap_pep440_is_prerelease(sv) && ap_pep440_is_prerelease(v) && same_base(v, sv));
+		return cmp_public(v, sv) < 0 && !(!ap_pep440_is_prerelease(sv) &&
+		                                  ap_pep440_is_prerelease(v) && same_base(v, sv));
 	case OP_GT:
 		/* >1.0 is not met by 1.0.post1 (unless the bound is a post-release)
 		 * nor by 1.0+local. */
-		return ap_pep440_cmp(v, sv) > 0 && !(!sv->has_post && v->has_post && same_base(v, sv)) &&
+		return ap_pep440_cmp(v, sv) > 0 &&
+		       !(!sv->has_post && v->has_post && same_base(v, sv)) &&
 		       !(v->local[0] != '\0' && same_base(v, sv));
 	}
 	return false;

@@ -73,6 +73,27 @@ static int read_capped(int fd, size_t hint, size_t max, char **data, size_t *len
 	return 0;
 }
 
+/* A folder's listing (ap_list_under), as the text of the path "dir/". */
+static ap_file_status fs_list(const char *base, const ap_file *f, char **data, size_t *len,
+                              char **reason)
+{
+	int err;
+
+	switch (ap_list_under(base, f->path, data, len, &err)) {
+	case AP_CONFINED_FOLDER:
+		return AP_FILE_OK;
+	case AP_CONFINED_MISSING:
+		*reason = ap_xstrdup("no such folder");
+		return AP_FILE_MISSING;
+	case AP_CONFINED_NOT_FILE:
+		*reason = ap_xstrdup("not a folder, or a symlink (a listing follows none)");
+		return AP_FILE_ERROR;
+	default:
+		*reason = ap_xstrdup(err == EFBIG ? "more entries than a listing holds" : strerror(err));
+		return AP_FILE_ERROR;
+	}
+}
+
 static ap_file_status fs_load(void *ctx, ap_file *f, size_t max_bytes, char **data, size_t *len,
                               char **reason)
 {
@@ -82,6 +103,8 @@ static ap_file_status fs_load(void *ctx, ap_file *f, size_t max_bytes, char **da
 
 	const char *base = ap_path_in_meta(f->path) ? fs->meta : fs->root;
 
+	if (f->path[strlen(f->path) - 1] == '/')
+		return fs_list(base, f, data, len, reason);
 	switch (ap_open_under(base, f->path, &c)) {
 	case AP_CONFINED_FILE:
 		break;

@@ -107,6 +107,8 @@ static void expr_free(ap_expr *e)
 		expr_free(e->kids[i]);
 	free(e->kids);
 	free(e->ref);
+	free(e->capture);
+	free(e->text);
 	free(e);
 }
 
@@ -475,6 +477,58 @@ static int load_rule(const loader *ld, const ap_ynode *map)
 
 static const char *const expr_keys[] = {"all", "any", "not"};
 
+/* In ap_cmp_op order. */
+static const char *const cmp_keys[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+#define NCMP (sizeof cmp_keys / sizeof cmp_keys[0])
+
+const char *ap_cmp_op_name(ap_cmp_op op)
+{
+	static const char *const symbols[] = {"==", "!=", "<", "<=", ">", ">="};
+	return symbols[op];
+}
+
+/* {capture: RULE, name: NAME, OP: VALUE}: a rule's capture compared. */
+static int capture_value(const loader *ld, const ap_ynode *n, ap_expr *e)
+{
+	static const char *const keys[] = {"capture", "name", "eq", "ne", "lt", "le", "gt", "ge"};
+	ap_yfield f[8];
+	const ap_yfield *first, *second;
+	const ap_ynode *v;
+	long num;
+	int rc;
+
+	e->kind = AP_EXPR_CAPTURE;
+	if ((rc = ap_y_fields(ld->file, n, "a capture comparison", keys, 8, f)) < 0 ||
+	    (rc = ap_y_string(ld->file, f[0].val, "capture", &e->ref)) < 0 ||
+	    (rc = ap_y_need_field(ld->file, n, "a capture comparison", "name", &f[1])) < 0 ||
+	    (rc = ap_y_string(ld->file, f[1].val, "name", &e->capture)) < 0)
+		return rc;
+	second = ap_y_second_present(f + 2, NCMP, &first);
+	if (first == NULL)
+		return ap_y_fail(ld->file, n,
+		                 "a capture comparison needs one of 'eq', 'ne', 'lt', 'le', 'gt' or 'ge'");
+	if (second != NULL)
+		return ap_y_fail(ld->file, second->key,
+		                 "both '%s' and '%s' given: a capture comparison has exactly one "
+		                 "operator (combine comparisons with 'all')",
+		                 first->key->s, second->key->s);
+	e->op = (ap_cmp_op)(first - (f + 2));
+	v = first->val;
+	if (v->kind == AP_Y_SCALAR && v->style == YAML_PLAIN_SCALAR_STYLE &&
+	    strspn(v->s + (v->s[0] == '-'), "0123456789") == v->len - (v->s[0] == '-') &&
+	    v->len > (size_t)(v->s[0] == '-')) {
+		if ((rc = ap_y_int(ld->file, v, first->key->s, LONG_MIN, LONG_MAX, &num)) < 0)
+			return rc;
+		e->numeric = true;
+		e->num = num;
+		return 0;
+	}
+	if (e->op != AP_CMP_EQ && e->op != AP_CMP_NE)
+		return ap_y_fail(ld->file, v, "'%s' compares numbers: it needs an integer, not %s",
+		                 first->key->s, ap_y_is_string(v) ? "text" : ap_y_kind_name(v));
+	return ap_y_string(ld->file, v, first->key->s, &e->text);
+}
+
 /* Recursion is bounded: ap_yaml_parse refuses deep trees. */
 static int expr_value(const loader *ld, const ap_ynode *n, ap_expr **out)
 {
@@ -493,8 +547,11 @@ static int expr_value(const loader *ld, const ap_ynode *n, ap_expr **out)
 	if (n->kind != AP_Y_MAP)
 		return ap_y_fail(ld->file, n,
 		               "an expression must be a rule or probe id, or a mapping with 'all', "
-		               "'any' or 'not', not %s",
+		               "'any', 'not' or 'capture', not %s",
 		               ap_y_kind_name(n));
+	for (size_t k = 0; k + 1 < n->nkids; k += 2)
+		if (ap_y_is_string(n->kids[k]) && strcmp(n->kids[k]->s, "capture") == 0)
+			return capture_value(ld, n, e);
 	rc = ap_y_fields(ld->file, n, "an expression", expr_keys, 3, f);
 	if (rc < 0)
 		return rc;
@@ -858,13 +915,18 @@ static int resolve_expr(const ap_ruleset *rs, ap_expr *e, size_t **deps, size_t 
 	id_slot s;
 	int rc = 0;
 
-	if (e->kind != AP_EXPR_REF) {
+	if (e->kind != AP_EXPR_REF && e->kind != AP_EXPR_CAPTURE) {
 		for (size_t i = 0; i < e->nkids && rc == 0; i++)
 			rc = resolve_expr(rs, e->kids[i], deps, ndeps, deps_cap);
 		return rc;
 	}
 	if (!id_lookup(rs, e->ref, &s)) {
 		ap_error_at(e->loc.file, e->loc.line, e->loc.col, "unknown rule or probe '%s'", e->ref);
+		return AP_EINPUT;
+	}
+	if (e->kind == AP_EXPR_CAPTURE && s.probe) {
+		ap_error_at(e->loc.file, e->loc.line, e->loc.col,
+		            "'capture' must name a rule, and '%s' is a probe", e->ref);
 		return AP_EINPUT;
 	}
 	e->ref_probe = s.probe;

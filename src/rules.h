@@ -32,13 +32,24 @@ typedef struct ap_rule {
 	ap_loc loc;
 } ap_rule;
 
-typedef enum { AP_EXPR_REF, AP_EXPR_ALL, AP_EXPR_ANY, AP_EXPR_NOT } ap_expr_kind;
+typedef enum { AP_EXPR_REF, AP_EXPR_ALL, AP_EXPR_ANY, AP_EXPR_NOT, AP_EXPR_CAPTURE } ap_expr_kind;
+
+/* A comparison of a rule's capture: eq and ne compare text or numbers, the
+ * others numbers. */
+typedef enum { AP_CMP_EQ, AP_CMP_NE, AP_CMP_LT, AP_CMP_LE, AP_CMP_GT, AP_CMP_GE } ap_cmp_op;
+
+const char *ap_cmp_op_name(ap_cmp_op op);
 
 typedef struct ap_expr {
 	ap_expr_kind kind;
-	char *ref;       /* AP_EXPR_REF: a rule id or a probe id */
+	char *ref;       /* AP_EXPR_REF: a rule id or a probe id; AP_EXPR_CAPTURE: a rule id */
 	bool ref_probe;  /* resolved by ap_ruleset_finish: ref names a probe */
 	size_t ref_index;/* index into rules or probes */
+	char *capture;   /* AP_EXPR_CAPTURE: the capture's name, */
+	ap_cmp_op op;    /* compared this way */
+	bool numeric;    /* with the number num, or else */
+	long long num;
+	char *text;      /* with this text */
 	struct ap_expr **kids;
 	size_t nkids;
 	ap_loc loc;

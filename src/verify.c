@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <nettle/sha2.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,12 +38,48 @@ typedef struct input_now {
 /* Resolves the path first so that a symlink leading outside the root is
  * reported, never read. want_bytes >= 0 skips hashing a file whose size
  * already tells it changed. */
+/* A folder's listing, hashed as the reader hashed it. */
+static int look_at_listing(const char *name, const char *root, const char *rel, input_now *now)
+{
+	struct sha256_ctx sha;
+	char *text;
+	size_t len;
+	int err;
+
+	switch (ap_list_under(root, rel, &text, &len, &err)) {
+	case AP_CONFINED_FOLDER:
+		break;
+	case AP_CONFINED_MISSING:
+		now->kind = NOW_ABSENT;
+		return AP_OK;
+	case AP_CONFINED_ERRNO:
+		if (err == EFBIG) {
+			now->kind = NOW_NOT_FILE;
+			return AP_OK;
+		}
+		ap_error_set("%s: input '%s': %s", name, rel, strerror(err));
+		return AP_EIO;
+	default:
+		now->kind = NOW_NOT_FILE;
+		return AP_OK;
+	}
+	sha256_init(&sha);
+	sha256_update(&sha, len, (const uint8_t *)text);
+	sha256_digest(&sha, sizeof now->sha256, now->sha256);
+	free(text);
+	now->kind = NOW_FILE;
+	now->bytes = (off_t)len;
+	return AP_OK;
+}
+
 static int look_at(const char *name, const char *root, const char *rel, long long want_bytes,
                    input_now *now)
 {
 	ap_confined c;
 	int err = 0;
 
+	if (rel[strlen(rel) - 1] == '/')
+		return look_at_listing(name, root, rel, now);
 	switch (ap_open_under(root, rel, &c)) {
 	case AP_CONFINED_FILE:
 		break;

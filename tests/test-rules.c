@@ -510,13 +510,13 @@ static void test_rule_field_errors(void **state)
 	           "t.yaml:2:5: missing required key 'id' in rule");
 	load_fails("rules:\n  - id: r\n    literal: x\n",
 	           "t.yaml:2:5: missing required key 'file' in rule");
-	load_fails(RULE_HEAD, "t.yaml:2:5: missing one of 'literal', 'token', 'regex' or 'version' in rule");
+	load_fails(RULE_HEAD, "t.yaml:2:5: missing one of 'literal', 'token', 'regex', 'csv', 'glob' or 'version' in rule");
 	load_fails(RULE_HEAD "    regex: x\n    literal: y\n",
 	           "t.yaml:5:5: both 'regex' and 'literal' given: a rule has exactly one of "
-	           "'literal', 'token', 'regex' or 'version'");
+	           "'literal', 'token', 'regex', 'csv', 'glob' or 'version'");
 	load_fails(RULE_HEAD "    match: x\n",
 	           "t.yaml:4:5: unknown key 'match' in rule (allowed: id, description, file, "
-	           "language, normalize, collect, literal, token, regex, version)");
+	           "language, normalize, collect, literal, token, regex, csv, glob, version)");
 	load_fails(RULE_HEAD "    literal: x\n    file: b\n",
 	           "t.yaml:5:5: duplicate key 'file' (first at t.yaml:3:5)");
 	load_fails(RULE_HEAD "    literal: x\n    description: [a]\n",
@@ -692,10 +692,10 @@ static void test_probe_errors(void **state)
 	           "launch)");
 	load_fails(PROBE_HEAD "    requires: [a, b]\n",
 	           "t.yaml:3:15: an expression must be a rule or probe id, or a mapping with 'all', "
-	           "'any' or 'not', not a sequence");
+	           "'any', 'not' or 'capture', not a sequence");
 	load_fails(PROBE_HEAD "    requires:\n",
 	           "t.yaml:3:14: an expression must be a rule or probe id, or a mapping with 'all', "
-	           "'any' or 'not', not null");
+	           "'any', 'not' or 'capture', not null");
 	load_fails(PROBE_HEAD "    requires: {}\n",
 	           "t.yaml:3:15: an expression mapping needs one of 'all', 'any' or 'not'");
 	load_fails(PROBE_HEAD "    requires:\n      any: [a]\n      all: [b]\n",
@@ -710,10 +710,10 @@ static void test_probe_errors(void **state)
 	           "t.yaml:3:16: unknown key 'nand' in an expression (allowed: all, any, not)");
 	load_fails(PROBE_HEAD "    requires: {all: [a, {any: [b, [c]]}]}\n",
 	           "t.yaml:3:35: an expression must be a rule or probe id, or a mapping with 'all', "
-	           "'any' or 'not', not a sequence");
+	           "'any', 'not' or 'capture', not a sequence");
 	load_fails(PROBE_HEAD "    requires: {all: [a, {not: }]}\n",
 	           "t.yaml:3:31: an expression must be a rule or probe id, or a mapping with 'all', "
-	           "'any' or 'not', not null");
+	           "'any', 'not' or 'capture', not null");
 }
 
 #define LAUNCH_HEAD PROBE_HEAD "    requires: r\n    launch:\n      kernel: mla_decode\n"
@@ -890,7 +890,7 @@ static void test_load_folder_error(void **state)
 	write_file(dir, "b.yaml", "rules:\n  - {id: b, file: f, literal: x}\n  - {id: c, file: f}\n");
 	write_file(dir, "c.yaml", "rules: [{id: d, file: f, literal: x}]\n");
 	assert_int_equal(ap_ruleset_load_path(rs, dir), AP_EINPUT);
-	msg = ap_xasprintf("%s/b.yaml:3:5: missing one of 'literal', 'token', 'regex' or 'version' in rule", dir);
+	msg = ap_xasprintf("%s/b.yaml:3:5: missing one of 'literal', 'token', 'regex', 'csv', 'glob' or 'version' in rule", dir);
 	assert_string_equal(ap_error_last(), msg);
 	free(msg);
 	/* What loaded before the failing file stays; the failing file is gone
