@@ -10,14 +10,19 @@
 #include "kind.h"
 #include "rules.h"
 
-extern const ap_kind ap_kind_literal, ap_kind_token, ap_kind_regex, ap_kind_csv, ap_kind_glob,
-	ap_kind_version;
+extern const ap_kind ap_kind_literal, ap_kind_token, ap_kind_regex, ap_kind_python_def,
+	ap_kind_python_export, ap_kind_python_string, ap_kind_python_bound, ap_kind_csv,
+	ap_kind_glob, ap_kind_version;
 
 /* The loader lists the keys in this order in its messages. */
 const ap_kind *const ap_kinds[] = {
 	&ap_kind_literal,
 	&ap_kind_token,
 	&ap_kind_regex,
+	&ap_kind_python_def,
+	&ap_kind_python_export,
+	&ap_kind_python_string,
+	&ap_kind_python_bound,
 	&ap_kind_csv,
 	&ap_kind_glob,
 	&ap_kind_version,

@@ -16,9 +16,18 @@
 /* One normalized text per (language, whitespace mode) a rule asked for. */
 #define TEXT_SLOTS 6
 
+/* What a kind derived from a file, kept for the other rules that read it. */
+struct derived {
+	char *key;
+	void *data;
+	void (*free)(void *);
+};
+
 struct entry {
 	ap_file file; /* first: an ap_file handed out is its entry */
 	ap_text *texts[TEXT_SLOTS];
+	struct derived *derived;
+	size_t nderived;
 };
 
 struct ap_reader {
@@ -223,6 +232,12 @@ int ap_reader_new(ap_reader **out, const ap_source_ops *ops, void *ctx, const ch
 
 static void entry_free(struct entry *e)
 {
+	for (size_t k = 0; k < e->nderived; k++) {
+		free(e->derived[k].key);
+		if (e->derived[k].data != NULL)
+			e->derived[k].free(e->derived[k].data);
+	}
+	free(e->derived);
 	for (size_t k = 0; k < TEXT_SLOTS; k++) {
 		ap_text_free(e->texts[k]);
 		free(e->texts[k]);
@@ -350,6 +365,24 @@ const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_w
 	}
 	e->texts[k] = t;
 	return t;
+}
+
+void *ap_reader_derived(const ap_file *f, const char *key)
+{
+	const struct entry *e = (const struct entry *)f;
+
+	for (size_t k = 0; k < e->nderived; k++)
+		if (strcmp(e->derived[k].key, key) == 0)
+			return e->derived[k].data;
+	return NULL;
+}
+
+void ap_reader_keep(const ap_file *f, const char *key, void *data, void (*free_data)(void *))
+{
+	struct entry *e = (struct entry *)f;
+
+	e->derived = ap_xrealloc(e->derived, (e->nderived + 1) * sizeof *e->derived);
+	e->derived[e->nderived++] = (struct derived){ap_xstrdup(key), data, free_data};
 }
 
 size_t ap_reader_count(const ap_reader *r)

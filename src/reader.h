@@ -62,6 +62,12 @@ const ap_file *ap_reader_get(ap_reader *r, const char *rel);
  * (language, whitespace mode). NULL (message in ap_error) when it cannot be. */
 const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_ws ws);
 
+/* What a kind derived from f (a parsed module, a table) under key, kept so
+ * that every rule reading f shares one: NULL when none was kept. */
+void *ap_reader_derived(const ap_file *f, const char *key);
+/* Keeps data under key (not kept yet) until the reader is freed. */
+void ap_reader_keep(const ap_file *f, const char *key, void *data, void (*free_data)(void *));
+
 /* Files read so far, in the order they were first asked for. */
 size_t ap_reader_count(const ap_reader *r);
 const ap_file *ap_reader_at(const ap_reader *r, size_t i);

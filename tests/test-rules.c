@@ -18,6 +18,11 @@
 #include "kind.h"
 #include "rules.h"
 
+/* The kind keys as the loader lists them, in the kind table's order. */
+#define KIND_KEYS \
+	"'literal', 'token', 'regex', 'python-def', 'python-export', 'python-string', " \
+	"'python-bound', 'csv', 'glob' or 'version'"
+
 /* --- Helpers. ------------------------------------------------------------- */
 
 static ap_ruleset *new_set(void)
@@ -510,13 +515,14 @@ static void test_rule_field_errors(void **state)
 	           "t.yaml:2:5: missing required key 'id' in rule");
 	load_fails("rules:\n  - id: r\n    literal: x\n",
 	           "t.yaml:2:5: missing required key 'file' in rule");
-	load_fails(RULE_HEAD, "t.yaml:2:5: missing one of 'literal', 'token', 'regex', 'csv', 'glob' or 'version' in rule");
+	load_fails(RULE_HEAD, "t.yaml:2:5: missing one of " KIND_KEYS " in rule");
 	load_fails(RULE_HEAD "    regex: x\n    literal: y\n",
 	           "t.yaml:5:5: both 'regex' and 'literal' given: a rule has exactly one of "
-	           "'literal', 'token', 'regex', 'csv', 'glob' or 'version'");
+	           KIND_KEYS);
 	load_fails(RULE_HEAD "    match: x\n",
 	           "t.yaml:4:5: unknown key 'match' in rule (allowed: id, description, file, "
-	           "language, normalize, collect, literal, token, regex, csv, glob, version)");
+	           "language, normalize, collect, literal, token, regex, python-def, python-export, "
+	           "python-string, python-bound, csv, glob, version)");
 	load_fails(RULE_HEAD "    literal: x\n    file: b\n",
 	           "t.yaml:5:5: duplicate key 'file' (first at t.yaml:3:5)");
 	load_fails(RULE_HEAD "    literal: x\n    description: [a]\n",
@@ -890,7 +896,7 @@ static void test_load_folder_error(void **state)
 	write_file(dir, "b.yaml", "rules:\n  - {id: b, file: f, literal: x}\n  - {id: c, file: f}\n");
 	write_file(dir, "c.yaml", "rules: [{id: d, file: f, literal: x}]\n");
 	assert_int_equal(ap_ruleset_load_path(rs, dir), AP_EINPUT);
-	msg = ap_xasprintf("%s/b.yaml:3:5: missing one of 'literal', 'token', 'regex', 'csv', 'glob' or 'version' in rule", dir);
+	msg = ap_xasprintf("%s/b.yaml:3:5: missing one of " KIND_KEYS " in rule", dir);
 	assert_string_equal(ap_error_last(), msg);
 	free(msg);
 	/* What loaded before the failing file stays; the failing file is gone

@@ -1,0 +1,1874 @@
+#include "config.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ap-error.h"
+#include "ap-util.h"
+#include "python.h"
+
+/* The reader is a streaming tokenizer (INDENT/DEDENT as in CPython's) under
+ * a statement reader that descends only into module-level compound statements
+ * and class bodies: every level of its recursion consumed an INDENT, so it
+ * recurses at most AP_PY_MAX_DEPTH deep. Function bodies are skipped token by
+ * token and read again from the source when a bound is asked for. A failure
+ * is sticky: the tokenizer hands out only T_END afterwards, so every loop of
+ * the reader ends without checking for errors on its own. */
+
+/* --- Tokens --------------------------------------------------------------- */
+
+enum { T_END, T_NEWLINE, T_INDENT, T_DEDENT, T_NAME, T_NUMBER, T_STRING, T_OP };
+
+/* Offsets fit 32 bits since ap_py_parse turns away inputs of 4 GiB. */
+typedef struct tok {
+	uint32_t off;
+	uint32_t len;
+	uint32_t line;
+	uint8_t kind;
+	uint8_t depth; /* brackets open around it; an opener or closer counts those outside */
+	bool plain;    /* T_STRING: a str constant (no b or f prefix) */
+} tok;
+
+static const bool ident_chars[256] = {
+	['0' ... '9'] = true, ['A' ... 'Z'] = true, ['_'] = true,
+	['a' ... 'z'] = true, [0x80 ... 0xff] = true,
+};
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_ident_start(char c)
+{
+	return ident_chars[(unsigned char)c] && !is_digit(c);
+}
+
+static unsigned count_lines(const char *s, size_t len)
+{
+	unsigned k = 0;
+	for (const char *q = s; (q = memchr(q, '\n', len - (size_t)(q - s))) != NULL; q++)
+		k++;
+	return k;
+}
+
+static const char *const puncts[] = {
+	"**=", "//=", ">>=", "<<=", "...", "**", "//", "==", "!=", "<=", ">=", "<<", ">>", "->",
+	":=",  "+=",  "-=",  "*=",  "/=",  "%=", "&=", "|=", "^=", "@=", NULL,
+};
+
+/* Longest match; the list holds the three-byte operators first. */
+static size_t lex_punct(const char *s, size_t i, size_t n)
+{
+	char d = i + 1 < n ? s[i + 1] : '\0';
+	char e = i + 2 < n ? s[i + 2] : '\0';
+
+	if (d == '\0' || strchr("<>.-+=!&|*/%^:@", s[i]) == NULL)
+		return i + 1;
+	for (const char *const *p = puncts; *p; p++) {
+		if ((*p)[0] != s[i] || (*p)[1] != d)
+			continue;
+		if ((*p)[2] == '\0')
+			return i + 2;
+		if ((*p)[2] == e)
+			return i + 3;
+	}
+	return i + 1;
+}
+
+/* Digits with single underscores between them, as Python writes 1_000. */
+static size_t lex_digits(const char *s, size_t i, size_t n)
+{
+	while (i < n && (is_digit(s[i]) || (s[i] == '_' && i + 1 < n && is_digit(s[i + 1]))))
+		i++;
+	return i;
+}
+
+static size_t lex_number(const char *s, size_t i, size_t n)
+{
+	if (s[i] == '0' && i + 1 < n && strchr("xXoObB", s[i + 1]) != NULL && s[i + 1] != '\0') {
+		i += 2;
+		while (i < n && (ident_chars[(unsigned char)s[i]] && (unsigned char)s[i] < 0x80))
+			i++;
+		return i;
+	}
+	i = lex_digits(s, i, n);
+	if (i < n && s[i] == '.')
+		i = lex_digits(s, i + 1, n);
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		size_t k = i + 1;
+		if (k < n && (s[k] == '+' || s[k] == '-'))
+			k++;
+		if (k < n && is_digit(s[k]))
+			i = lex_digits(s, k, n);
+	}
+	if (i < n && (s[i] == 'j' || s[i] == 'J'))
+		i++;
+	return i;
+}
+
+/* How a string literal ends: *bad says it did not. */
+enum { STR_OK, STR_UNTERMINATED, STR_UNTERMINATED_TRIPLE, STR_TOO_DEEP };
+
+/* A string without replacement fields, from its opening quote. */
+static size_t lex_string(const char *s, size_t i, size_t n, int *bad)
+{
+	char q = s[i];
+	bool triple = i + 2 < n && s[i + 1] == q && s[i + 2] == q;
+	size_t j = i + (triple ? 3 : 1);
+
+	while (j < n) {
+		char c = s[j];
+		if (c == '\\') {
+			/* Even in a raw string a backslash keeps the next byte from closing it. */
+			j += j + 2 < n && s[j + 1] == '\r' && s[j + 2] == '\n' ? 3 : 2;
+			continue;
+		}
+		if (c == q) {
+			if (!triple)
+				return j + 1;
+			if (j + 2 < n && s[j + 1] == q && s[j + 2] == q)
+				return j + 3;
+		} else if (!triple && (c == '\n' || (c == '\r' && j + 1 < n && s[j + 1] == '\n'))) {
+			*bad = STR_UNTERMINATED;
+			return j;
+		}
+		j++;
+	}
+	*bad = triple ? STR_UNTERMINATED_TRIPLE : STR_UNTERMINATED;
+	return n;
+}
+
+enum { PFX_STRING = 1, PFX_RAW = 2, PFX_BYTES = 4, PFX_F = 8 };
+
+/* Whether s[a, b) is a string prefix: r, u, b, f, rb, br, fr, rf in any case;
+ * PFX_STRING and what the prefix says, or 0. */
+static unsigned string_prefix(const char *s, size_t a, size_t b)
+{
+	unsigned flags = PFX_STRING;
+	bool u = false;
+
+	if (b - a > 2)
+		return 0;
+	for (size_t k = a; k < b; k++) {
+		unsigned f = 0;
+		switch (s[k] | 0x20) {
+		case 'r':
+			f = PFX_RAW;
+			break;
+		case 'b':
+			f = PFX_BYTES;
+			break;
+		case 'f':
+			f = PFX_F;
+			break;
+		case 'u':
+			u = true;
+			break;
+		default:
+			return 0;
+		}
+		if (flags & f)
+			return 0;
+		flags |= f;
+	}
+	if (b - a == 2 && (!(flags & PFX_RAW) || u))
+		return 0;
+	return flags;
+}
+
+/* One level of an f-string being read: its literal text, a replacement
+ * field's expression, or the field's format spec. */
+struct fframe {
+	enum { F_TEXT, F_EXPR, F_SPEC } kind;
+	char q;          /* F_TEXT: the quote */
+	bool triple;     /* F_TEXT */
+	bool raw;        /* F_TEXT */
+	size_t text;     /* the F_TEXT frame whose literal this is or is in */
+	unsigned parens; /* F_EXPR: brackets open in it */
+};
+
+/* An f-string from its opening quote. Python 3.12 reads the expressions in
+ * replacement fields as code, so they may hold strings with the same quote,
+ * comments and line ends; this reads them so too, older f-strings being
+ * read the same either way. The frames are a stack, not recursion. */
+static size_t lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad)
+{
+	struct fframe st[AP_PY_MAX_DEPTH];
+	size_t top = 1;
+	size_t j;
+
+	st[0] = (struct fframe){F_TEXT, s[i], i + 2 < n && s[i + 1] == s[i] && s[i + 2] == s[i],
+	                        raw, 0, 0};
+	j = i + (st[0].triple ? 3 : 1);
+	while (j < n) {
+		struct fframe *f = &st[top - 1];
+		const struct fframe *t = &st[f->text];
+		char c = s[j];
+
+		if (f->kind != F_EXPR) {
+			if (c == '\\') {
+				/* \{ and \} are no escapes; \N{...} is one outside raw strings. */
+				if (j + 1 < n && (s[j + 1] == '{' || s[j + 1] == '}')) {
+					j++;
+				} else if (!t->raw && j + 2 < n && s[j + 1] == 'N' && s[j + 2] == '{') {
+					const char *e = memchr(s + j, '}', n - j);
+					j = e ? (size_t)(e - s) + 1 : n;
+				} else {
+					j += j + 2 < n && s[j + 1] == '\r' && s[j + 2] == '\n' ? 3 : 2;
+				}
+				continue;
+			}
+			if (c == '{' && f->kind == F_TEXT && j + 1 < n && s[j + 1] == '{') {
+				j += 2;
+			} else if (c == '{') {
+				if (top == AP_PY_MAX_DEPTH) {
+					*bad = STR_TOO_DEEP;
+					return j;
+				}
+				st[top++] = (struct fframe){F_EXPR, 0, false, false, f->text, 0};
+				j++;
+			} else if (c == '}') {
+				/* A spec ends with its field; }} in text is a brace. */
+				if (f->kind == F_SPEC)
+					top -= 2;
+				j += f->kind == F_TEXT && j + 1 < n && s[j + 1] == '}' ? 2 : 1;
+			} else if (c == t->q && (!t->triple || (j + 2 < n && s[j + 1] == c && s[j + 2] == c))) {
+				j += t->triple ? 3 : 1;
+				top = f->text;
+				if (top == 0)
+					return j;
+			} else if (c == '\n' && !t->triple) {
+				*bad = STR_UNTERMINATED;
+				return j;
+			} else {
+				j++;
+			}
+			continue;
+		}
+		if (is_ident_start(c)) {
+			size_t k = j + 1;
+			unsigned pfx;
+			while (k < n && ident_chars[(unsigned char)s[k]])
+				k++;
+			if (k >= n || (s[k] != '"' && s[k] != '\'') ||
+			    !((pfx = string_prefix(s, j, k)) & PFX_F)) {
+				j = k;
+				continue;
+			}
+			if (top == AP_PY_MAX_DEPTH) {
+				*bad = STR_TOO_DEEP;
+				return j;
+			}
+			st[top] = (struct fframe){F_TEXT, s[k], k + 2 < n && s[k + 1] == s[k] && s[k + 2] == s[k],
+			                          (pfx & PFX_RAW) != 0, top, 0};
+			j = k + (st[top].triple ? 3 : 1);
+			top++;
+		} else if (c == '"' || c == '\'') {
+			j = lex_string(s, j, n, bad);
+			if (*bad)
+				return j;
+		} else if (c == '#') {
+			const char *e = memchr(s + j, '\n', n - j);
+			j = e ? (size_t)(e - s) : n;
+		} else if (c == '(' || c == '[' || c == '{') {
+			f->parens++;
+			j++;
+		} else if ((c == ')' || c == ']' || c == '}') && f->parens > 0) {
+			f->parens--;
+			j++;
+		} else if (c == '}') {
+			top--;
+			j++;
+		} else if (c == ':' && f->parens == 0) {
+			if (top == AP_PY_MAX_DEPTH) {
+				*bad = STR_TOO_DEEP;
+				return j;
+			}
+			st[top++] = (struct fframe){F_SPEC, 0, false, false, f->text, 0};
+			j++;
+		} else {
+			j++;
+		}
+	}
+	*bad = st[0].triple ? STR_UNTERMINATED_TRIPLE : STR_UNTERMINATED;
+	return n;
+}
+
+/* End of the token at s[i] (not whitespace); *kind its kind, *plain whether a
+ * string is a str, *bad as the string readers'. */
+static size_t lex_token(const char *s, size_t i, size_t n, uint8_t *kind, bool *plain, int *bad)
+{
+	char c = s[i];
+
+	*bad = STR_OK;
+	*plain = true;
+	if (is_ident_start(c)) {
+		size_t j = i + 1;
+		unsigned pfx;
+		while (j < n && ident_chars[(unsigned char)s[j]])
+			j++;
+		if (j < n && (s[j] == '"' || s[j] == '\'') && (pfx = string_prefix(s, i, j)) != 0) {
+			*kind = T_STRING;
+			*plain = !(pfx & (PFX_BYTES | PFX_F));
+			if (pfx & PFX_F)
+				return lex_fstring(s, j, n, (pfx & PFX_RAW) != 0, bad);
+			return lex_string(s, j, n, bad);
+		}
+		*kind = T_NAME;
+		return j;
+	}
+	if (is_digit(c) || (c == '.' && i + 1 < n && is_digit(s[i + 1]))) {
+		*kind = T_NUMBER;
+		return lex_number(s, i, n);
+	}
+	if (c == '"' || c == '\'') {
+		*kind = T_STRING;
+		return lex_string(s, i, n, bad);
+	}
+	*kind = T_OP;
+	return lex_punct(s, i, n);
+}
+
+size_t ap_py_token_end(const char *s, size_t i, size_t n)
+{
+	uint8_t kind;
+	bool plain;
+	int bad;
+
+	if (i >= n)
+		return n;
+	return lex_token(s, i, n, &kind, &plain, &bad);
+}
+
+static const char *const keywords[] = {
+	"False", "None",   "True",    "and",      "as",       "assert", "async",  "await",
+	"break", "class",  "continue", "def",     "del",      "elif",   "else",   "except",
+	"finally", "for",  "from",    "global",   "if",       "import", "in",     "is",
+	"lambda", "nonlocal", "not",  "or",       "pass",     "raise",  "return", "try",
+	"while", "with",   "yield",   NULL,
+};
+
+static bool keyword(const char *s, size_t len)
+{
+	/* Keywords are 2 to 8 bytes of ASCII letters: most names fail here. */
+	if (len < 2 || len > 8 || s[0] < 'F' || s[0] > 'y')
+		return false;
+	for (const char *const *k = keywords; *k; k++)
+		if (strlen(*k) == len && memcmp(*k, s, len) == 0)
+			return true;
+	return false;
+}
+
+/* --- Tokenizer ------------------------------------------------------------ */
+
+struct parser {
+	const char *s;
+	size_t n;
+	size_t pos;
+	unsigned line;
+	bool at_bol;          /* at the start of a logical line: indentation comes next */
+	bool line_has_tokens; /* since the last NEWLINE */
+	bool dead;            /* a failure was reported */
+	unsigned dedents;     /* DEDENT tokens still to hand out */
+	uint32_t indent[AP_PY_MAX_DEPTH + 1];
+	size_t nindent;
+	char bracket[AP_PY_MAX_DEPTH];
+	unsigned bracket_line[AP_PY_MAX_DEPTH];
+	size_t nbracket;
+
+	tok t; /* the current token */
+	ap_py_module *m;
+	const char *const *false_names;
+	int err;
+	/* the tokens of the statement or header being read */
+	tok *sv;
+	size_t sn;
+	size_t scap;
+	size_t defs_cap, bindings_cap, all_cap, strings_cap;
+	enum { ALL_NONE, ALL_KNOWN, ALL_UNKNOWN } all_state;
+};
+
+static void fail(struct parser *p, int code, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void fail(struct parser *p, int code, unsigned line, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (p->dead)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	ap_error_set("line %u: %s", line, msg);
+	p->err = code;
+	p->dead = true;
+	p->t.kind = T_END;
+}
+
+static void set_tok(struct parser *p, tok *t, uint8_t kind, size_t off, size_t len)
+{
+	t->kind = kind;
+	t->off = (uint32_t)off;
+	t->len = (uint32_t)len;
+	t->line = p->line;
+	t->depth = (uint8_t)p->nbracket;
+	t->plain = true;
+}
+
+static bool too_deep(struct parser *p)
+{
+	if (p->nindent - 1 + p->nbracket < AP_PY_MAX_DEPTH)
+		return false;
+	fail(p, AP_ELIMIT, p->line, "nesting deeper than %d levels", AP_PY_MAX_DEPTH);
+	return true;
+}
+
+/* Skips blank and comment-only lines and measures the indentation of the
+ * next one (a tab advances to the next multiple of 8, as in CPython); true
+ * when that made an INDENT or DEDENT in *t. */
+static bool indentation(struct parser *p, tok *t)
+{
+	const char *s = p->s;
+	size_t n = p->n;
+	size_t i, col;
+
+	for (;;) {
+		col = 0;
+		i = p->pos;
+		for (; i < n; i++) {
+			if (s[i] == ' ')
+				col++;
+			else if (s[i] == '\t')
+				col = (col / 8 + 1) * 8;
+			else if (s[i] == '\f')
+				col = 0;
+			else if (s[i] != '\r')
+				break;
+		}
+		if (i < n && s[i] == '#') {
+			const char *nl = memchr(s + i, '\n', n - i);
+			i = nl ? (size_t)(nl - s) : n;
+		}
+		if (i >= n || s[i] != '\n')
+			break;
+		p->pos = i + 1;
+		p->line++;
+	}
+	p->at_bol = false;
+	p->pos = i;
+	if (i >= n || col == p->indent[p->nindent - 1])
+		return false;
+	if (col > p->indent[p->nindent - 1]) {
+		if (too_deep(p))
+			return false;
+		p->indent[p->nindent++] = (uint32_t)col;
+		set_tok(p, t, T_INDENT, i, 0);
+		return true;
+	}
+	while (p->nindent > 1 && p->indent[p->nindent - 1] > col) {
+		p->nindent--;
+		p->dedents++;
+	}
+	if (p->indent[p->nindent - 1] != col) {
+		fail(p, AP_EINPUT, p->line, "unindent does not match any outer indentation level");
+		return false;
+	}
+	p->dedents--;
+	set_tok(p, t, T_DEDENT, i, 0);
+	return true;
+}
+
+static bool bracket(struct parser *p, char c)
+{
+	static const char pairs[] = "()[]{}";
+	const char *at = strchr(pairs, c);
+	size_t k = (size_t)(at - pairs);
+
+	if (k % 2 == 0) {
+		if (too_deep(p))
+			return false;
+		p->bracket[p->nbracket] = c;
+		p->bracket_line[p->nbracket++] = p->line;
+		return true;
+	}
+	if (p->nbracket == 0) {
+		fail(p, AP_EINPUT, p->line, "unbalanced '%c'", c);
+		return false;
+	}
+	if (p->bracket[p->nbracket - 1] != pairs[k - 1]) {
+		fail(p, AP_EINPUT, p->line, "mismatched '%c' for '%c' of line %u", c,
+		     p->bracket[p->nbracket - 1], p->bracket_line[p->nbracket - 1]);
+		return false;
+	}
+	p->nbracket--;
+	return true;
+}
+
+static void lex_next(struct parser *p, tok *t)
+{
+	const char *s = p->s;
+	size_t n = p->n;
+
+	if (p->dead) {
+		set_tok(p, t, T_END, n, 0);
+		return;
+	}
+	if (p->dedents > 0) {
+		p->dedents--;
+		set_tok(p, t, T_DEDENT, p->pos, 0);
+		return;
+	}
+	if (p->at_bol && indentation(p, t))
+		return;
+	while (p->pos < n && !p->dead) {
+		size_t i = p->pos;
+		char c = s[i];
+		uint8_t kind;
+		bool plain;
+		int bad;
+		size_t e;
+
+		if (c == ' ' || c == '\t' || c == '\f' || c == '\r') {
+			p->pos++;
+			continue;
+		}
+		if (c == '#') {
+			const char *nl = memchr(s + i, '\n', n - i);
+			p->pos = nl ? (size_t)(nl - s) : n;
+			continue;
+		}
+		if (c == '\\') {
+			size_t j = i + 1 < n && s[i + 1] == '\r' ? i + 2 : i + 1;
+			if (j >= n) {
+				p->pos = n;
+				continue;
+			}
+			if (s[j] != '\n') {
+				fail(p, AP_EINPUT, p->line,
+				     "unexpected character after line continuation character");
+				break;
+			}
+			p->pos = j + 1;
+			p->line++;
+			continue;
+		}
+		if (c == '\n') {
+			p->pos++;
+			if (p->nbracket > 0) {
+				p->line++;
+				continue;
+			}
+			if (!p->line_has_tokens) {
+				/* A line of nothing but a continuation. */
+				p->line++;
+				p->at_bol = true;
+				if (indentation(p, t))
+					return;
+				continue;
+			}
+			set_tok(p, t, T_NEWLINE, i, 0);
+			p->line++;
+			p->at_bol = true;
+			p->line_has_tokens = false;
+			return;
+		}
+		e = lex_token(s, i, n, &kind, &plain, &bad);
+		if (bad == STR_TOO_DEEP) {
+			fail(p, AP_ELIMIT, p->line, "nesting deeper than %d levels", AP_PY_MAX_DEPTH);
+			break;
+		}
+		if (bad != STR_OK) {
+			fail(p, AP_EINPUT, p->line,
+			     bad == STR_UNTERMINATED_TRIPLE ? "unterminated triple-quoted string"
+			                                    : "unterminated string");
+			break;
+		}
+		if (kind == T_OP && e == i + 1 && strchr("()[]{}", c) != NULL && c != '\0') {
+			if (c == '(' || c == '[' || c == '{') {
+				set_tok(p, t, kind, i, 1);
+				if (!bracket(p, c))
+					break;
+			} else {
+				if (!bracket(p, c))
+					break;
+				set_tok(p, t, kind, i, 1);
+			}
+		} else {
+			set_tok(p, t, kind, i, e - i);
+			t->plain = plain;
+		}
+		p->pos = e;
+		p->line_has_tokens = true;
+		if (kind == T_STRING)
+			p->line += count_lines(s + i, e - i);
+		return;
+	}
+	if (p->dead) {
+		set_tok(p, t, T_END, n, 0);
+		return;
+	}
+	if (p->nbracket > 0) {
+		fail(p, AP_EINPUT, p->bracket_line[p->nbracket - 1], "unbalanced '%c'",
+		     p->bracket[p->nbracket - 1]);
+		set_tok(p, t, T_END, n, 0);
+	} else if (p->line_has_tokens) {
+		p->line_has_tokens = false;
+		set_tok(p, t, T_NEWLINE, n, 0);
+	} else if (p->nindent > 1) {
+		p->nindent--;
+		set_tok(p, t, T_DEDENT, n, 0);
+	} else {
+		set_tok(p, t, T_END, n, 0);
+	}
+}
+
+/* --- Reader helpers ------------------------------------------------------- */
+
+/* The bytes of a (terminated) string token between its quotes. */
+static const char *string_body(const struct parser *p, const tok *t, size_t *len)
+{
+	const char *s = p->s + t->off;
+	size_t plen = 0, q;
+
+	while (s[plen] != '"' && s[plen] != '\'')
+		plen++;
+	q = t->len - plen >= 6 && s[plen + 1] == s[plen] && s[plen + 2] == s[plen] ? 3 : 1;
+	*len = t->len - plen - 2 * q;
+	return s + plen + q;
+}
+
+static void record_string(struct parser *p, const tok *t)
+{
+	ap_py_module *m = p->m;
+	size_t len;
+	const char *body = string_body(p, t, &len);
+
+	ap_xgrow((void **)&m->strings, &p->strings_cap, m->nstrings + 1, sizeof *m->strings);
+	m->strings[m->nstrings].value = ap_xstrndup(body, len);
+	m->strings[m->nstrings].line = t->line;
+	m->nstrings++;
+}
+
+static void advance(struct parser *p)
+{
+	lex_next(p, &p->t);
+	if (p->t.kind == T_STRING)
+		record_string(p, &p->t);
+}
+
+/* Where the strings of a statement starting at the current token begin. */
+static size_t string_mark(const struct parser *p)
+{
+	return p->m->nstrings - (p->t.kind == T_STRING);
+}
+
+/* Drops the strings from mark on: they made a docstring. */
+static void drop_strings(struct parser *p, size_t mark)
+{
+	while (p->m->nstrings > mark)
+		free(p->m->strings[--p->m->nstrings].value);
+}
+
+static bool is_op(const struct parser *p, const tok *t, const char *op)
+{
+	return t->kind == T_OP && t->len == strlen(op) && memcmp(p->s + t->off, op, t->len) == 0;
+}
+
+static bool is_word(const struct parser *p, const tok *t, const char *w)
+{
+	return t->kind == T_NAME && t->len == strlen(w) && memcmp(p->s + t->off, w, t->len) == 0;
+}
+
+static bool is_keyword(const struct parser *p, const tok *t)
+{
+	return t->kind == T_NAME && keyword(p->s + t->off, t->len);
+}
+
+/* A name that an assignment can bind. */
+static bool is_ident(const struct parser *p, const tok *t)
+{
+	return t->kind == T_NAME && !keyword(p->s + t->off, t->len);
+}
+
+static char *tok_str(const struct parser *p, const tok *t)
+{
+	return ap_xstrndup(p->s + t->off, t->len);
+}
+
+static void push_tok(struct parser *p)
+{
+	ap_xgrow((void **)&p->sv, &p->scap, p->sn + 1, sizeof *p->sv);
+	p->sv[p->sn++] = p->t;
+}
+
+/* Collects a compound statement's header, from its keyword (the current
+ * token) to the ':' that ends it (consumed); the ':' of a lambda does not. */
+static bool collect_header(struct parser *p)
+{
+	unsigned lambdas = 0;
+	unsigned depth = p->t.depth;
+
+	p->sn = 0;
+	for (;;) {
+		if (p->t.kind == T_NEWLINE || p->t.kind == T_END) {
+			fail(p, AP_EINPUT, p->t.line, "expected ':'");
+			return false;
+		}
+		if (p->t.depth == depth && is_word(p, &p->t, "lambda")) {
+			lambdas++;
+		} else if (p->t.depth == depth && is_op(p, &p->t, ":")) {
+			if (lambdas == 0) {
+				advance(p);
+				return true;
+			}
+			lambdas--;
+		}
+		push_tok(p);
+		advance(p);
+	}
+}
+
+/* The index of the closer of the opener at v[i], or (size_t)-1 before b. */
+static size_t closer(const struct parser *p, size_t i, size_t b)
+{
+	for (size_t k = i + 1; k < b; k++)
+		if (p->sv[k].depth <= p->sv[i].depth)
+			return k;
+	return (size_t)-1;
+}
+
+/* --- Bindings ------------------------------------------------------------- */
+
+struct ctx {
+	const char *prefix; /* NULL at module level; "Cls." in a class body */
+	bool live;          /* the arm is taken on a default import, or may be */
+	bool in_except;
+};
+
+static ap_py_binding *add_binding(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
+                                  const tok *name)
+{
+	ap_py_module *m = p->m;
+	ap_py_binding *b;
+
+	ap_xgrow((void **)&m->bindings, &p->bindings_cap, m->nbindings + 1, sizeof *m->bindings);
+	b = &m->bindings[m->nbindings++];
+	memset(b, 0, sizeof *b);
+	b->kind = kind;
+	b->name = kind == AP_PY_BIND_STAR ? NULL : tok_str(p, name);
+	b->line = name->line;
+	b->in_except = c->in_except;
+	return b;
+}
+
+/* Binds the names of the target list sv[a, b), whose top level has depth d:
+ * names, starred names and bracketed target lists; attributes and subscripts
+ * bind no name. Recursion follows the brackets, AP_PY_MAX_DEPTH at most. */
+static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d)
+{
+	const tok *v = p->sv;
+
+	while (a < b) {
+		size_t e = a;
+		while (e < b && !(v[e].depth == d && is_op(p, &v[e], ",")))
+			e++;
+		if (e - a == 1 && is_ident(p, &v[a])) {
+			add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
+		} else if (e - a == 2 && is_op(p, &v[a], "*") && is_ident(p, &v[a + 1])) {
+			add_binding(p, c, AP_PY_BIND_OTHER, &v[a + 1]);
+		} else if (e - a >= 2 && (is_op(p, &v[a], "(") || is_op(p, &v[a], "[")) &&
+		           closer(p, a, e) == e - 1) {
+			bind_targets(p, c, a + 1, e - 1, d + 1);
+		}
+		a = e + 1;
+	}
+}
+
+static void bind_walrus(struct parser *p, const struct ctx *c)
+{
+	for (size_t i = 0; i + 1 < p->sn; i++)
+		if (is_op(p, &p->sv[i + 1], ":=") && is_ident(p, &p->sv[i]))
+			add_binding(p, c, AP_PY_BIND_OTHER, &p->sv[i]);
+}
+
+static void import_stmt(struct parser *p, const struct ctx *c)
+{
+	const tok *v = p->sv;
+	size_t i = 1, n = p->sn;
+
+	while (i < n && v[i].kind == T_NAME) {
+		ap_buf mod = AP_BUF_INIT;
+		const tok *bound = &v[i];
+		ap_py_binding *b;
+
+		for (;;) {
+			ap_buf_append(&mod, p->s + v[i].off, v[i].len);
+			i++;
+			if (i + 1 >= n || !is_op(p, &v[i], ".") || v[i + 1].kind != T_NAME)
+				break;
+			ap_buf_putc(&mod, '.');
+			i++;
+		}
+		if (i + 1 < n && is_word(p, &v[i], "as") && v[i + 1].kind == T_NAME) {
+			bound = &v[i + 1];
+			i += 2;
+		}
+		b = add_binding(p, c, AP_PY_BIND_IMPORT, bound);
+		b->module = ap_buf_detach(&mod);
+		if (i >= n || !is_op(p, &v[i], ","))
+			break;
+		i++;
+	}
+}
+
+static void from_stmt(struct parser *p, const struct ctx *c)
+{
+	const tok *v = p->sv;
+	size_t i = 1, n = p->sn;
+	ap_buf mod = AP_BUF_INIT;
+	char *module;
+
+	for (; i < n && !is_word(p, &v[i], "import"); i++)
+		ap_buf_append(&mod, p->s + v[i].off, v[i].len);
+	module = ap_buf_detach(&mod);
+	i++;
+	if (i < n && is_op(p, &v[i], "*")) {
+		add_binding(p, c, AP_PY_BIND_STAR, &v[i])->module = module;
+		return;
+	}
+	if (i < n && is_op(p, &v[i], "("))
+		i++;
+	while (i < n && v[i].kind == T_NAME) {
+		const tok *target = &v[i], *bound = &v[i];
+		ap_py_binding *b;
+		i++;
+		if (i + 1 < n && is_word(p, &v[i], "as") && v[i + 1].kind == T_NAME) {
+			bound = &v[i + 1];
+			i += 2;
+		}
+		b = add_binding(p, c, AP_PY_BIND_FROM, bound);
+		b->module = ap_xstrdup(module);
+		b->target = tok_str(p, target);
+		if (i >= n || !is_op(p, &v[i], ","))
+			break;
+		i++;
+	}
+	free(module);
+}
+
+/* --- __all__ -------------------------------------------------------------- */
+
+static void clear_all(ap_py_module *m)
+{
+	for (size_t i = 0; i < m->nall; i++)
+		free(m->all[i]);
+	m->nall = 0;
+}
+
+/* Whether sv[a, b) at depth d is a comma-separated list of str literals
+ * (adjacent ones concatenated), appended to __all__ when take; a tuple needs
+ * a comma unless empty, as ("x") is a string. */
+static bool str_elems(struct parser *p, size_t a, size_t b, unsigned d, bool tuple, bool take)
+{
+	const tok *v = p->sv;
+	size_t count = 0, commas = 0;
+
+	while (a < b) {
+		size_t g = a;
+		while (a < b && v[a].kind == T_STRING && v[a].plain)
+			a++;
+		if (a == g)
+			return false;
+		if (take) {
+			ap_buf val = AP_BUF_INIT;
+			ap_py_module *m = p->m;
+			for (size_t k = g; k < a; k++) {
+				size_t len;
+				const char *body = string_body(p, &v[k], &len);
+				ap_buf_append(&val, body, len);
+			}
+			ap_xgrow((void **)&m->all, &p->all_cap, m->nall + 1, sizeof *m->all);
+			m->all[m->nall++] = ap_buf_detach(&val);
+		}
+		count++;
+		if (a == b)
+			break;
+		if (!is_op(p, &v[a], ",") || v[a].depth != d)
+			return false;
+		commas++;
+		a++;
+	}
+	return !tuple || count == 0 || commas > 0;
+}
+
+/* Whether sv[a, b) at depth d is a list or tuple literal of str literals, or
+ * several joined by '+'; its names appended to __all__ when take. */
+static bool str_list(struct parser *p, size_t a, size_t b, unsigned d, bool take)
+{
+	const tok *v = p->sv;
+
+	if (a >= b)
+		return false;
+	if (v[a].kind == T_STRING)
+		return str_elems(p, a, b, d, true, take);
+	for (;;) {
+		size_t e;
+		bool tuple = is_op(p, &v[a], "(");
+		if (!tuple && !is_op(p, &v[a], "["))
+			return false;
+		e = closer(p, a, b);
+		if (e == (size_t)-1 || !str_elems(p, a + 1, e, d + 1, tuple, take))
+			return false;
+		a = e + 1;
+		if (a == b)
+			return true;
+		if (a + 1 >= b || !is_op(p, &v[a], "+"))
+			return false;
+		a++;
+	}
+}
+
+/* __all__ = sv[a, b) (add: += or extend). */
+static void all_list(struct parser *p, size_t a, size_t b, unsigned d, bool add)
+{
+	if (add && p->all_state == ALL_UNKNOWN)
+		return;
+	if (!add)
+		clear_all(p->m);
+	if (str_list(p, a, b, d, false)) {
+		str_list(p, a, b, d, true);
+		p->all_state = ALL_KNOWN;
+	} else {
+		clear_all(p->m);
+		p->all_state = ALL_UNKNOWN;
+	}
+}
+
+/* __all__.extend(...) and __all__.append(...); other expressions leave it. */
+static void all_call(struct parser *p)
+{
+	const tok *v = p->sv;
+	size_t n = p->sn;
+	bool extend;
+
+	if (n < 5 || !is_word(p, &v[0], "__all__") || !is_op(p, &v[1], ".") ||
+	    !is_op(p, &v[3], "(") || closer(p, 3, n) != n - 1)
+		return;
+	extend = is_word(p, &v[2], "extend");
+	if (!extend && !is_word(p, &v[2], "append"))
+		return;
+	if (extend) {
+		all_list(p, 4, n - 1, 1, true);
+		return;
+	}
+	if (p->all_state == ALL_UNKNOWN)
+		return;
+	for (size_t k = 4; k < n - 1; k++) {
+		if (n == 5 || v[k].kind != T_STRING || !v[k].plain) {
+			clear_all(p->m);
+			p->all_state = ALL_UNKNOWN;
+			return;
+		}
+	}
+	str_elems(p, 4, n - 1, 1, false, true);
+	p->all_state = ALL_KNOWN;
+}
+
+/* --- Module-level simple statements --------------------------------------- */
+
+/* Binds the target sv[a, b) of an assignment whose value is sv[va, n):
+ * a single name is an ALIAS when the value is a bare name. */
+static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_t b, size_t va)
+{
+	const tok *v = p->sv;
+	size_t n = p->sn;
+
+	if (b - a != 1 || !is_ident(p, &v[a])) {
+		bind_targets(p, c, a, b, 0);
+		return;
+	}
+	if (is_word(p, &v[a], "__all__"))
+		all_list(p, va, n, 0, false);
+	if (n - va == 1 && is_ident(p, &v[va]))
+		add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = tok_str(p, &v[va]);
+	else
+		add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
+}
+
+/* The index of the next '=' at depth 0 from i that is not a lambda's default;
+ * n when none. */
+static size_t next_assign(const struct parser *p, size_t i)
+{
+	unsigned lambdas = 0;
+
+	for (; i < p->sn; i++) {
+		const tok *t = &p->sv[i];
+		if (t->depth != 0)
+			continue;
+		if (is_word(p, t, "lambda"))
+			lambdas++;
+		else if (lambdas > 0 && is_op(p, t, ":"))
+			lambdas--;
+		else if (lambdas == 0 && is_op(p, t, "="))
+			return i;
+	}
+	return p->sn;
+}
+
+static bool is_augassign(const struct parser *p, const tok *t)
+{
+	static const char *const ops[] = {"+=", "-=", "*=", "/=", "//=", "%=", "**=", ">>=",
+	                                  "<<=", "&=", "|=", "^=", "@=", NULL};
+	for (const char *const *o = ops; *o; o++)
+		if (is_op(p, t, *o))
+			return true;
+	return false;
+}
+
+static void simple_stmt(struct parser *p, const struct ctx *c)
+{
+	const tok *v = p->sv;
+	size_t n = p->sn;
+	unsigned lambdas = 0;
+
+	if (is_word(p, &v[0], "import")) {
+		import_stmt(p, c);
+		return;
+	}
+	if (is_word(p, &v[0], "from")) {
+		from_stmt(p, c);
+		return;
+	}
+	/* del, global, return, pass, assert ... bind nothing. */
+	if (is_keyword(p, &v[0]))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].depth != 0)
+			continue;
+		if (is_word(p, &v[i], "lambda")) {
+			lambdas++;
+		} else if (is_op(p, &v[i], ":")) {
+			size_t e;
+			if (lambdas > 0) {
+				lambdas--;
+				continue;
+			}
+			/* An annotation binds only with a value. */
+			e = next_assign(p, i + 1);
+			if (e < n)
+				assign_target(p, c, 0, i, e + 1);
+			return;
+		} else if (lambdas == 0 && is_op(p, &v[i], "=")) {
+			size_t last = i, a = 0, e;
+			while ((e = next_assign(p, last + 1)) < n)
+				last = e;
+			for (e = i; a < last; a = e + 1, e = next_assign(p, e + 1))
+				assign_target(p, c, a, e, last + 1);
+			return;
+		} else if (lambdas == 0 && is_augassign(p, &v[i])) {
+			if (i == 1 && is_ident(p, &v[0])) {
+				if (is_word(p, &v[0], "__all__")) {
+					if (is_op(p, &v[i], "+=")) {
+						all_list(p, i + 1, n, 0, true);
+					} else {
+						clear_all(p->m);
+						p->all_state = ALL_UNKNOWN;
+					}
+				}
+				add_binding(p, c, AP_PY_BIND_OTHER, &v[0]);
+			}
+			return;
+		}
+	}
+	all_call(p);
+}
+
+/* --- Statements ----------------------------------------------------------- */
+
+static void statements(struct parser *p, const struct ctx *c, bool block, bool doc);
+static void statement(struct parser *p, const struct ctx *c, bool doc);
+
+/* The suite after a header's ':': an indented block, or simple statements on
+ * the header's line. doc: its first statement may be a docstring. */
+static void suite(struct parser *p, const struct ctx *c, bool doc);
+
+/* Simple statements up to the end of the line. A line ending in ':' that no
+ * keyword introduced (match, case) heads a block, read like any other. */
+static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool one_line)
+{
+	bool analyze = c->prefix == NULL && c->live;
+
+	for (;;) {
+		size_t mark = string_mark(p);
+		bool strings_only = true, header;
+		tok last = {0};
+		size_t count = 0;
+
+		p->sn = 0;
+		while (p->t.kind != T_NEWLINE && p->t.kind != T_END &&
+		       !(p->t.depth == 0 && is_op(p, &p->t, ";"))) {
+			strings_only &= p->t.kind == T_STRING && p->t.plain;
+			last = p->t;
+			count++;
+			if (analyze)
+				push_tok(p);
+			advance(p);
+		}
+		header = !one_line && p->t.kind == T_NEWLINE && count > 0 && last.depth == 0 &&
+		         is_op(p, &last, ":");
+		if (doc && count > 0 && strings_only)
+			drop_strings(p, mark);
+		doc = false;
+		if (analyze && count > 0) {
+			bind_walrus(p, c);
+			if (!header)
+				simple_stmt(p, c);
+		}
+		if (header) {
+			suite(p, c, false);
+			return;
+		}
+		if (p->t.kind != T_OP) {
+			if (p->t.kind == T_NEWLINE)
+				advance(p);
+			return;
+		}
+		advance(p);
+		if (p->t.kind == T_NEWLINE) {
+			advance(p);
+			return;
+		}
+	}
+}
+
+static void suite(struct parser *p, const struct ctx *c, bool doc)
+{
+	if (p->t.kind != T_NEWLINE) {
+		simple_line(p, c, doc, true);
+		return;
+	}
+	advance(p);
+	if (p->t.kind != T_INDENT) {
+		fail(p, AP_EINPUT, p->t.line, "expected an indented block");
+		return;
+	}
+	advance(p);
+	statements(p, c, true, doc);
+}
+
+static void statements(struct parser *p, const struct ctx *c, bool block, bool doc)
+{
+	for (;;) {
+		if (p->t.kind == T_END)
+			return;
+		if (block && p->t.kind == T_DEDENT) {
+			advance(p);
+			return;
+		}
+		if (p->t.kind == T_INDENT) {
+			fail(p, AP_EINPUT, p->t.line, "unexpected indent");
+			return;
+		}
+		statement(p, c, doc);
+		doc = false;
+	}
+}
+
+/* A def's parameters, from its '(' (the current token) to the matching ')'. */
+static void params(struct parser *p, size_t di)
+{
+	unsigned depth = p->t.depth;
+	bool kwonly = false;
+	/* the segment between commas: its tokens so far, its star, its name */
+	size_t k = 0;
+	int stars = 0;
+	bool slash = false, has_name = false, has_default = false;
+	tok name = {0};
+	unsigned lambdas = 0;
+	size_t cap = 0;
+
+	advance(p);
+	for (;;) {
+		bool end = p->t.kind == T_END || (p->t.depth == depth && is_op(p, &p->t, ")"));
+		const tok *t = &p->t;
+
+		if (end || (t->depth == depth + 1 && lambdas == 0 && is_op(p, t, ","))) {
+			ap_py_def *d = &p->m->defs[di];
+			if (has_name) {
+				ap_py_param *pa;
+				ap_xgrow((void **)&d->params, &cap, d->nparams + 1, sizeof *d->params);
+				pa = &d->params[d->nparams++];
+				pa->name = tok_str(p, &name);
+				pa->has_default = has_default;
+				pa->kind = stars == 1   ? AP_PY_VARARGS
+				           : stars == 2 ? AP_PY_VARKW
+				           : kwonly     ? AP_PY_KWONLY
+				                        : AP_PY_POS;
+			}
+			if (stars == 1)
+				kwonly = true;
+			if (slash)
+				for (size_t i = 0; i < d->nparams; i++)
+					d->params[i].kind = AP_PY_POSONLY;
+			if (end)
+				break;
+			k = 0;
+			stars = 0;
+			slash = has_name = has_default = false;
+			advance(p);
+			continue;
+		}
+		if (t->depth == depth + 1) {
+			if (is_word(p, t, "lambda"))
+				lambdas++;
+			else if (lambdas > 0 && is_op(p, t, ":"))
+				lambdas--;
+			else if (lambdas == 0 && has_name && is_op(p, t, "="))
+				has_default = true;
+		}
+		if (k == 0 && is_op(p, t, "/")) {
+			slash = true;
+		} else if (k == 0 && (is_op(p, t, "*") || is_op(p, t, "**"))) {
+			stars = t->len;
+		} else if (k == (stars > 0) && t->kind == T_NAME && !has_name) {
+			name = *t;
+			has_name = true;
+		}
+		k++;
+		advance(p);
+	}
+	advance(p);
+}
+
+/* Where skip_body stands in the statements of a function body, for the
+ * docstrings of the defs and classes nested in it. */
+struct body_state {
+	enum { S_STMT, S_MID, S_HEADER, S_COLON, S_INDENT, S_DOC } state;
+	unsigned lambdas; /* S_HEADER: lambdas whose ':' is still to come */
+	size_t mark;      /* S_DOC: the first string of the statement */
+	bool strings;     /* S_DOC: strings seen, and nothing else */
+};
+
+static void enter_doc(struct body_state *b, size_t mark)
+{
+	b->state = S_DOC;
+	b->mark = mark;
+	b->strings = false;
+}
+
+/* Moves b over the current token. */
+static void body_step(struct parser *p, struct body_state *b)
+{
+	const tok *t = &p->t;
+	bool ends = t->kind == T_NEWLINE || (t->depth == 0 && is_op(p, t, ";"));
+
+	for (;;) {
+		switch (b->state) {
+		case S_STMT:
+			if (is_word(p, t, "def") || is_word(p, t, "class")) {
+				b->state = S_HEADER;
+				b->lambdas = 0;
+			} else if (!ends && t->kind != T_INDENT && t->kind != T_DEDENT &&
+			           !is_word(p, t, "async")) {
+				b->state = S_MID;
+			}
+			return;
+		case S_MID:
+			if (ends || t->kind == T_INDENT || t->kind == T_DEDENT)
+				b->state = S_STMT;
+			return;
+		case S_HEADER:
+			if (t->kind == T_NEWLINE) {
+				b->state = S_STMT;
+			} else if (t->depth == 0 && is_word(p, t, "lambda")) {
+				b->lambdas++;
+			} else if (t->depth == 0 && is_op(p, t, ":")) {
+				if (b->lambdas == 0)
+					b->state = S_COLON;
+				else
+					b->lambdas--;
+			}
+			return;
+		case S_COLON:
+			if (t->kind == T_NEWLINE) {
+				b->state = S_INDENT;
+				return;
+			}
+			enter_doc(b, string_mark(p));
+			continue;
+		case S_INDENT:
+			if (t->kind == T_INDENT) {
+				enter_doc(b, p->m->nstrings);
+				return;
+			}
+			b->state = S_STMT;
+			continue;
+		case S_DOC:
+			if (t->kind == T_STRING && t->plain) {
+				b->strings = true;
+				return;
+			}
+			if (b->strings && ends)
+				drop_strings(p, b->mark);
+			b->state = b->strings ? S_MID : S_STMT;
+			continue;
+		}
+	}
+}
+
+/* Skips a def's body, recording where it lies and dropping the docstrings of
+ * the def and of the defs and classes in it. */
+static void skip_body(struct parser *p, size_t di)
+{
+	struct body_state b = {0};
+	unsigned level = 0;
+	size_t off, end;
+	unsigned line;
+
+	if (p->t.kind == T_NEWLINE) {
+		advance(p);
+		if (p->t.kind != T_INDENT) {
+			fail(p, AP_EINPUT, p->t.line, "expected an indented block");
+			return;
+		}
+		level = 1;
+		advance(p);
+	}
+	enter_doc(&b, string_mark(p));
+	off = p->t.off;
+	line = p->t.line;
+	for (;;) {
+		const tok *t = &p->t;
+		/* A one-line body ends at its NEWLINE, a block at its DEDENT. */
+		if (t->kind == T_END || (level == 0 && t->kind == T_NEWLINE))
+			break;
+		if (t->kind == T_INDENT)
+			level++;
+		else if (t->kind == T_DEDENT && --level == 0)
+			break;
+		body_step(p, &b);
+		advance(p);
+	}
+	end = p->t.off;
+	if (b.state == S_DOC && b.strings)
+		drop_strings(p, b.mark);
+	if (p->t.kind != T_END)
+		advance(p);
+	p->m->defs[di].body_off = off;
+	p->m->defs[di].body_end = end;
+	p->m->defs[di].body_line = line;
+}
+
+static void def_stmt(struct parser *p, const struct ctx *c)
+{
+	ap_py_module *m = p->m;
+	unsigned line = p->t.line;
+	tok name;
+	ap_py_def *d;
+	size_t di;
+
+	advance(p);
+	if (p->t.kind != T_NAME) {
+		fail(p, AP_EINPUT, p->t.line, "expected a name after 'def'");
+		return;
+	}
+	name = p->t;
+	advance(p);
+	if (is_op(p, &p->t, "[")) {
+		/* Type parameters (PEP 695). */
+		unsigned depth = p->t.depth;
+		do
+			advance(p);
+		while (p->t.kind != T_END && !(p->t.depth == depth && is_op(p, &p->t, "]")));
+		advance(p);
+	}
+	if (!is_op(p, &p->t, "(")) {
+		fail(p, AP_EINPUT, p->t.line, "expected '(' after the name of a def");
+		return;
+	}
+	ap_xgrow((void **)&m->defs, &p->defs_cap, m->ndefs + 1, sizeof *m->defs);
+	di = m->ndefs++;
+	d = &m->defs[di];
+	memset(d, 0, sizeof *d);
+	d->qualname = ap_xasprintf("%s%.*s", c->prefix ? c->prefix : "", (int)name.len,
+	                           p->s + name.off);
+	d->line = line;
+	d->live = c->live;
+	params(p, di);
+	/* The return annotation, up to the ':'. */
+	if (!collect_header(p))
+		return;
+	if (c->prefix == NULL && c->live)
+		add_binding(p, c, AP_PY_BIND_DEF, &name)->def_index = di;
+	skip_body(p, di);
+}
+
+static void class_stmt(struct parser *p, const struct ctx *c)
+{
+	struct ctx in = *c;
+	char *prefix;
+	tok name;
+
+	advance(p);
+	if (p->t.kind != T_NAME) {
+		fail(p, AP_EINPUT, p->t.line, "expected a name after 'class'");
+		return;
+	}
+	name = p->t;
+	if (!collect_header(p))
+		return;
+	if (c->prefix == NULL && c->live)
+		add_binding(p, c, AP_PY_BIND_CLASS, &name);
+	prefix = ap_xasprintf("%s%.*s.", c->prefix ? c->prefix : "", (int)name.len,
+	                      p->s + name.off);
+	in.prefix = prefix;
+	suite(p, &in, true);
+	free(prefix);
+}
+
+enum cond { COND_UNKNOWN, COND_FALSE, COND_TRUE };
+
+/* Whether sv[a, b) is wrapped in one pair of parentheses. */
+static bool parenthesised(const struct parser *p, size_t a, size_t b)
+{
+	return b - a >= 3 && is_op(p, &p->sv[a], "(") && closer(p, a, b) == b - 1;
+}
+
+static bool false_name(const struct parser *p, size_t a, size_t b)
+{
+	if (b - a != 1 || p->sv[a].kind != T_NAME || p->false_names == NULL)
+		return false;
+	for (const char *const *f = p->false_names; *f; f++)
+		if (is_word(p, &p->sv[a], *f))
+			return true;
+	return false;
+}
+
+/* The value of the condition sv[1, sn) of an if or elif. */
+static enum cond condition(const struct parser *p)
+{
+	size_t a = 1, b = p->sn;
+	bool negated = false;
+
+	while (parenthesised(p, a, b))
+		a++, b--;
+	if (b - a >= 2 && is_word(p, &p->sv[a], "not")) {
+		negated = true;
+		a++;
+		while (parenthesised(p, a, b))
+			a++, b--;
+	}
+	if (!false_name(p, a, b))
+		return COND_UNKNOWN;
+	return negated ? COND_TRUE : COND_FALSE;
+}
+
+static void if_stmt(struct parser *p, const struct ctx *c)
+{
+	bool decided = false; /* an earlier arm is certainly taken */
+
+	for (;;) {
+		struct ctx arm = *c;
+		bool is_else = is_word(p, &p->t, "else");
+		enum cond cond = is_else ? COND_TRUE : COND_UNKNOWN;
+
+		if (!collect_header(p))
+			return;
+		if (!is_else)
+			cond = condition(p);
+		if (c->prefix == NULL && c->live && !decided)
+			bind_walrus(p, c);
+		arm.live = c->live && !decided && cond != COND_FALSE;
+		suite(p, &arm, false);
+		decided |= cond == COND_TRUE;
+		if (is_else || !(is_word(p, &p->t, "elif") || is_word(p, &p->t, "else")))
+			return;
+	}
+}
+
+/* for, while, with, try, and a header no keyword introduced. */
+static void compound_stmt(struct parser *p, const struct ctx *c)
+{
+	bool is_for = is_word(p, &p->t, "for");
+	bool is_with = is_word(p, &p->t, "with");
+	bool is_try = is_word(p, &p->t, "try");
+	bool binds = c->prefix == NULL && c->live;
+	const tok *v;
+
+	if (!collect_header(p))
+		return;
+	v = p->sv;
+	if (binds)
+		bind_walrus(p, c);
+	if (binds && is_for) {
+		size_t e = 1;
+		while (e < p->sn && !(v[e].depth == 0 && is_word(p, &v[e], "in")))
+			e++;
+		bind_targets(p, c, 1, e, 0);
+	}
+	if (binds && is_with) {
+		/* with (a as b, c as d): the items are in the parentheses. */
+		size_t a = 1, b = p->sn;
+		unsigned d = 0;
+		if (parenthesised(p, a, b)) {
+			for (size_t k = a + 1; k + 1 < b && d == 0; k++)
+				if (v[k].depth == 1 && is_word(p, &v[k], "as"))
+					d = 1;
+			if (d == 1)
+				a++, b--;
+		}
+		while (a < b) {
+			size_t e = a, as = b;
+			while (e < b && !(v[e].depth == d && is_op(p, &v[e], ","))) {
+				if (as == b && v[e].depth == d && is_word(p, &v[e], "as"))
+					as = e;
+				e++;
+			}
+			if (as < e)
+				bind_targets(p, c, as + 1, e, d);
+			a = e + 1;
+		}
+	}
+	suite(p, c, false);
+	for (;;) {
+		struct ctx arm = *c;
+		if (is_try && is_word(p, &p->t, "except"))
+			arm.in_except = true;
+		else if (!is_word(p, &p->t, "else") && !(is_try && is_word(p, &p->t, "finally")))
+			return;
+		if (!collect_header(p))
+			return;
+		suite(p, &arm, false);
+	}
+}
+
+static void statement(struct parser *p, const struct ctx *c, bool doc)
+{
+	if (is_op(p, &p->t, "@")) {
+		while (is_op(p, &p->t, "@")) {
+			while (p->t.kind != T_NEWLINE && p->t.kind != T_END)
+				advance(p);
+			advance(p);
+		}
+		if (p->t.kind == T_INDENT || p->t.kind == T_DEDENT)
+			return;
+	}
+	if (is_word(p, &p->t, "async")) {
+		advance(p);
+		if (!is_word(p, &p->t, "def") && !is_word(p, &p->t, "for") &&
+		    !is_word(p, &p->t, "with")) {
+			simple_line(p, c, false, false);
+			return;
+		}
+	}
+	if (is_word(p, &p->t, "def"))
+		def_stmt(p, c);
+	else if (is_word(p, &p->t, "class"))
+		class_stmt(p, c);
+	else if (is_word(p, &p->t, "if"))
+		if_stmt(p, c);
+	else if (is_word(p, &p->t, "for") || is_word(p, &p->t, "while") ||
+	         is_word(p, &p->t, "with") || is_word(p, &p->t, "try"))
+		compound_stmt(p, c);
+	else
+		simple_line(p, c, doc, false);
+}
+
+/* --- Entry points --------------------------------------------------------- */
+
+void ap_py_module_free(ap_py_module *m)
+{
+	if (m == NULL)
+		return;
+	for (size_t i = 0; i < m->ndefs; i++) {
+		for (size_t k = 0; k < m->defs[i].nparams; k++)
+			free(m->defs[i].params[k].name);
+		free(m->defs[i].params);
+		free(m->defs[i].qualname);
+	}
+	free(m->defs);
+	for (size_t i = 0; i < m->nbindings; i++) {
+		free(m->bindings[i].name);
+		free(m->bindings[i].module);
+		free(m->bindings[i].target);
+	}
+	free(m->bindings);
+	clear_all(m);
+	free(m->all);
+	for (size_t i = 0; i < m->nstrings; i++)
+		free(m->strings[i].value);
+	free(m->strings);
+	free(m->src);
+	free(m);
+}
+
+int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_options *opt)
+{
+	static const struct ctx top = {NULL, true, false};
+	struct parser *p;
+	ap_py_module *m;
+	int rc;
+
+	*out = NULL;
+	if (len > UINT32_MAX) {
+		ap_error_set("line 1: input of 4 GiB or more");
+		return AP_ELIMIT;
+	}
+	m = ap_xcalloc(1, sizeof *m);
+	m->src = ap_xmalloc(len);
+	if (len > 0)
+		memcpy(m->src, src, len);
+	m->src_len = len;
+	/* The parser holds the bracket and indentation stacks: a few KiB, on the heap. */
+	p = ap_xcalloc(1, sizeof *p);
+	p->s = m->src;
+	p->n = len;
+	p->line = 1;
+	p->at_bol = true;
+	p->nindent = 1;
+	p->m = m;
+	p->false_names = opt ? opt->false_names : NULL;
+	if (len >= 3 && memcmp(src, "\xef\xbb\xbf", 3) == 0)
+		p->pos = 3;
+	advance(p);
+	statements(p, &top, false, true);
+	m->has_all = p->all_state == ALL_KNOWN;
+	if (!m->has_all)
+		clear_all(m);
+	rc = p->err;
+	free(p->sv);
+	free(p);
+	if (rc < 0) {
+		ap_py_module_free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+const ap_py_binding *ap_py_lookup(const ap_py_module *m, const char *name, bool skip_except)
+{
+	for (size_t i = m->nbindings; i-- > 0;) {
+		const ap_py_binding *b = &m->bindings[i];
+		if (b->name != NULL && strcmp(b->name, name) == 0 && !(skip_except && b->in_except))
+			return b;
+	}
+	return NULL;
+}
+
+const ap_py_def *ap_py_find_def(const ap_py_module *m, const char *qualname)
+{
+	for (size_t i = m->ndefs; i-- > 0;)
+		if (m->defs[i].live && strcmp(m->defs[i].qualname, qualname) == 0)
+			return &m->defs[i];
+	return NULL;
+}
+
+/* --- Bounds --------------------------------------------------------------- */
+
+/* What ap_py_def_bound needs of a token. */
+enum bclass {
+	B_OTHER,
+	B_LEFT,  /* ends an operand on its left: ( [ { */
+	B_RIGHT, /* ends an operand on its right: ) ] } */
+	B_BOTH,  /* ends one on either side: a line end, , : ; = a comparison, a keyword */
+	B_NAME,  /* the name asked for */
+	B_INT,
+	B_MINUS,
+};
+
+struct btok {
+	uint8_t cls;
+	uint8_t cmp; /* 1 <=, 2 <, 3 >=, 4 > */
+	unsigned long long mag; /* B_INT: the value */
+	unsigned line;
+};
+
+/* The value of an integer literal; false for anything else and on overflow. */
+static bool int_literal(const char *s, size_t len, unsigned long long *v)
+{
+	unsigned base = 10;
+	size_t i = 0;
+	bool digits = false;
+
+	*v = 0;
+	if (len > 2 && s[0] == '0' && strchr("xXoObB", s[1]) != NULL) {
+		base = (s[1] | 0x20) == 'x' ? 16 : (s[1] | 0x20) == 'o' ? 8 : 2;
+		i = 2;
+	}
+	for (; i < len; i++) {
+		unsigned d;
+		char c = s[i];
+		if (c == '_')
+			continue;
+		if (is_digit(c))
+			d = (unsigned)(c - '0');
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			d = (unsigned)((c | 0x20) - 'a' + 10);
+		else
+			return false;
+		if (d >= base || *v > (~0ULL - d) / base)
+			return false;
+		*v = *v * base + d;
+		digits = true;
+	}
+	return digits;
+}
+
+static struct btok classify(const char *t, size_t len, uint8_t kind, unsigned line,
+                            const char *name, size_t nlen)
+{
+	static const char *const both[] = {
+		",",  ":",  ";",  "=",  ":=", "->", "==", "!=",  "+=",  "-=",  "*=",
+		"/=", "//=", "%=", "**=", ">>=", "<<=", "&=", "|=", "^=", "@=", NULL,
+	};
+	struct btok b = {B_OTHER, 0, 0, line};
+
+	if (kind == T_NAME) {
+		if (len == nlen && memcmp(t, name, len) == 0)
+			b.cls = B_NAME;
+		else if (keyword(t, len) && !(len == 5 && memcmp(t, "await", 5) == 0) &&
+		         !(t[0] >= 'A' && t[0] <= 'Z'))
+			b.cls = B_BOTH;
+	} else if (kind == T_NUMBER) {
+		if (int_literal(t, len, &b.mag))
+			b.cls = B_INT;
+	} else if (kind == T_OP) {
+		if (len == 1 && strchr("([{", t[0]) != NULL && t[0] != '\0')
+			b.cls = B_LEFT;
+		else if (len == 1 && strchr(")]}", t[0]) != NULL && t[0] != '\0')
+			b.cls = B_RIGHT;
+		else if (len == 1 && t[0] == '-')
+			b.cls = B_MINUS;
+		else if ((len == 1 || (len == 2 && t[1] == '=')) && (t[0] == '<' || t[0] == '>')) {
+			b.cls = B_BOTH;
+			b.cmp = (uint8_t)((t[0] == '<' ? 1 : 3) + (len == 1));
+		} else {
+			for (const char *const *o = both; *o; o++)
+				if (strlen(*o) == len && memcmp(*o, t, len) == 0)
+					b.cls = B_BOTH;
+		}
+	}
+	return b;
+}
+
+/* w[k] is the token k places back (1 the last); missing ones begin the body. */
+static bool left_end(const struct btok *w, size_t have, size_t k)
+{
+	return k > have || w[k].cls == B_LEFT || w[k].cls == B_BOTH;
+}
+
+/* Offers the bound of a comparison with the literal [-]mag: itself when
+ * inclusive, one less when strict. */
+static void offer(unsigned long long mag, bool neg, bool inclusive, unsigned at,
+                  long long *bound, unsigned *line, bool *found)
+{
+	long long v;
+
+	if (mag > (unsigned long long)LLONG_MAX + neg)
+		return;
+	v = neg ? (long long)(0ULL - mag) : (long long)mag;
+	if (!inclusive) {
+		if (v == LLONG_MIN)
+			return;
+		v--;
+	}
+	if (!*found || v > *bound) {
+		*bound = v;
+		*line = at;
+		*found = true;
+	}
+}
+
+/* Judges the last tokens w[1..have] when the next one ends an operand. */
+static void judge(const struct btok *w, size_t have, long long *bound, unsigned *line,
+                  bool *found)
+{
+	/* name (<= | <) [-] INT */
+	if (have >= 3 && w[1].cls == B_INT) {
+		bool neg = w[2].cls == B_MINUS;
+		size_t o = neg ? 3 : 2;
+		if (have >= o + 1 && (w[o].cmp == 1 || w[o].cmp == 2) && w[o + 1].cls == B_NAME &&
+		    left_end(w, have, o + 2))
+			offer(w[1].mag, neg, w[o].cmp == 1, w[o].line, bound, line, found);
+	}
+	/* [-] INT (>= | >) name */
+	if (have >= 3 && w[1].cls == B_NAME && (w[2].cmp == 3 || w[2].cmp == 4) &&
+	    w[3].cls == B_INT) {
+		bool neg = have >= 4 && w[4].cls == B_MINUS;
+		if (left_end(w, have, neg ? 5 : 4))
+			offer(w[3].mag, neg, w[2].cmp == 3, w[2].line, bound, line, found);
+	}
+}
+
+void ap_py_def_bound(const ap_py_module *m, const ap_py_def *d, const char *name,
+                     long long *bound, unsigned *line, bool *found)
+{
+	const char *s = m->src;
+	size_t i = d->body_off, n = d->body_end, nlen = strlen(name);
+	unsigned ln = d->body_line, depth = 0;
+	struct btok w[6]; /* w[1] the last token, w[5] the fifth last */
+	size_t have = 0;
+
+	*bound = 0;
+	*line = 0;
+	*found = false;
+	for (;;) {
+		struct btok b = {B_BOTH, 0, 0, ln};
+		bool last = i >= n;
+
+		if (!last) {
+			char c = s[i];
+			if (c == ' ' || c == '\t' || c == '\f' || c == '\r') {
+				i++;
+				continue;
+			}
+			if (c == '#') {
+				const char *nl = memchr(s + i, '\n', n - i);
+				i = nl ? (size_t)(nl - s) : n;
+				continue;
+			}
+			if (c == '\\') {
+				/* The body parsed: a backslash out of strings joins lines. */
+				i += i + 1 < n && s[i + 1] == '\r' ? 3 : 2;
+				ln++;
+				continue;
+			}
+			if (c == '\n') {
+				i++;
+				ln++;
+				if (depth > 0)
+					continue;
+			} else {
+				uint8_t kind;
+				bool plain;
+				int bad;
+				size_t e = lex_token(s, i, n, &kind, &plain, &bad);
+				b = classify(s + i, e - i, kind, ln, name, nlen);
+				if (b.cls == B_LEFT)
+					depth++;
+				else if (b.cls == B_RIGHT && depth > 0)
+					depth--;
+				if (kind == T_STRING)
+					ln += count_lines(s + i, e - i);
+				i = e;
+			}
+		}
+		if (b.cls == B_RIGHT || b.cls == B_BOTH)
+			judge(w, have, bound, line, found);
+		if (last)
+			return;
+		memmove(&w[2], &w[1], 4 * sizeof *w);
+		w[1] = b;
+		if (have < 5)
+			have++;
+	}
+}
