@@ -102,6 +102,15 @@ ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c
 	return settle(c, AP_CONFINED_FILE, 0);
 }
 
+void ap_sha256_buf(const void *data, size_t len, unsigned char digest[AP_SHA256_SIZE])
+{
+	struct sha256_ctx sha;
+
+	sha256_init(&sha);
+	sha256_update(&sha, len, data);
+	sha256_digest(&sha, AP_SHA256_SIZE, digest);
+}
+
 int ap_sha256_fd(int fd, unsigned char digest[AP_SHA256_SIZE], size_t *bytes)
 {
 	struct sha256_ctx ctx;

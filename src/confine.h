@@ -63,6 +63,8 @@ ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, s
  * size costs no memory. 0 with digest and *bytes (when not NULL), or -errno. */
 int ap_sha256_fd(int fd, unsigned char digest[AP_SHA256_SIZE], size_t *bytes);
 
+void ap_sha256_buf(const void *data, size_t len, unsigned char digest[AP_SHA256_SIZE]);
+
 /* The digest as 64 lowercase hex digits, the way manifests record it. */
 void ap_sha256_hex(const unsigned char digest[AP_SHA256_SIZE], char hex[2 * AP_SHA256_SIZE + 1]);
 

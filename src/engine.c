@@ -91,7 +91,12 @@ static void rule_verdict(verdict *v, const ap_rule_result *res)
 		break;
 	case AP_RULE_UNMATCHED:
 		v->value = TRI_FALSE;
-		ap_buf_printf(&v->reason, "rule %s did not match in %s", res->rule->id, res->file);
+		if (res->reason != NULL)
+			ap_buf_printf(&v->reason, "rule %s did not match: %s", res->rule->id,
+			              res->reason);
+		else
+			ap_buf_printf(&v->reason, "rule %s did not match in %s", res->rule->id,
+			              res->file);
 		break;
 	case AP_RULE_MISSING:
 		v->value = TRI_UNKNOWN;
@@ -132,8 +137,18 @@ static void eval_list(verdict *v, const ap_expr *e, const eval_ctx *ctx)
 	/* The reason and evidence are those of the operands that decided. */
 	v->value = result;
 	for (i = 0; i < e->nkids; i++) {
+		size_t k;
 		if (kids[i].value != result)
 			continue;
+		/* An operand's reason said once (a capture leaf repeats its rule's). */
+		for (k = 0; k < i; k++)
+			if (kids[k].value == result && kids[k].reason.data && kids[i].reason.data &&
+			    strcmp(kids[k].reason.data, kids[i].reason.data) == 0)
+				break;
+		if (k < i) {
+			take_evidence(v, &kids[i]);
+			continue;
+		}
 		if (v->reason.len > 0)
 			ap_buf_puts(&v->reason, "; ");
 		ap_buf_append(&v->reason, kids[i].reason.data, kids[i].reason.len);
@@ -184,7 +199,7 @@ static void eval_capture(verdict *v, const ap_expr *e, const ap_rule_result *res
 	const char *seen = NULL;
 	char *rhs;
 
-	if (res->status == AP_RULE_MISSING || res->status == AP_RULE_ERROR) {
+	if (res->status != AP_RULE_MATCHED) {
 		rule_verdict(v, res);
 		return;
 	}

@@ -159,10 +159,63 @@ done:
 typedef struct git_source {
 	git_repository *repo;
 	git_tree *tree;
+	ap_derived_cache *blobs; /* NULL, or blobs read by earlier readers */
 } git_source;
 
-static ap_file_status read_blob(git_source *src, const git_oid *oid, size_t max_bytes,
-                                char **data, size_t *len, char **reason)
+/* A blob as read once: its bytes and digest, for the commits after. */
+struct blob {
+	char *data;
+	size_t len;
+	unsigned char sha256[AP_SHA256_SIZE];
+};
+
+static void blob_free(void *p)
+{
+	struct blob *b = p;
+
+	free(b->data);
+	free(b);
+}
+
+static ap_file_status read_blob_odb(git_source *src, const git_oid *oid, size_t max_bytes,
+                                    char **data, size_t *len, char **reason);
+
+/* Through the blob cache: a blob read for an earlier commit is copied, its
+ * digest with it. */
+static ap_file_status read_blob(git_source *src, ap_file *file, const git_oid *oid,
+                                size_t max_bytes, char **data, size_t *len, char **reason)
+{
+	unsigned char key[1 + GIT_OID_RAWSZ] = {'b'};
+	struct blob *b;
+	ap_file_status st;
+
+	if (src->blobs == NULL)
+		return read_blob_odb(src, oid, max_bytes, data, len, reason);
+	memcpy(key + 1, oid->id, GIT_OID_RAWSZ);
+	b = ap_derived_cache_get(src->blobs, key, sizeof key);
+	if (b == NULL) {
+		st = read_blob_odb(src, oid, max_bytes, data, len, reason);
+		if (st != AP_FILE_OK)
+			return st;
+		b = ap_xcalloc(1, sizeof *b);
+		b->data = ap_xmalloc(*len + 1);
+		memcpy(b->data, *data, *len + 1);
+		b->len = *len;
+		ap_sha256_buf(*data, *len, b->sha256);
+		ap_derived_cache_put(src->blobs, key, sizeof key, b, blob_free);
+	} else {
+		*len = b->len;
+		*data = ap_xmalloc(b->len + 1);
+		memcpy(*data, b->data, b->len + 1);
+	}
+	memcpy(file->sha256, b->sha256, sizeof b->sha256);
+	file->hashed = true;
+	file->len = b->len;
+	return AP_FILE_OK;
+}
+
+static ap_file_status read_blob_odb(git_source *src, const git_oid *oid, size_t max_bytes,
+                                    char **data, size_t *len, char **reason)
 {
 	git_odb *odb;
 	git_blob *blob;
@@ -264,7 +317,7 @@ static ap_file_status git_source_load(void *ctx, ap_file *file, size_t max_bytes
 	}
 	switch (f.kind) {
 	case FOUND_BLOB:
-		return read_blob(src, &f.oid, max_bytes, data, len, reason);
+		return read_blob(src, file, &f.oid, max_bytes, data, len, reason);
 	case FOUND_MISSING:
 		*reason = ap_xstrdup("no such file");
 		return AP_FILE_MISSING;
@@ -314,14 +367,18 @@ int ap_git_source_new(void **ctx, git_repository *repo, const git_tree *tree)
 }
 
 int ap_reader_new_git(ap_reader **out, git_repository *repo, const git_tree *tree,
-                      const char *name, size_t max_bytes)
+                      const char *name, size_t max_bytes, ap_derived_cache *cache)
 {
 	void *ctx;
 	int rc = ap_git_source_new(&ctx, repo, tree);
 
 	if (rc < 0)
 		return rc;
-	return ap_reader_new(out, &ap_git_source_ops, ctx, name, max_bytes);
+	((git_source *)ctx)->blobs = cache;
+	rc = ap_reader_new(out, &ap_git_source_ops, ctx, name, max_bytes);
+	if (rc == 0 && cache != NULL)
+		ap_reader_share(*out, cache);
+	return rc;
 }
 
 /* --- The walk ----------------------------------------------------------- */
@@ -331,6 +388,7 @@ int ap_reader_new_git(ap_reader **out, git_repository *repo, const git_tree *tre
 typedef struct verdict {
 	json_t *rules;
 	json_t *caps;
+	size_t set; /* the pathset of its evaluation */
 } verdict;
 
 /* The paths one evaluation looked up (read, or found absent), sorted: the
@@ -350,6 +408,7 @@ typedef struct history {
 	ap_map *set_ids;  /* a pathset's paths, joined -> index into sets */
 	ap_map *by_files; /* pathset index and what its paths resolve to -> verdict */
 	ap_map *by_commit;/* commit id -> verdict */
+	ap_derived_cache *cache; /* blobs and parsed modules of the last evaluation */
 	verdict *verdicts;
 	size_t nverdicts;
 	size_t verdicts_cap;
@@ -441,7 +500,7 @@ static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *
 	int rc;
 
 	git_oid_tostr(hex, sizeof hex, commit);
-	rc = ap_reader_new_git(&reader, h->repo, tree, hex, h->max_bytes);
+	rc = ap_reader_new_git(&reader, h->repo, tree, hex, h->max_bytes, h->cache);
 	if (rc < 0)
 		return rc;
 	rc = ap_scan_run(&scan, h->rs, reader, NULL); /* history never launches */
@@ -459,15 +518,19 @@ static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *
 	ap_scan_free(scan);
 	*set = record_pathset(h, reader);
 	ap_reader_free(reader);
+	ap_derived_cache_sweep(h->cache);
 	return 0;
 }
 
 /* The verdict of a commit: looked up by commit; else reused from an
- * evaluation whose every looked-up path leads to the same object here (newest
- * pathsets first: the parent's is usually the last); else evaluated. */
-static int verdict_of(history *h, git_commit *commit, size_t *out)
+ * evaluation whose every looked-up path leads to the same object here (of
+ * the pathsets of the parent's verdict, hint, and of the last evaluation:
+ * what the rules read depends on what the files say, so only a pathset seen
+ * near this commit is worth resolving); else evaluated. */
+static int verdict_of(history *h, git_commit *commit, size_t hint, size_t *out)
 {
 	const git_oid *id = git_commit_id(commit);
+	size_t sets[2] = {AP_MAP_ABSENT, AP_MAP_ABSENT};
 	ap_buf key = AP_BUF_INIT;
 	git_tree *tree;
 	int rc = 0;
@@ -477,13 +540,17 @@ static int verdict_of(history *h, git_commit *commit, size_t *out)
 		return 0;
 	if (git_commit_tree(&tree, commit) < 0)
 		return git_fail("reading a commit's tree");
-	for (size_t k = h->nsets; k-- > 0;) {
-		rc = files_key(h, tree, k, &key);
+	if (hint != AP_MAP_ABSENT)
+		sets[0] = h->verdicts[hint].set;
+	if (h->nverdicts > 0 && h->verdicts[h->nverdicts - 1].set != sets[0])
+		sets[1] = h->verdicts[h->nverdicts - 1].set;
+	for (size_t k = 0; k < 2 && *out == AP_MAP_ABSENT; k++) {
+		if (sets[k] == AP_MAP_ABSENT)
+			continue;
+		rc = files_key(h, tree, sets[k], &key);
 		if (rc < 0)
 			goto done;
 		*out = ap_map_get(h->by_files, key.data, key.len);
-		if (*out != AP_MAP_ABSENT)
-			break;
 	}
 	if (*out == AP_MAP_ABSENT) {
 		size_t set;
@@ -493,6 +560,7 @@ static int verdict_of(history *h, git_commit *commit, size_t *out)
 		rc = evaluate(h, tree, id, &h->verdicts[h->nverdicts], &set);
 		if (rc < 0)
 			goto done;
+		h->verdicts[h->nverdicts].set = set;
 		*out = h->nverdicts++;
 		rc = files_key(h, tree, set, &key);
 		if (rc < 0)
@@ -689,19 +757,19 @@ static void compare(const history *h, json_t *changes, const verdict *before,
 static int visit(history *h, json_t *report, git_commit *c, bool first)
 {
 	git_commit *parent = NULL;
-	size_t mine, theirs;
-	int rc = verdict_of(h, c, &mine);
+	size_t mine, theirs = AP_MAP_ABSENT;
+	int rc = 0;
 
-	if (rc < 0)
-		return rc;
 	if (git_commit_parentcount(c) > 0) {
 		if (git_commit_parent(&parent, c, 0) < 0)
 			return git_fail("reading a parent commit");
-		rc = verdict_of(h, parent, &theirs);
-		if (rc == 0)
-			compare(h, json_object_get(report, "changes"), &h->verdicts[theirs],
-			        &h->verdicts[mine], c);
+		rc = verdict_of(h, parent, AP_MAP_ABSENT, &theirs);
 	}
+	if (rc == 0)
+		rc = verdict_of(h, c, theirs, &mine);
+	if (rc == 0 && parent != NULL)
+		compare(h, json_object_get(report, "changes"), &h->verdicts[theirs],
+		        &h->verdicts[mine], c);
 	if (rc == 0 && first)
 		json_object_set_new(report, "initial",
 		                    parent ? initial_state(h, &h->verdicts[theirs], parent)
@@ -751,6 +819,7 @@ static void history_free(history *h)
 	ap_map_free(h->set_ids);
 	ap_map_free(h->by_files);
 	ap_map_free(h->by_commit);
+	ap_derived_cache_free(h->cache);
 	git_repository_free(h->repo);
 }
 
@@ -791,6 +860,7 @@ int ap_history_run(json_t **out, const ap_ruleset *rs, const char *git_dir, cons
 	h.set_ids = ap_map_new();
 	h.by_files = ap_map_new();
 	h.by_commit = ap_map_new();
+	h.cache = ap_derived_cache_new();
 	report = json_pack("{s:s, s:i, s:i, s:n, s:[]}", "range", range, "commits", 0,
 	                   "evaluated", 0, "initial", "changes");
 	rc = walk(&h, report, range, opts);

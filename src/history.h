@@ -22,7 +22,7 @@ extern const ap_source_ops ap_git_source_ops;
 
 /* A reader over a git tree; name is reported as its root. */
 int ap_reader_new_git(ap_reader **out, struct git_repository *repo, const struct git_tree *tree,
-                      const char *name, size_t max_bytes);
+                      const char *name, size_t max_bytes, ap_derived_cache *cache);
 
 typedef struct ap_history_opts {
 	size_t max_bytes; /* 0: AP_READER_DEFAULT_MAX_BYTES */

@@ -77,7 +77,7 @@ static void pybound_run(const void *state, ap_kind_run *run)
 
 	if (d == NULL)
 		return;
-	ap_py_def_bound(ap_pysource_module(f, &p->conf, &error), d, p->name, &bound, &line, &found);
+	ap_py_def_bound(ap_pysource_module(run->reader, f, &p->conf, &error), d, p->name, &bound, &line, &found);
 	snprintf(text, sizeof text, "%lld", found ? bound : 0);
 	ap_match_capture(ap_pysource_match(run, f, found ? line : d->line), p->capture, text,
 	                 strlen(text));

@@ -34,7 +34,7 @@ static void pystring_run(const void *state, ap_kind_run *run)
 {
 	const char *needle = state;
 	const char *error;
-	const ap_py_module *m = ap_pysource_module(run->file, &no_conf, &error);
+	const ap_py_module *m = ap_pysource_module(run->reader, run->file, &no_conf, &error);
 
 	if (m == NULL) {
 		ap_rule_set_error(run->res, "%s", error);

@@ -59,16 +59,17 @@ static void parsed_free(void *p)
 	free(x);
 }
 
-const ap_py_module *ap_pysource_module(const ap_file *f, const ap_pyconf *c, const char **error)
+const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_pyconf *c,
+                                       const char **error)
 {
-	struct parsed *p = ap_reader_derived(f, c->key);
+	struct parsed *p = ap_reader_derived(r, f, c->key);
 	ap_py_options opt = {.false_names = (const char *const *)c->false_names};
 
 	if (p == NULL) {
 		p = ap_xcalloc(1, sizeof *p);
 		if (ap_py_parse(&p->m, f->data, f->len, &opt) < 0)
 			p->error = ap_xstrdup(ap_error_last());
-		ap_reader_keep(f, c->key, p, parsed_free);
+		ap_reader_keep(r, f, c->key, p, parsed_free);
 	}
 	*error = p->error;
 	return p->m;
@@ -88,11 +89,23 @@ int ap_pysource_names_load(const ap_kind_load *l, const char *what, const ap_yno
 
 ap_match *ap_pysource_match(ap_kind_run *run, const ap_file *f, unsigned line)
 {
-	const ap_text *t = ap_reader_text(run->reader, f, AP_LANG_TEXT, AP_WS_KEEP);
+	/* A rule has a match or two: the line is found by counting, without
+	 * normalizing the whole file for its line table. */
+	const char *p = f->data, *end = f->data + f->len;
+	size_t len;
 
-	if (t == NULL)
-		return ap_match_add_text(&run->res->matches, line, "", 0);
-	return ap_match_add_line(&run->res->matches, t, line);
+	if (f->len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3;
+	for (unsigned k = 1; k < line && p < end; k++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+	len = (size_t)((nl ? nl : end) - p);
+	if (len > 0 && p[len - 1] == '\r')
+		len--;
+	return ap_match_add_text(&run->res->matches, line, p, len);
 }
 
 const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size_t nnames,
@@ -120,7 +133,7 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 			ap_buf_free(&tried);
 			return NULL;
 		}
-		m = ap_pysource_module(f, c, &error);
+		m = ap_pysource_module(run->reader, f, c, &error);
 		if (m == NULL) {
 			res->file = f->path;
 			ap_rule_set_error(res, "%s", error);
@@ -217,8 +230,7 @@ static char *bind_refusal(const ap_py_def *d, const ap_pycall *call)
 		npos += positional_kind(d->params[i].kind);
 	}
 	if ((size_t)call->positional > npos && !varargs) {
-		why = ap_xasprintf("%ld positional arguments given, it takes at most %zu",
-		                   call->positional, npos);
+		why = ap_xasprintf("it takes at most %zu positional arguments", npos);
 		goto done;
 	}
 	for (size_t i = 0; i < d->nparams && given < (size_t)call->positional; i++)
@@ -264,9 +276,10 @@ char *ap_pydef_check_refusal(const ap_pydef_check *c, const ap_py_def *d)
 	if (c->call.given) {
 		char *why = bind_refusal(d, &c->call);
 		if (why != NULL) {
-			char *full = ap_xasprintf("a call of %s with %ld positional%s does not bind: %s",
+			char *full = ap_xasprintf("a call of %s with %ld positional%s%s does not bind: %s",
 			                          d->qualname, c->call.positional,
-			                          c->call.nkeywords ? " and the keywords given" : "", why);
+			                          c->call.positional == 1 ? "" : "s",
+			                          c->call.nkeywords ? " and its keywords" : "", why);
 			free(why);
 			return full;
 		}
@@ -372,7 +385,7 @@ static bool find_module(struct resolver *rs, const char *name, struct module *mo
 		out->why = ap_xasprintf("%s: %s", mod->file->path, mod->file->reason);
 		return true;
 	}
-	mod->m = ap_pysource_module(mod->file, rs->c, &error);
+	mod->m = ap_pysource_module(rs->r, mod->file, rs->c, &error);
 	if (mod->m == NULL) {
 		out->kind = AP_PYREF_ERROR;
 		out->why = ap_xasprintf("%s: %s", mod->file->path, error);

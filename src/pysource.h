@@ -25,7 +25,8 @@ int ap_pyconf_load(const char *pack, const ap_yfield *assume_false, ap_pyconf *c
 void ap_pyconf_free(ap_pyconf *c);
 
 /* f parsed (f readable), or NULL with *error (borrowed: a syntax error). */
-const ap_py_module *ap_pysource_module(const ap_file *f, const ap_pyconf *c, const char **error);
+const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_pyconf *c,
+                                       const char **error);
 
 /* The def of a rule naming file alternatives and, for each, the def's name
  * (names[0] for all when nnames is 1): the first file that exists and

@@ -22,7 +22,8 @@
 
 /* --- Tokens --------------------------------------------------------------- */
 
-enum { T_END, T_NEWLINE, T_INDENT, T_DEDENT, T_NAME, T_NUMBER, T_STRING, T_OP };
+/* T_CUT stands for tokens a statement did not keep (see PART_KEEP). */
+enum { T_END, T_NEWLINE, T_INDENT, T_DEDENT, T_NAME, T_NUMBER, T_STRING, T_OP, T_CUT };
 
 /* Offsets fit 32 bits since ap_py_parse turns away inputs of 4 GiB. */
 typedef struct tok {
@@ -30,6 +31,7 @@ typedef struct tok {
 	uint32_t len;
 	uint32_t line;
 	uint8_t kind;
+	uint8_t code;  /* T_OP: the operator's code; T_NAME: the keyword's, 0 for others */
 	uint8_t depth; /* brackets open around it; an opener or closer counts those outside */
 	bool plain;    /* T_STRING: a str constant (no b or f prefix) */
 } tok;
@@ -57,26 +59,48 @@ static unsigned count_lines(const char *s, size_t len)
 	return k;
 }
 
-static const char *const puncts[] = {
-	"**=", "//=", ">>=", "<<=", "...", "**", "//", "==", "!=", "<=", ">=", "<<", ">>", "->",
-	":=",  "+=",  "-=",  "*=",  "/=",  "%=", "&=", "|=", "^=", "@=", NULL,
+/* Operators of more than one byte have codes from 128 on; one of one byte
+ * is coded by the byte itself. */
+enum {
+	OP_POW_ASSIGN = 128, OP_FLOORDIV_ASSIGN, OP_RSHIFT_ASSIGN, OP_LSHIFT_ASSIGN, OP_ELLIPSIS,
+	OP_POW, OP_FLOORDIV, OP_EQ, OP_NE, OP_LE, OP_GE, OP_LSHIFT, OP_RSHIFT, OP_ARROW, OP_WALRUS,
+	OP_ADD_ASSIGN, OP_SUB_ASSIGN, OP_MUL_ASSIGN, OP_DIV_ASSIGN, OP_MOD_ASSIGN, OP_AND_ASSIGN,
+	OP_OR_ASSIGN, OP_XOR_ASSIGN, OP_MATMUL_ASSIGN, OP_END
 };
 
-/* Longest match; the list holds the three-byte operators first. */
-static size_t lex_punct(const char *s, size_t i, size_t n)
+/* Three-byte operators first, for the longest match. */
+static const char *const puncts[OP_END - 128] = {
+	[OP_POW_ASSIGN - 128] = "**=", [OP_FLOORDIV_ASSIGN - 128] = "//=",
+	[OP_RSHIFT_ASSIGN - 128] = ">>=", [OP_LSHIFT_ASSIGN - 128] = "<<=",
+	[OP_ELLIPSIS - 128] = "...", [OP_POW - 128] = "**", [OP_FLOORDIV - 128] = "//",
+	[OP_EQ - 128] = "==", [OP_NE - 128] = "!=", [OP_LE - 128] = "<=", [OP_GE - 128] = ">=",
+	[OP_LSHIFT - 128] = "<<", [OP_RSHIFT - 128] = ">>", [OP_ARROW - 128] = "->",
+	[OP_WALRUS - 128] = ":=", [OP_ADD_ASSIGN - 128] = "+=", [OP_SUB_ASSIGN - 128] = "-=",
+	[OP_MUL_ASSIGN - 128] = "*=", [OP_DIV_ASSIGN - 128] = "/=", [OP_MOD_ASSIGN - 128] = "%=",
+	[OP_AND_ASSIGN - 128] = "&=", [OP_OR_ASSIGN - 128] = "|=", [OP_XOR_ASSIGN - 128] = "^=",
+	[OP_MATMUL_ASSIGN - 128] = "@=",
+};
+
+static bool augassign_code(unsigned code)
+{
+	return code <= OP_LSHIFT_ASSIGN ? code >= OP_POW_ASSIGN : code >= OP_ADD_ASSIGN;
+}
+
+/* Longest match; *code the operator's code. */
+static size_t lex_punct(const char *s, size_t i, size_t n, uint8_t *code)
 {
 	char d = i + 1 < n ? s[i + 1] : '\0';
 	char e = i + 2 < n ? s[i + 2] : '\0';
 
-	if (d == '\0' || strchr("<>.-+=!&|*/%^:@", s[i]) == NULL)
+	*code = (uint8_t)s[i];
+	if (d == '\0' || strchr("<>.-+=!&|*/%^:@", s[i]) == NULL || s[i] == '\0')
 		return i + 1;
-	for (const char *const *p = puncts; *p; p++) {
-		if ((*p)[0] != s[i] || (*p)[1] != d)
+	for (unsigned k = 0; k < OP_END - 128; k++) {
+		const char *op = puncts[k];
+		if (op[0] != s[i] || op[1] != d || (op[2] != '\0' && op[2] != e))
 			continue;
-		if ((*p)[2] == '\0')
-			return i + 2;
-		if ((*p)[2] == e)
-			return i + 3;
+		*code = (uint8_t)(128 + k);
+		return i + (op[2] != '\0' ? 3 : 2);
 	}
 	return i + 1;
 }
@@ -110,6 +134,38 @@ static size_t lex_number(const char *s, size_t i, size_t n)
 	if (i < n && (s[i] == 'j' || s[i] == 'J'))
 		i++;
 	return i;
+}
+
+enum {
+	KW_FALSE = 1, KW_NONE, KW_TRUE, KW_AND, KW_AS, KW_ASSERT, KW_ASYNC, KW_AWAIT, KW_BREAK,
+	KW_CLASS, KW_CONTINUE, KW_DEF, KW_DEL, KW_ELIF, KW_ELSE, KW_EXCEPT, KW_FINALLY, KW_FOR,
+	KW_FROM, KW_GLOBAL, KW_IF, KW_IMPORT, KW_IN, KW_IS, KW_LAMBDA, KW_NONLOCAL, KW_NOT, KW_OR,
+	KW_PASS, KW_RAISE, KW_RETURN, KW_TRY, KW_WHILE, KW_WITH, KW_YIELD, KW_END
+};
+
+static const char *const keywords[KW_END] = {
+	[KW_FALSE] = "False", [KW_NONE] = "None", [KW_TRUE] = "True", [KW_AND] = "and",
+	[KW_AS] = "as", [KW_ASSERT] = "assert", [KW_ASYNC] = "async", [KW_AWAIT] = "await",
+	[KW_BREAK] = "break", [KW_CLASS] = "class", [KW_CONTINUE] = "continue", [KW_DEF] = "def",
+	[KW_DEL] = "del", [KW_ELIF] = "elif", [KW_ELSE] = "else", [KW_EXCEPT] = "except",
+	[KW_FINALLY] = "finally", [KW_FOR] = "for", [KW_FROM] = "from", [KW_GLOBAL] = "global",
+	[KW_IF] = "if", [KW_IMPORT] = "import", [KW_IN] = "in", [KW_IS] = "is",
+	[KW_LAMBDA] = "lambda", [KW_NONLOCAL] = "nonlocal", [KW_NOT] = "not", [KW_OR] = "or",
+	[KW_PASS] = "pass", [KW_RAISE] = "raise", [KW_RETURN] = "return", [KW_TRY] = "try",
+	[KW_WHILE] = "while", [KW_WITH] = "with", [KW_YIELD] = "yield",
+};
+
+/* The keyword code of the name s[0, len), 0 for other names. */
+static uint8_t keyword(const char *s, size_t len)
+{
+	/* Keywords are 2 to 8 bytes: most names fail here or on the first byte. */
+	if (len < 2 || len > 8)
+		return 0;
+	for (unsigned k = 1; k < KW_END; k++)
+		if (keywords[k][0] == s[0] && strncmp(keywords[k], s, len) == 0 &&
+		    keywords[k][len] == '\0')
+			return (uint8_t)k;
+	return 0;
 }
 
 /* How a string literal ends: *bad says it did not. */
@@ -302,12 +358,14 @@ static size_t lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad)
 
 /* End of the token at s[i] (not whitespace); *kind its kind, *plain whether a
  * string is a str, *bad as the string readers'. */
-static size_t lex_token(const char *s, size_t i, size_t n, uint8_t *kind, bool *plain, int *bad)
+static size_t lex_token(const char *s, size_t i, size_t n, uint8_t *kind, uint8_t *code,
+                        bool *plain, int *bad)
 {
 	char c = s[i];
 
 	*bad = STR_OK;
 	*plain = true;
+	*code = 0;
 	if (is_ident_start(c)) {
 		size_t j = i + 1;
 		unsigned pfx;
@@ -321,6 +379,7 @@ static size_t lex_token(const char *s, size_t i, size_t n, uint8_t *kind, bool *
 			return lex_string(s, j, n, bad);
 		}
 		*kind = T_NAME;
+		*code = keyword(s + i, j - i);
 		return j;
 	}
 	if (is_digit(c) || (c == '.' && i + 1 < n && is_digit(s[i + 1]))) {
@@ -332,37 +391,18 @@ static size_t lex_token(const char *s, size_t i, size_t n, uint8_t *kind, bool *
 		return lex_string(s, i, n, bad);
 	}
 	*kind = T_OP;
-	return lex_punct(s, i, n);
+	return lex_punct(s, i, n, code);
 }
 
 size_t ap_py_token_end(const char *s, size_t i, size_t n)
 {
-	uint8_t kind;
+	uint8_t kind, code;
 	bool plain;
 	int bad;
 
 	if (i >= n)
 		return n;
-	return lex_token(s, i, n, &kind, &plain, &bad);
-}
-
-static const char *const keywords[] = {
-	"False", "None",   "True",    "and",      "as",       "assert", "async",  "await",
-	"break", "class",  "continue", "def",     "del",      "elif",   "else",   "except",
-	"finally", "for",  "from",    "global",   "if",       "import", "in",     "is",
-	"lambda", "nonlocal", "not",  "or",       "pass",     "raise",  "return", "try",
-	"while", "with",   "yield",   NULL,
-};
-
-static bool keyword(const char *s, size_t len)
-{
-	/* Keywords are 2 to 8 bytes of ASCII letters: most names fail here. */
-	if (len < 2 || len > 8 || s[0] < 'F' || s[0] > 'y')
-		return false;
-	for (const char *const *k = keywords; *k; k++)
-		if (strlen(*k) == len && memcmp(*k, s, len) == 0)
-			return true;
-	return false;
+	return lex_token(s, i, n, &kind, &code, &plain, &bad);
 }
 
 /* --- Tokenizer ------------------------------------------------------------ */
@@ -420,6 +460,7 @@ static void set_tok(struct parser *p, tok *t, uint8_t kind, size_t off, size_t l
 	t->len = (uint32_t)len;
 	t->line = p->line;
 	t->depth = (uint8_t)p->nbracket;
+	t->code = 0;
 	t->plain = true;
 }
 
@@ -531,7 +572,7 @@ static void lex_next(struct parser *p, tok *t)
 	while (p->pos < n && !p->dead) {
 		size_t i = p->pos;
 		char c = s[i];
-		uint8_t kind;
+		uint8_t kind, code;
 		bool plain;
 		int bad;
 		size_t e;
@@ -580,7 +621,7 @@ static void lex_next(struct parser *p, tok *t)
 			p->line_has_tokens = false;
 			return;
 		}
-		e = lex_token(s, i, n, &kind, &plain, &bad);
+		e = lex_token(s, i, n, &kind, &code, &plain, &bad);
 		if (bad == STR_TOO_DEEP) {
 			fail(p, AP_ELIMIT, p->line, "nesting deeper than %d levels", AP_PY_MAX_DEPTH);
 			break;
@@ -591,20 +632,14 @@ static void lex_next(struct parser *p, tok *t)
 			                                    : "unterminated string");
 			break;
 		}
-		if (kind == T_OP && e == i + 1 && strchr("()[]{}", c) != NULL && c != '\0') {
-			if (c == '(' || c == '[' || c == '{') {
-				set_tok(p, t, kind, i, 1);
-				if (!bracket(p, c))
-					break;
-			} else {
-				if (!bracket(p, c))
-					break;
-				set_tok(p, t, kind, i, 1);
-			}
-		} else {
-			set_tok(p, t, kind, i, e - i);
-			t->plain = plain;
-		}
+		/* An opener's depth is the one outside it, and so is a closer's. */
+		if (kind == T_OP && (code == ')' || code == ']' || code == '}') && !bracket(p, c))
+			break;
+		set_tok(p, t, kind, i, e - i);
+		t->code = code;
+		t->plain = plain;
+		if (kind == T_OP && (code == '(' || code == '[' || code == '{') && !bracket(p, c))
+			break;
 		p->pos = e;
 		p->line_has_tokens = true;
 		if (kind == T_STRING)
@@ -677,9 +712,14 @@ static void drop_strings(struct parser *p, size_t mark)
 		free(p->m->strings[--p->m->nstrings].value);
 }
 
-static bool is_op(const struct parser *p, const tok *t, const char *op)
+static bool is_op(const tok *t, unsigned code)
 {
-	return t->kind == T_OP && t->len == strlen(op) && memcmp(p->s + t->off, op, t->len) == 0;
+	return t->kind == T_OP && t->code == code;
+}
+
+static bool is_kw(const tok *t, unsigned code)
+{
+	return t->kind == T_NAME && t->code == code;
 }
 
 static bool is_word(const struct parser *p, const tok *t, const char *w)
@@ -687,65 +727,21 @@ static bool is_word(const struct parser *p, const tok *t, const char *w)
 	return t->kind == T_NAME && t->len == strlen(w) && memcmp(p->s + t->off, w, t->len) == 0;
 }
 
-static bool is_keyword(const struct parser *p, const tok *t)
+static bool is_keyword(const tok *t)
 {
-	return t->kind == T_NAME && keyword(p->s + t->off, t->len);
+	return t->kind == T_NAME && t->code != 0;
 }
 
 /* A name that an assignment can bind. */
-static bool is_ident(const struct parser *p, const tok *t)
+static bool is_ident(const tok *t)
 {
-	return t->kind == T_NAME && !keyword(p->s + t->off, t->len);
+	return t->kind == T_NAME && t->code == 0;
 }
 
 static char *tok_str(const struct parser *p, const tok *t)
 {
 	return ap_xstrndup(p->s + t->off, t->len);
 }
-
-static void push_tok(struct parser *p)
-{
-	ap_xgrow((void **)&p->sv, &p->scap, p->sn + 1, sizeof *p->sv);
-	p->sv[p->sn++] = p->t;
-}
-
-/* Collects a compound statement's header, from its keyword (the current
- * token) to the ':' that ends it (consumed); the ':' of a lambda does not. */
-static bool collect_header(struct parser *p)
-{
-	unsigned lambdas = 0;
-	unsigned depth = p->t.depth;
-
-	p->sn = 0;
-	for (;;) {
-		if (p->t.kind == T_NEWLINE || p->t.kind == T_END) {
-			fail(p, AP_EINPUT, p->t.line, "expected ':'");
-			return false;
-		}
-		if (p->t.depth == depth && is_word(p, &p->t, "lambda")) {
-			lambdas++;
-		} else if (p->t.depth == depth && is_op(p, &p->t, ":")) {
-			if (lambdas == 0) {
-				advance(p);
-				return true;
-			}
-			lambdas--;
-		}
-		push_tok(p);
-		advance(p);
-	}
-}
-
-/* The index of the closer of the opener at v[i], or (size_t)-1 before b. */
-static size_t closer(const struct parser *p, size_t i, size_t b)
-{
-	for (size_t k = i + 1; k < b; k++)
-		if (p->sv[k].depth <= p->sv[i].depth)
-			return k;
-	return (size_t)-1;
-}
-
-/* --- Bindings ------------------------------------------------------------- */
 
 struct ctx {
 	const char *prefix; /* NULL at module level; "Cls." in a class body */
@@ -769,34 +765,139 @@ static ap_py_binding *add_binding(struct parser *p, const struct ctx *c, ap_py_b
 	return b;
 }
 
+/* Tokens are kept in p->sv for the reading of module-level statements, but
+ * a part of one (between depth-0 '=', ':', augmented assignments, 'in' and
+ * 'as') keeps at most PART_KEEP: a large data literal costs no memory. A cut
+ * part is marked by a T_CUT token and binds nothing (no target list is that
+ * long). Imports and statements on __all__, which can be long, keep all. */
+#define PART_KEEP 4096
+
+struct collector {
+	const struct ctx *bind; /* binds the names before := here; NULL: none */
+	bool keep;              /* keep the tokens */
+	bool whole;             /* keep every token */
+	bool cut;               /* the current part was cut */
+	size_t part;            /* tokens kept of the current part */
+	tok prev;
+};
+
+static bool is_augassign(const tok *t)
+{
+	return t->kind == T_OP && augassign_code(t->code);
+}
+
+static void collect_start(struct parser *p, struct collector *k, const struct ctx *bind,
+                          bool keep)
+{
+	memset(k, 0, sizeof *k);
+	k->bind = bind;
+	k->keep = keep;
+	k->whole = is_word(p, &p->t, "__all__") || is_kw(&p->t, KW_IMPORT) ||
+	           is_kw(&p->t, KW_FROM);
+	p->sn = 0;
+}
+
+/* Takes the current token into the statement being collected. */
+static void collect(struct parser *p, struct collector *k)
+{
+	tok t = p->t;
+
+	if (k->bind != NULL && is_op(&t, OP_WALRUS) && is_ident(&k->prev))
+		add_binding(p, k->bind, AP_PY_BIND_OTHER, &k->prev);
+	k->prev = t;
+	if (!k->keep)
+		return;
+	if (t.depth == 0 && (is_op(&t, '=') || is_op(&t, ':') || is_augassign(&t) ||
+	                     is_kw(&t, KW_IN) || is_kw(&t, KW_AS))) {
+		k->part = 0;
+		k->cut = false;
+	} else if (k->part >= PART_KEEP && !k->whole) {
+		if (k->cut)
+			return;
+		k->cut = true;
+		t = (tok){.kind = T_CUT, .depth = t.depth};
+	}
+	k->part++;
+	ap_xgrow((void **)&p->sv, &p->scap, p->sn + 1, sizeof *p->sv);
+	p->sv[p->sn++] = t;
+}
+
+/* Whether sv[a, b) lost tokens to PART_KEEP. */
+static bool cut(const struct parser *p, size_t a, size_t b)
+{
+	for (size_t i = a; i < b; i++)
+		if (p->sv[i].kind == T_CUT)
+			return true;
+	return false;
+}
+
+/* Collects a compound statement's header, from its keyword (the current
+ * token) to the ':' that ends it (consumed); the ':' of a lambda does not.
+ * bind and keep as for the collector. */
+static bool collect_header(struct parser *p, const struct ctx *bind, bool keep)
+{
+	struct collector k;
+	unsigned lambdas = 0;
+	unsigned depth = p->t.depth;
+
+	collect_start(p, &k, bind, keep);
+	for (;;) {
+		if (p->t.kind == T_NEWLINE || p->t.kind == T_END) {
+			fail(p, AP_EINPUT, p->t.line, "expected ':'");
+			return false;
+		}
+		if (p->t.depth == depth && is_kw(&p->t, KW_LAMBDA)) {
+			lambdas++;
+		} else if (p->t.depth == depth && is_op(&p->t, ':')) {
+			if (lambdas == 0) {
+				advance(p);
+				return true;
+			}
+			lambdas--;
+		}
+		collect(p, &k);
+		advance(p);
+	}
+}
+
+/* The index of the closer of the opener at v[i], or (size_t)-1 before b. */
+static size_t closer(const struct parser *p, size_t i, size_t b)
+{
+	for (size_t k = i + 1; k < b; k++)
+		if (p->sv[k].depth <= p->sv[i].depth)
+			return k;
+	return (size_t)-1;
+}
+
+/* --- Bindings ------------------------------------------------------------- */
+
 /* Binds the names of the target list sv[a, b), whose top level has depth d:
  * names, starred names and bracketed target lists; attributes and subscripts
  * bind no name. Recursion follows the brackets, AP_PY_MAX_DEPTH at most. */
-static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d)
+static void bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d)
 {
 	const tok *v = p->sv;
 
 	while (a < b) {
 		size_t e = a;
-		while (e < b && !(v[e].depth == d && is_op(p, &v[e], ",")))
+		while (e < b && !(v[e].depth == d && is_op(&v[e], ',')))
 			e++;
-		if (e - a == 1 && is_ident(p, &v[a])) {
+		if (e - a == 1 && is_ident(&v[a])) {
 			add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
-		} else if (e - a == 2 && is_op(p, &v[a], "*") && is_ident(p, &v[a + 1])) {
+		} else if (e - a == 2 && is_op(&v[a], '*') && is_ident(&v[a + 1])) {
 			add_binding(p, c, AP_PY_BIND_OTHER, &v[a + 1]);
-		} else if (e - a >= 2 && (is_op(p, &v[a], "(") || is_op(p, &v[a], "[")) &&
+		} else if (e - a >= 2 && (is_op(&v[a], '(') || is_op(&v[a], '[')) &&
 		           closer(p, a, e) == e - 1) {
-			bind_targets(p, c, a + 1, e - 1, d + 1);
+			bind_names(p, c, a + 1, e - 1, d + 1);
 		}
 		a = e + 1;
 	}
 }
 
-static void bind_walrus(struct parser *p, const struct ctx *c)
+static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d)
 {
-	for (size_t i = 0; i + 1 < p->sn; i++)
-		if (is_op(p, &p->sv[i + 1], ":=") && is_ident(p, &p->sv[i]))
-			add_binding(p, c, AP_PY_BIND_OTHER, &p->sv[i]);
+	if (!cut(p, a, b))
+		bind_names(p, c, a, b, d);
 }
 
 static void import_stmt(struct parser *p, const struct ctx *c)
@@ -812,18 +913,18 @@ static void import_stmt(struct parser *p, const struct ctx *c)
 		for (;;) {
 			ap_buf_append(&mod, p->s + v[i].off, v[i].len);
 			i++;
-			if (i + 1 >= n || !is_op(p, &v[i], ".") || v[i + 1].kind != T_NAME)
+			if (i + 1 >= n || !is_op(&v[i], '.') || v[i + 1].kind != T_NAME)
 				break;
 			ap_buf_putc(&mod, '.');
 			i++;
 		}
-		if (i + 1 < n && is_word(p, &v[i], "as") && v[i + 1].kind == T_NAME) {
+		if (i + 1 < n && is_kw(&v[i], KW_AS) && v[i + 1].kind == T_NAME) {
 			bound = &v[i + 1];
 			i += 2;
 		}
 		b = add_binding(p, c, AP_PY_BIND_IMPORT, bound);
 		b->module = ap_buf_detach(&mod);
-		if (i >= n || !is_op(p, &v[i], ","))
+		if (i >= n || !is_op(&v[i], ','))
 			break;
 		i++;
 	}
@@ -836,28 +937,28 @@ static void from_stmt(struct parser *p, const struct ctx *c)
 	ap_buf mod = AP_BUF_INIT;
 	char *module;
 
-	for (; i < n && !is_word(p, &v[i], "import"); i++)
+	for (; i < n && !is_kw(&v[i], KW_IMPORT); i++)
 		ap_buf_append(&mod, p->s + v[i].off, v[i].len);
 	module = ap_buf_detach(&mod);
 	i++;
-	if (i < n && is_op(p, &v[i], "*")) {
+	if (i < n && is_op(&v[i], '*')) {
 		add_binding(p, c, AP_PY_BIND_STAR, &v[i])->module = module;
 		return;
 	}
-	if (i < n && is_op(p, &v[i], "("))
+	if (i < n && is_op(&v[i], '('))
 		i++;
 	while (i < n && v[i].kind == T_NAME) {
 		const tok *target = &v[i], *bound = &v[i];
 		ap_py_binding *b;
 		i++;
-		if (i + 1 < n && is_word(p, &v[i], "as") && v[i + 1].kind == T_NAME) {
+		if (i + 1 < n && is_kw(&v[i], KW_AS) && v[i + 1].kind == T_NAME) {
 			bound = &v[i + 1];
 			i += 2;
 		}
 		b = add_binding(p, c, AP_PY_BIND_FROM, bound);
 		b->module = ap_xstrdup(module);
 		b->target = tok_str(p, target);
-		if (i >= n || !is_op(p, &v[i], ","))
+		if (i >= n || !is_op(&v[i], ','))
 			break;
 		i++;
 	}
@@ -901,7 +1002,7 @@ static bool str_elems(struct parser *p, size_t a, size_t b, unsigned d, bool tup
 		count++;
 		if (a == b)
 			break;
-		if (!is_op(p, &v[a], ",") || v[a].depth != d)
+		if (!is_op(&v[a], ',') || v[a].depth != d)
 			return false;
 		commas++;
 		a++;
@@ -921,8 +1022,8 @@ static bool str_list(struct parser *p, size_t a, size_t b, unsigned d, bool take
 		return str_elems(p, a, b, d, true, take);
 	for (;;) {
 		size_t e;
-		bool tuple = is_op(p, &v[a], "(");
-		if (!tuple && !is_op(p, &v[a], "["))
+		bool tuple = is_op(&v[a], '(');
+		if (!tuple && !is_op(&v[a], '['))
 			return false;
 		e = closer(p, a, b);
 		if (e == (size_t)-1 || !str_elems(p, a + 1, e, d + 1, tuple, take))
@@ -930,7 +1031,7 @@ static bool str_list(struct parser *p, size_t a, size_t b, unsigned d, bool take
 		a = e + 1;
 		if (a == b)
 			return true;
-		if (a + 1 >= b || !is_op(p, &v[a], "+"))
+		if (a + 1 >= b || !is_op(&v[a], '+'))
 			return false;
 		a++;
 	}
@@ -959,8 +1060,8 @@ static void all_call(struct parser *p)
 	size_t n = p->sn;
 	bool extend;
 
-	if (n < 5 || !is_word(p, &v[0], "__all__") || !is_op(p, &v[1], ".") ||
-	    !is_op(p, &v[3], "(") || closer(p, 3, n) != n - 1)
+	if (n < 5 || !is_word(p, &v[0], "__all__") || !is_op(&v[1], '.') ||
+	    !is_op(&v[3], '(') || closer(p, 3, n) != n - 1)
 		return;
 	extend = is_word(p, &v[2], "extend");
 	if (!extend && !is_word(p, &v[2], "append"))
@@ -991,13 +1092,13 @@ static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_
 	const tok *v = p->sv;
 	size_t n = p->sn;
 
-	if (b - a != 1 || !is_ident(p, &v[a])) {
+	if (b - a != 1 || !is_ident(&v[a])) {
 		bind_targets(p, c, a, b, 0);
 		return;
 	}
 	if (is_word(p, &v[a], "__all__"))
 		all_list(p, va, n, 0, false);
-	if (n - va == 1 && is_ident(p, &v[va]))
+	if (n - va == 1 && is_ident(&v[va]))
 		add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = tok_str(p, &v[va]);
 	else
 		add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
@@ -1013,24 +1114,14 @@ static size_t next_assign(const struct parser *p, size_t i)
 		const tok *t = &p->sv[i];
 		if (t->depth != 0)
 			continue;
-		if (is_word(p, t, "lambda"))
+		if (is_kw(t, KW_LAMBDA))
 			lambdas++;
-		else if (lambdas > 0 && is_op(p, t, ":"))
+		else if (lambdas > 0 && is_op(t, ':'))
 			lambdas--;
-		else if (lambdas == 0 && is_op(p, t, "="))
+		else if (lambdas == 0 && is_op(t, '='))
 			return i;
 	}
 	return p->sn;
-}
-
-static bool is_augassign(const struct parser *p, const tok *t)
-{
-	static const char *const ops[] = {"+=", "-=", "*=", "/=", "//=", "%=", "**=", ">>=",
-	                                  "<<=", "&=", "|=", "^=", "@=", NULL};
-	for (const char *const *o = ops; *o; o++)
-		if (is_op(p, t, *o))
-			return true;
-	return false;
 }
 
 static void simple_stmt(struct parser *p, const struct ctx *c)
@@ -1039,23 +1130,23 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 	size_t n = p->sn;
 	unsigned lambdas = 0;
 
-	if (is_word(p, &v[0], "import")) {
+	if (is_kw(&v[0], KW_IMPORT)) {
 		import_stmt(p, c);
 		return;
 	}
-	if (is_word(p, &v[0], "from")) {
+	if (is_kw(&v[0], KW_FROM)) {
 		from_stmt(p, c);
 		return;
 	}
 	/* del, global, return, pass, assert ... bind nothing. */
-	if (is_keyword(p, &v[0]))
+	if (is_keyword(&v[0]))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].depth != 0)
 			continue;
-		if (is_word(p, &v[i], "lambda")) {
+		if (is_kw(&v[i], KW_LAMBDA)) {
 			lambdas++;
-		} else if (is_op(p, &v[i], ":")) {
+		} else if (is_op(&v[i], ':')) {
 			size_t e;
 			if (lambdas > 0) {
 				lambdas--;
@@ -1066,17 +1157,17 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 			if (e < n)
 				assign_target(p, c, 0, i, e + 1);
 			return;
-		} else if (lambdas == 0 && is_op(p, &v[i], "=")) {
+		} else if (lambdas == 0 && is_op(&v[i], '=')) {
 			size_t last = i, a = 0, e;
 			while ((e = next_assign(p, last + 1)) < n)
 				last = e;
 			for (e = i; a < last; a = e + 1, e = next_assign(p, e + 1))
 				assign_target(p, c, a, e, last + 1);
 			return;
-		} else if (lambdas == 0 && is_augassign(p, &v[i])) {
-			if (i == 1 && is_ident(p, &v[0])) {
+		} else if (lambdas == 0 && is_augassign(&v[i])) {
+			if (i == 1 && is_ident(&v[0])) {
 				if (is_word(p, &v[0], "__all__")) {
-					if (is_op(p, &v[i], "+=")) {
+					if (is_op(&v[i], OP_ADD_ASSIGN)) {
 						all_list(p, i + 1, n, 0, true);
 					} else {
 						clear_all(p->m);
@@ -1111,27 +1202,24 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 		bool strings_only = true, header;
 		tok last = {0};
 		size_t count = 0;
+		struct collector k;
 
-		p->sn = 0;
+		collect_start(p, &k, analyze ? c : NULL, analyze);
 		while (p->t.kind != T_NEWLINE && p->t.kind != T_END &&
-		       !(p->t.depth == 0 && is_op(p, &p->t, ";"))) {
+		       !(p->t.depth == 0 && is_op(&p->t, ';'))) {
 			strings_only &= p->t.kind == T_STRING && p->t.plain;
 			last = p->t;
 			count++;
-			if (analyze)
-				push_tok(p);
+			collect(p, &k);
 			advance(p);
 		}
 		header = !one_line && p->t.kind == T_NEWLINE && count > 0 && last.depth == 0 &&
-		         is_op(p, &last, ":");
+		         is_op(&last, ':');
 		if (doc && count > 0 && strings_only)
 			drop_strings(p, mark);
 		doc = false;
-		if (analyze && count > 0) {
-			bind_walrus(p, c);
-			if (!header)
-				simple_stmt(p, c);
-		}
+		if (analyze && count > 0 && !header)
+			simple_stmt(p, c);
 		if (header) {
 			suite(p, c, false);
 			return;
@@ -1197,10 +1285,10 @@ static void params(struct parser *p, size_t di)
 
 	advance(p);
 	for (;;) {
-		bool end = p->t.kind == T_END || (p->t.depth == depth && is_op(p, &p->t, ")"));
+		bool end = p->t.kind == T_END || (p->t.depth == depth && is_op(&p->t, ')'));
 		const tok *t = &p->t;
 
-		if (end || (t->depth == depth + 1 && lambdas == 0 && is_op(p, t, ","))) {
+		if (end || (t->depth == depth + 1 && lambdas == 0 && is_op(t, ','))) {
 			ap_py_def *d = &p->m->defs[di];
 			if (has_name) {
 				ap_py_param *pa;
@@ -1227,16 +1315,16 @@ static void params(struct parser *p, size_t di)
 			continue;
 		}
 		if (t->depth == depth + 1) {
-			if (is_word(p, t, "lambda"))
+			if (is_kw(t, KW_LAMBDA))
 				lambdas++;
-			else if (lambdas > 0 && is_op(p, t, ":"))
+			else if (lambdas > 0 && is_op(t, ':'))
 				lambdas--;
-			else if (lambdas == 0 && has_name && is_op(p, t, "="))
+			else if (lambdas == 0 && has_name && is_op(t, '='))
 				has_default = true;
 		}
-		if (k == 0 && is_op(p, t, "/")) {
+		if (k == 0 && is_op(t, '/')) {
 			slash = true;
-		} else if (k == 0 && (is_op(p, t, "*") || is_op(p, t, "**"))) {
+		} else if (k == 0 && (is_op(t, '*') || is_op(t, OP_POW))) {
 			stars = t->len;
 		} else if (k == (stars > 0) && t->kind == T_NAME && !has_name) {
 			name = *t;
@@ -1268,16 +1356,16 @@ static void enter_doc(struct body_state *b, size_t mark)
 static void body_step(struct parser *p, struct body_state *b)
 {
 	const tok *t = &p->t;
-	bool ends = t->kind == T_NEWLINE || (t->depth == 0 && is_op(p, t, ";"));
+	bool ends = t->kind == T_NEWLINE || (t->depth == 0 && is_op(t, ';'));
 
 	for (;;) {
 		switch (b->state) {
 		case S_STMT:
-			if (is_word(p, t, "def") || is_word(p, t, "class")) {
+			if (is_kw(t, KW_DEF) || is_kw(t, KW_CLASS)) {
 				b->state = S_HEADER;
 				b->lambdas = 0;
 			} else if (!ends && t->kind != T_INDENT && t->kind != T_DEDENT &&
-			           !is_word(p, t, "async")) {
+			           !is_kw(t, KW_ASYNC)) {
 				b->state = S_MID;
 			}
 			return;
@@ -1288,9 +1376,9 @@ static void body_step(struct parser *p, struct body_state *b)
 		case S_HEADER:
 			if (t->kind == T_NEWLINE) {
 				b->state = S_STMT;
-			} else if (t->depth == 0 && is_word(p, t, "lambda")) {
+			} else if (t->depth == 0 && is_kw(t, KW_LAMBDA)) {
 				b->lambdas++;
-			} else if (t->depth == 0 && is_op(p, t, ":")) {
+			} else if (t->depth == 0 && is_op(t, ':')) {
 				if (b->lambdas == 0)
 					b->state = S_COLON;
 				else
@@ -1382,15 +1470,15 @@ static void def_stmt(struct parser *p, const struct ctx *c)
 	}
 	name = p->t;
 	advance(p);
-	if (is_op(p, &p->t, "[")) {
+	if (is_op(&p->t, '[')) {
 		/* Type parameters (PEP 695). */
 		unsigned depth = p->t.depth;
 		do
 			advance(p);
-		while (p->t.kind != T_END && !(p->t.depth == depth && is_op(p, &p->t, "]")));
+		while (p->t.kind != T_END && !(p->t.depth == depth && is_op(&p->t, ']')));
 		advance(p);
 	}
-	if (!is_op(p, &p->t, "(")) {
+	if (!is_op(&p->t, '(')) {
 		fail(p, AP_EINPUT, p->t.line, "expected '(' after the name of a def");
 		return;
 	}
@@ -1404,7 +1492,7 @@ static void def_stmt(struct parser *p, const struct ctx *c)
 	d->live = c->live;
 	params(p, di);
 	/* The return annotation, up to the ':'. */
-	if (!collect_header(p))
+	if (!collect_header(p, NULL, false))
 		return;
 	if (c->prefix == NULL && c->live)
 		add_binding(p, c, AP_PY_BIND_DEF, &name)->def_index = di;
@@ -1423,7 +1511,7 @@ static void class_stmt(struct parser *p, const struct ctx *c)
 		return;
 	}
 	name = p->t;
-	if (!collect_header(p))
+	if (!collect_header(p, NULL, false))
 		return;
 	if (c->prefix == NULL && c->live)
 		add_binding(p, c, AP_PY_BIND_CLASS, &name);
@@ -1439,7 +1527,7 @@ enum cond { COND_UNKNOWN, COND_FALSE, COND_TRUE };
 /* Whether sv[a, b) is wrapped in one pair of parentheses. */
 static bool parenthesised(const struct parser *p, size_t a, size_t b)
 {
-	return b - a >= 3 && is_op(p, &p->sv[a], "(") && closer(p, a, b) == b - 1;
+	return b - a >= 3 && is_op(&p->sv[a], '(') && closer(p, a, b) == b - 1;
 }
 
 static bool false_name(const struct parser *p, size_t a, size_t b)
@@ -1460,7 +1548,7 @@ static enum cond condition(const struct parser *p)
 
 	while (parenthesised(p, a, b))
 		a++, b--;
-	if (b - a >= 2 && is_word(p, &p->sv[a], "not")) {
+	if (b - a >= 2 && is_kw(&p->sv[a], KW_NOT)) {
 		negated = true;
 		a++;
 		while (parenthesised(p, a, b))
@@ -1477,19 +1565,17 @@ static void if_stmt(struct parser *p, const struct ctx *c)
 
 	for (;;) {
 		struct ctx arm = *c;
-		bool is_else = is_word(p, &p->t, "else");
+		bool is_else = is_kw(&p->t, KW_ELSE);
 		enum cond cond = is_else ? COND_TRUE : COND_UNKNOWN;
 
-		if (!collect_header(p))
+		if (!collect_header(p, c->prefix == NULL && c->live && !decided ? c : NULL, true))
 			return;
 		if (!is_else)
 			cond = condition(p);
-		if (c->prefix == NULL && c->live && !decided)
-			bind_walrus(p, c);
 		arm.live = c->live && !decided && cond != COND_FALSE;
 		suite(p, &arm, false);
 		decided |= cond == COND_TRUE;
-		if (is_else || !(is_word(p, &p->t, "elif") || is_word(p, &p->t, "else")))
+		if (is_else || !(is_kw(&p->t, KW_ELIF) || is_kw(&p->t, KW_ELSE)))
 			return;
 	}
 }
@@ -1497,20 +1583,18 @@ static void if_stmt(struct parser *p, const struct ctx *c)
 /* for, while, with, try, and a header no keyword introduced. */
 static void compound_stmt(struct parser *p, const struct ctx *c)
 {
-	bool is_for = is_word(p, &p->t, "for");
-	bool is_with = is_word(p, &p->t, "with");
-	bool is_try = is_word(p, &p->t, "try");
+	bool is_for = is_kw(&p->t, KW_FOR);
+	bool is_with = is_kw(&p->t, KW_WITH);
+	bool is_try = is_kw(&p->t, KW_TRY);
 	bool binds = c->prefix == NULL && c->live;
 	const tok *v;
 
-	if (!collect_header(p))
+	if (!collect_header(p, binds ? c : NULL, binds))
 		return;
 	v = p->sv;
-	if (binds)
-		bind_walrus(p, c);
 	if (binds && is_for) {
 		size_t e = 1;
-		while (e < p->sn && !(v[e].depth == 0 && is_word(p, &v[e], "in")))
+		while (e < p->sn && !(v[e].depth == 0 && is_kw(&v[e], KW_IN)))
 			e++;
 		bind_targets(p, c, 1, e, 0);
 	}
@@ -1520,15 +1604,15 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		unsigned d = 0;
 		if (parenthesised(p, a, b)) {
 			for (size_t k = a + 1; k + 1 < b && d == 0; k++)
-				if (v[k].depth == 1 && is_word(p, &v[k], "as"))
+				if (v[k].depth == 1 && is_kw(&v[k], KW_AS))
 					d = 1;
 			if (d == 1)
 				a++, b--;
 		}
 		while (a < b) {
 			size_t e = a, as = b;
-			while (e < b && !(v[e].depth == d && is_op(p, &v[e], ","))) {
-				if (as == b && v[e].depth == d && is_word(p, &v[e], "as"))
+			while (e < b && !(v[e].depth == d && is_op(&v[e], ','))) {
+				if (as == b && v[e].depth == d && is_kw(&v[e], KW_AS))
 					as = e;
 				e++;
 			}
@@ -1540,11 +1624,11 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	suite(p, c, false);
 	for (;;) {
 		struct ctx arm = *c;
-		if (is_try && is_word(p, &p->t, "except"))
+		if (is_try && is_kw(&p->t, KW_EXCEPT))
 			arm.in_except = true;
-		else if (!is_word(p, &p->t, "else") && !(is_try && is_word(p, &p->t, "finally")))
+		else if (!is_kw(&p->t, KW_ELSE) && !(is_try && is_kw(&p->t, KW_FINALLY)))
 			return;
-		if (!collect_header(p))
+		if (!collect_header(p, NULL, false))
 			return;
 		suite(p, &arm, false);
 	}
@@ -1552,8 +1636,8 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 
 static void statement(struct parser *p, const struct ctx *c, bool doc)
 {
-	if (is_op(p, &p->t, "@")) {
-		while (is_op(p, &p->t, "@")) {
+	if (is_op(&p->t, '@')) {
+		while (is_op(&p->t, '@')) {
 			while (p->t.kind != T_NEWLINE && p->t.kind != T_END)
 				advance(p);
 			advance(p);
@@ -1561,22 +1645,22 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 		if (p->t.kind == T_INDENT || p->t.kind == T_DEDENT)
 			return;
 	}
-	if (is_word(p, &p->t, "async")) {
+	if (is_kw(&p->t, KW_ASYNC)) {
 		advance(p);
-		if (!is_word(p, &p->t, "def") && !is_word(p, &p->t, "for") &&
-		    !is_word(p, &p->t, "with")) {
+		if (!is_kw(&p->t, KW_DEF) && !is_kw(&p->t, KW_FOR) &&
+		    !is_kw(&p->t, KW_WITH)) {
 			simple_line(p, c, false, false);
 			return;
 		}
 	}
-	if (is_word(p, &p->t, "def"))
+	if (is_kw(&p->t, KW_DEF))
 		def_stmt(p, c);
-	else if (is_word(p, &p->t, "class"))
+	else if (is_kw(&p->t, KW_CLASS))
 		class_stmt(p, c);
-	else if (is_word(p, &p->t, "if"))
+	else if (is_kw(&p->t, KW_IF))
 		if_stmt(p, c);
-	else if (is_word(p, &p->t, "for") || is_word(p, &p->t, "while") ||
-	         is_word(p, &p->t, "with") || is_word(p, &p->t, "try"))
+	else if (is_kw(&p->t, KW_FOR) || is_kw(&p->t, KW_WHILE) ||
+	         is_kw(&p->t, KW_WITH) || is_kw(&p->t, KW_TRY))
 		compound_stmt(p, c);
 	else
 		simple_line(p, c, doc, false);
@@ -1723,38 +1807,55 @@ static bool int_literal(const char *s, size_t len, unsigned long long *v)
 	return digits;
 }
 
-static struct btok classify(const char *t, size_t len, uint8_t kind, unsigned line,
-                            const char *name, size_t nlen)
+static struct btok classify(const char *t, size_t len, uint8_t kind, uint8_t code,
+                            unsigned line, const char *name, size_t nlen)
 {
-	static const char *const both[] = {
-		",",  ":",  ";",  "=",  ":=", "->", "==", "!=",  "+=",  "-=",  "*=",
-		"/=", "//=", "%=", "**=", ">>=", "<<=", "&=", "|=", "^=", "@=", NULL,
-	};
 	struct btok b = {B_OTHER, 0, 0, line};
 
 	if (kind == T_NAME) {
 		if (len == nlen && memcmp(t, name, len) == 0)
 			b.cls = B_NAME;
-		else if (keyword(t, len) && !(len == 5 && memcmp(t, "await", 5) == 0) &&
-		         !(t[0] >= 'A' && t[0] <= 'Z'))
+		else if (code != 0 && code != KW_AWAIT && code != KW_FALSE && code != KW_NONE &&
+		         code != KW_TRUE)
 			b.cls = B_BOTH;
 	} else if (kind == T_NUMBER) {
 		if (int_literal(t, len, &b.mag))
 			b.cls = B_INT;
 	} else if (kind == T_OP) {
-		if (len == 1 && strchr("([{", t[0]) != NULL && t[0] != '\0')
+		switch (code) {
+		case '(':
+		case '[':
+		case '{':
 			b.cls = B_LEFT;
-		else if (len == 1 && strchr(")]}", t[0]) != NULL && t[0] != '\0')
+			break;
+		case ')':
+		case ']':
+		case '}':
 			b.cls = B_RIGHT;
-		else if (len == 1 && t[0] == '-')
+			break;
+		case '-':
 			b.cls = B_MINUS;
-		else if ((len == 1 || (len == 2 && t[1] == '=')) && (t[0] == '<' || t[0] == '>')) {
+			break;
+		case OP_LE:
+		case '<':
+		case OP_GE:
+		case '>':
 			b.cls = B_BOTH;
-			b.cmp = (uint8_t)((t[0] == '<' ? 1 : 3) + (len == 1));
-		} else {
-			for (const char *const *o = both; *o; o++)
-				if (strlen(*o) == len && memcmp(*o, t, len) == 0)
-					b.cls = B_BOTH;
+			b.cmp = code == OP_LE ? 1 : code == '<' ? 2 : code == OP_GE ? 3 : 4;
+			break;
+		case ',':
+		case ':':
+		case ';':
+		case '=':
+		case OP_WALRUS:
+		case OP_ARROW:
+		case OP_EQ:
+		case OP_NE:
+			b.cls = B_BOTH;
+			break;
+		default:
+			if (augassign_code(code))
+				b.cls = B_BOTH;
 		}
 	}
 	return b;
@@ -1848,11 +1949,11 @@ void ap_py_def_bound(const ap_py_module *m, const ap_py_def *d, const char *name
 				if (depth > 0)
 					continue;
 			} else {
-				uint8_t kind;
+				uint8_t kind, code;
 				bool plain;
 				int bad;
-				size_t e = lex_token(s, i, n, &kind, &plain, &bad);
-				b = classify(s + i, e - i, kind, ln, name, nlen);
+				size_t e = lex_token(s, i, n, &kind, &code, &plain, &bad);
+				b = classify(s + i, e - i, kind, code, ln, name, nlen);
 				if (b.cls == B_LEFT)
 					depth++;
 				else if (b.cls == B_RIGHT && depth > 0)

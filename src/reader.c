@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <nettle/sha2.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +34,7 @@ struct ap_reader {
 	void *ctx;
 	char *root;
 	char *meta;           /* NULL: the root */
+	ap_derived_cache *shared; /* NULL: derived data lives with the reader */
 	size_t max_bytes;
 	struct entry **files; /* in the order first asked for */
 	size_t nfiles;
@@ -295,11 +295,10 @@ static void load(ap_reader *r, ap_file *f)
 		return;
 	}
 	st = r->ops->load(r->ctx, f, r->max_bytes, &data, &len, &reason);
-	if (data != NULL) {
-		struct sha256_ctx sha;
-		sha256_init(&sha);
-		sha256_update(&sha, len, (const uint8_t *)data);
-		sha256_digest(&sha, sizeof f->sha256, f->sha256);
+	/* A source that knows the digest of what it returns (history's blob
+	 * cache) has set it. */
+	if (data != NULL && !f->hashed) {
+		ap_sha256_buf(data, len, f->sha256);
 		f->hashed = true;
 		f->len = len;
 	}
@@ -367,20 +366,129 @@ const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_w
 	return t;
 }
 
-void *ap_reader_derived(const ap_file *f, const char *key)
+/* --- What kinds derive from files ----------------------------------------- */
+
+/* Derived data kept across readers, by the content's digest and the key:
+ * history's evaluations of one commit after another share the modules of
+ * every file that did not change. */
+struct shared {
+	void *data;
+	void (*free)(void *);
+	unsigned long used; /* the sweep it was last used in */
+	char *key;          /* sha256 + key, as indexed */
+	size_t keylen;
+};
+
+struct ap_derived_cache {
+	ap_map *index; /* sha256 + key -> index into v */
+	struct shared *v;
+	size_t n, cap;
+	unsigned long sweep;
+};
+
+ap_derived_cache *ap_derived_cache_new(void)
+{
+	ap_derived_cache *c = ap_xcalloc(1, sizeof *c);
+
+	c->index = ap_map_new();
+	return c;
+}
+
+void ap_derived_cache_free(ap_derived_cache *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		c->v[i].free(c->v[i].data);
+		free(c->v[i].key);
+	}
+	free(c->v);
+	ap_map_free(c->index);
+	free(c);
+}
+
+/* Drops what was not used since the last sweep, so that the cache holds
+ * about one evaluation's files however long the walk. */
+void ap_derived_cache_sweep(ap_derived_cache *c)
+{
+	size_t kept = 0;
+
+	ap_map_clear(c->index);
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->v[i].used != c->sweep) {
+			c->v[i].free(c->v[i].data);
+			free(c->v[i].key);
+			continue;
+		}
+		ap_map_put(c->index, c->v[i].key, c->v[i].keylen, kept);
+		c->v[kept++] = c->v[i];
+	}
+	c->n = kept;
+	c->sweep++;
+}
+
+void ap_reader_share(ap_reader *r, ap_derived_cache *c)
+{
+	r->shared = c;
+}
+
+static void shared_key(ap_buf *b, const ap_file *f, const char *key)
+{
+	b->len = 0;
+	ap_buf_append(b, f->sha256, sizeof f->sha256);
+	ap_buf_puts(b, key);
+}
+
+void *ap_derived_cache_get(ap_derived_cache *c, const void *key, size_t len)
+{
+	size_t i = ap_map_get(c->index, key, len);
+
+	if (i == AP_MAP_ABSENT)
+		return NULL;
+	c->v[i].used = c->sweep;
+	return c->v[i].data;
+}
+
+void ap_derived_cache_put(ap_derived_cache *c, const void *key, size_t len, void *data,
+                          void (*free_data)(void *))
+{
+	char *copy = ap_xmalloc(len);
+
+	memcpy(copy, key, len);
+	ap_xgrow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v);
+	ap_map_put(c->index, key, len, c->n);
+	c->v[c->n++] = (struct shared){data, free_data, c->sweep, copy, len};
+}
+
+void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key)
 {
 	const struct entry *e = (const struct entry *)f;
+	ap_buf b = AP_BUF_INIT;
+	void *data;
 
 	for (size_t k = 0; k < e->nderived; k++)
 		if (strcmp(e->derived[k].key, key) == 0)
 			return e->derived[k].data;
-	return NULL;
+	if (r->shared == NULL || !f->hashed)
+		return NULL;
+	shared_key(&b, f, key);
+	data = ap_derived_cache_get(r->shared, b.data, b.len);
+	ap_buf_free(&b);
+	return data;
 }
 
-void ap_reader_keep(const ap_file *f, const char *key, void *data, void (*free_data)(void *))
+void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
+                    void (*free_data)(void *))
 {
 	struct entry *e = (struct entry *)f;
 
+	if (r->shared != NULL && f->hashed) {
+		ap_buf b = AP_BUF_INIT;
+		shared_key(&b, f, key);
+		ap_derived_cache_put(r->shared, b.data, b.len, data, free_data);
+		ap_buf_free(&b);
+		return;
+	}
 	e->derived = ap_xrealloc(e->derived, (e->nderived + 1) * sizeof *e->derived);
 	e->derived[e->nderived++] = (struct derived){ap_xstrdup(key), data, free_data};
 }

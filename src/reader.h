@@ -62,11 +62,26 @@ const ap_file *ap_reader_get(ap_reader *r, const char *rel);
  * (language, whitespace mode). NULL (message in ap_error) when it cannot be. */
 const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_ws ws);
 
-/* What a kind derived from f (a parsed module, a table) under key, kept so
- * that every rule reading f shares one: NULL when none was kept. */
-void *ap_reader_derived(const ap_file *f, const char *key);
-/* Keeps data under key (not kept yet) until the reader is freed. */
-void ap_reader_keep(const ap_file *f, const char *key, void *data, void (*free_data)(void *));
+/* What a kind derived from f (a parsed module) under key, kept so that every
+ * rule reading f shares one: NULL when none was kept. */
+void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key);
+/* Keeps data under key (not kept yet) until the reader, or the cache it
+ * shares, is freed. Data kept must not point into f. */
+void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
+                    void (*free_data)(void *));
+
+/* Derived data shared by readers one after another (history), by content. */
+typedef struct ap_derived_cache ap_derived_cache;
+ap_derived_cache *ap_derived_cache_new(void);
+void ap_derived_cache_free(ap_derived_cache *c);
+/* Drops what no reader used since the last sweep. */
+void ap_derived_cache_sweep(ap_derived_cache *c);
+/* By any byte key (a source's own: history keeps blobs by object id). */
+void *ap_derived_cache_get(ap_derived_cache *c, const void *key, size_t len);
+void ap_derived_cache_put(ap_derived_cache *c, const void *key, size_t len, void *data,
+                          void (*free_data)(void *));
+/* r keeps derived data in c (which outlives it). */
+void ap_reader_share(ap_reader *r, ap_derived_cache *c);
 
 /* Files read so far, in the order they were first asked for. */
 size_t ap_reader_count(const ap_reader *r);

@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <nettle/sha2.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +40,6 @@ typedef struct input_now {
 /* A folder's listing, hashed as the reader hashed it. */
 static int look_at_listing(const char *name, const char *root, const char *rel, input_now *now)
 {
-	struct sha256_ctx sha;
 	char *text;
 	size_t len;
 	int err;
@@ -63,9 +61,7 @@ static int look_at_listing(const char *name, const char *root, const char *rel, 
 		now->kind = NOW_NOT_FILE;
 		return AP_OK;
 	}
-	sha256_init(&sha);
-	sha256_update(&sha, len, (const uint8_t *)text);
-	sha256_digest(&sha, sizeof now->sha256, now->sha256);
+	ap_sha256_buf(text, len, now->sha256);
 	free(text);
 	now->kind = NOW_FILE;
 	now->bytes = (off_t)len;

@@ -207,7 +207,7 @@ static void test_reader(void **state)
 	const ap_file *a, *b;
 	ap_reader *r;
 
-	assert_int_equal(ap_reader_new_git(&r, f->repo, f->tree, "HEAD", 1024), 0);
+	assert_int_equal(ap_reader_new_git(&r, f->repo, f->tree, "HEAD", 1024, NULL), 0);
 	assert_string_equal(ap_reader_root(r), "HEAD");
 	a = ap_reader_get(r, "csrc/kernels/mla/reduce.cu");
 	assert_int_equal(a->status, AP_FILE_OK);

@@ -1,0 +1,3 @@
+def topk_softmax(topk_weights, topk_indices, token_expert_indices, gating_output,
+                 need_renorm, num_shared_experts=0):
+    ...
