@@ -487,18 +487,30 @@ class GitSource:
 
 
 class TreeSource:
+    """A tree on disk, in either layout: as aiter/jit/core.py has it, an
+    installed wheel keeps csrc/ and hsa/ (and 3rdparty/, gradlib/) in
+    aiter_meta/ beside the package; paths name the checkout layout."""
+
+    META_DIRS = ("csrc", "hsa", "3rdparty", "gradlib")
+
     def __init__(self, root):
         self.root = root
+        meta = os.path.join(root, "aiter_meta")
+        self.meta = meta if os.path.isdir(os.path.join(meta, "csrc")) else root
+
+    def _full(self, path):
+        base = self.meta if path.split("/", 1)[0] in self.META_DIRS and "/" in path else self.root
+        return os.path.join(base, path)
 
     def isfile(self, path):
-        return os.path.isfile(os.path.join(self.root, path))
+        return os.path.isfile(self._full(path))
 
     def isdir(self, path):
-        return os.path.isdir(os.path.join(self.root, path))
+        return os.path.isdir(self._full(path))
 
     def read(self, path):
         try:
-            with open(os.path.join(self.root, path), "rb") as f:
+            with open(self._full(path), "rb") as f:
                 return f.read()
         except OSError:
             return None
@@ -1090,11 +1102,12 @@ def read_csv(src, path):
     return rows[0], rows[1:]
 
 
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+
+
 def as_int(s):
-    try:
-        return int(s)
-    except ValueError:
-        return None
+    """A table cell as a number (16 and 16.0 alike), or None when it is text."""
+    return float(s) if s is not None and NUMBER.match(s) else None
 
 
 def csv_cells(header, row, cols):

@@ -1,8 +1,11 @@
 """Whole-process time of `aiter-probe scan` (every shipped pack, no launch)
-against vLLM's two probes in Python (bench/vllm-probe.py), on the same tree,
-run interleaved. Prints the medians and their ratio.
+against vLLM's two probes in Python (bench/vllm-probe.py), and against a
+Python process that does nothing but `ast.parse` the Python files the scan
+read (the manifest's .py inputs), on the same tree, run interleaved. Prints
+the medians and the ratios.
 
 usage: bench-scan.py AITER_PROBE DATADIR TREE [RUNS]"""
+import json
 import os
 import statistics
 import subprocess
@@ -18,6 +21,16 @@ commands = {
                          "--format", "json"],
     "vLLM probes (python3)": [sys.executable, os.path.join(here, "vllm-probe.py"), tree],
 }
+manifest = json.loads(subprocess.run(commands["aiter-probe scan"], env=env, check=True,
+                                     capture_output=True).stdout)
+meta = manifest["aiter"].get("meta", manifest["aiter"]["root"])
+py_files = [os.path.join(manifest["aiter"]["root"], i["path"]) for i in manifest["inputs"]
+            if i["path"].endswith(".py") and i["sha256"] is not None]
+if py_files:
+    commands["ast.parse of its .py inputs"] = [
+        sys.executable, "-c",
+        "import ast, sys\nfor p in sys.argv[1:]:\n    ast.parse(open(p, 'rb').read())\n",
+    ] + py_files
 times = {name: [] for name in commands}
 for name, cmd in commands.items():  # warm the page cache and check they run
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
@@ -27,7 +40,8 @@ for _ in range(runs):
         subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)
         times[name].append(time.perf_counter() - t)
 med = {name: statistics.median(ts) for name, ts in times.items()}
-print(f"tree: {tree}   runs: {runs} each, interleaved")
+print(f"tree: {tree}   runs: {runs} each, interleaved; {len(py_files)} Python files read")
 for name, m in med.items():
     print(f"  {name:24s} median {m * 1e3:8.2f} ms")
-print(f"  ratio (python / aiter-probe): {med['vLLM probes (python3)'] / med['aiter-probe scan']:.1f}x")
+for name in list(med)[1:]:
+    print(f"  ratio ({name} / aiter-probe): {med[name] / med['aiter-probe scan']:.1f}x")

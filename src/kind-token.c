@@ -11,6 +11,8 @@
 #include "ap-error.h"
 #include "ap-util.h"
 #include "kind.h"
+#include "lex-c.h"
+#include "python.h"
 
 /* `token`: a sequence of tokens of the text's language. */
 
@@ -64,30 +66,25 @@ static const char *find_bytes(const char *hay, size_t n, const char *needle, siz
 	return memmem(hay, n, needle, m);
 }
 
-/* A small lexer, enough to find token boundaries in normalized text (no
- * comments left): identifiers, numbers, string and character literals as
- * single tokens, punctuators by longest match, any other byte alone. */
-
-static bool is_ident_start(unsigned char c)
-{
-	return c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
-}
+/* Token boundaries in normalized text (no comments left): Python's are the
+ * Python reader's lexer's; the C family's, enough for a matcher, are here,
+ * with the identifier and raw-string rules the normalizer shares:
+ * identifiers, numbers, string and character literals as single tokens,
+ * punctuators by longest match, any other byte alone. */
 
 static bool is_digit(unsigned char c)
 {
 	return c >= '0' && c <= '9';
 }
 
-/* Letters, digits, '_', '$' and every non-ASCII byte; a table, as the
- * token matcher asks it of the bytes around every candidate. */
-static const bool ident_chars[256] = {
-	['$'] = true, ['0' ... '9'] = true, ['A' ... 'Z'] = true,
-	['_'] = true, ['a' ... 'z'] = true, [0x80 ... 0xff] = true,
-};
-
 static bool is_ident_char(unsigned char c)
 {
-	return ident_chars[c];
+	return ap_c_ident_char(c);
+}
+
+static bool is_ident_start(unsigned char c)
+{
+	return is_ident_char(c) && !is_digit(c);
 }
 
 static const char *const c_puncts[] = {
@@ -96,22 +93,16 @@ static const char *const c_puncts[] = {
 	".*",  NULL,
 };
 
-static const char *const py_puncts[] = {
-	"**=", "//=", ">>=", "<<=", "...", "**", "//", "==", "!=", "<=", ">=", "<<", ">>", "->",
-	":=",  "+=",  "-=",  "*=",  "/=",  "%=", "&=", "|=", "^=", "@=", NULL,
-};
-
-/* Longest match; the lists hold the three-byte operators first. */
-static size_t lex_punct(const char *s, size_t i, size_t n, ap_lang lang)
+/* Longest match; the list holds the three-byte operators first. */
+static size_t lex_punct(const char *s, size_t i, size_t n)
 {
-	const char *const *list = lang == AP_LANG_PYTHON ? py_puncts : c_puncts;
 	char d = i + 1 < n ? s[i + 1] : '\0';
 	char e = i + 2 < n ? s[i + 2] : '\0';
 
 	/* Most bytes start no operator longer than one byte. */
-	if (strchr("<>.-+=!&|*/%^#:@", s[i]) == NULL || d == '\0')
+	if (strchr("<>.-+=!&|*/%^#:", s[i]) == NULL || d == '\0')
 		return i + 1;
-	for (const char *const *p = list; *p; p++) {
+	for (const char *const *p = c_puncts; *p; p++) {
 		if ((*p)[0] != s[i] || (*p)[1] != d)
 			continue;
 		if ((*p)[2] == '\0')
@@ -122,9 +113,9 @@ static size_t lex_punct(const char *s, size_t i, size_t n, ap_lang lang)
 	return i + 1;
 }
 
-/* A pp-number: digits, letters, '.', a sign after an exponent letter, and in
- * C a digit separator ('), so 1e-5, 0x1p+3, 1'000 and 24u are one token each. */
-static size_t lex_number(const char *s, size_t i, size_t n, ap_lang lang)
+/* A pp-number: digits, letters, '.', a sign after an exponent letter, and a
+ * digit separator ('), so 1e-5, 0x1p+3, 1'000 and 24u are one token each. */
+static size_t lex_number(const char *s, size_t i, size_t n)
 {
 	i++;
 	while (i < n) {
@@ -133,8 +124,7 @@ static size_t lex_number(const char *s, size_t i, size_t n, ap_lang lang)
 			i++;
 		} else if ((c == '+' || c == '-') && strchr("eEpP", s[i - 1]) != NULL) {
 			i++;
-		} else if (c == '\'' && lang != AP_LANG_PYTHON && i + 1 < n &&
-		           is_ident_char((unsigned char)s[i + 1])) {
+		} else if (c == '\'' && i + 1 < n && is_ident_char((unsigned char)s[i + 1])) {
 			i++;
 		} else {
 			break;
@@ -143,69 +133,46 @@ static size_t lex_number(const char *s, size_t i, size_t n, ap_lang lang)
 	return i;
 }
 
-/* A quoted literal from its opening quote; unterminated ones end at the end
- * of the line (Python's triple-quoted ones at the end of the text). */
-static size_t lex_quoted(const char *s, size_t i, size_t n, ap_lang lang, bool raw_c)
+/* A quoted literal from its opening quote; an unterminated one ends at the
+ * end of its line. */
+static size_t lex_quoted(const char *s, size_t i, size_t n)
 {
 	char q = s[i];
-	bool triple = lang == AP_LANG_PYTHON && i + 2 < n && s[i + 1] == q && s[i + 2] == q;
-	size_t j;
+	size_t j = i + 1;
 
-	if (raw_c) {
-		char close[1 + 16 + 1];
-		size_t d = i + 1;
-		const char *hit;
-		while (d < n && d - (i + 1) <= 16 && s[d] != '(' && s[d] != '"' && s[d] != '\n')
-			d++;
-		if (d < n && s[d] == '(' && d - (i + 1) <= 16) {
-			close[0] = ')';
-			memcpy(close + 1, s + i + 1, d - (i + 1));
-			close[d - i] = '"';
-			hit = memmem(s + d + 1, n - d - 1, close, d - i + 1);
-			return hit ? (size_t)(hit - s) + d - i + 1 : n;
-		}
+	if (q == '"' && ap_c_raw_prefix(s, i)) {
+		size_t end = ap_c_raw_end(s, i, n);
+		if (end)
+			return end;
 	}
-	j = i + (triple ? 3 : 1);
 	while (j < n) {
 		char c = s[j];
 		if (c == '\\') {
-			/* Outside Python an escaped line end still ends the
-			 * line's literal, so that no token spans lines. */
-			if (lang != AP_LANG_PYTHON && j + 1 < n && s[j + 1] == '\n')
+			/* An escaped line end still ends the line's literal, so
+			 * that no token spans lines. */
+			if (j + 1 < n && s[j + 1] == '\n')
 				return j + 1;
 			j += 2;
 			continue;
 		}
-		if (c == q) {
-			if (!triple)
-				return j + 1;
-			if (j + 2 < n && s[j + 1] == q && s[j + 2] == q)
-				return j + 3;
-		} else if (c == '\n' && !triple) {
+		if (c == q)
+			return j + 1;
+		if (c == '\n')
 			return j;
-		}
 		j++;
 	}
 	return n;
 }
 
-/* Whether the identifier s[a, b) is a string prefix of the language; *raw
- * says it makes a C++ raw string. */
-static bool string_prefix(const char *s, size_t a, size_t b, ap_lang lang, bool *raw)
+/* Whether the identifier s[a, b) is a string prefix (u8, u, U, L, each
+ * optionally followed by R, or R alone). */
+static bool string_prefix(const char *s, size_t a, size_t b)
 {
 	size_t len = b - a;
 
-	*raw = false;
 	if (len == 0 || len > 3)
 		return false;
-	if (lang == AP_LANG_PYTHON) {
-		for (size_t k = a; k < b; k++)
-			if (strchr("rRbBfFuU", s[k]) == NULL)
-				return false;
-		return true;
-	}
-	*raw = s[b - 1] == 'R';
-	if (*raw)
+	if (s[b - 1] == 'R')
 		len--;
 	return len == 0 || (len == 1 && strchr("LuU", s[a]) != NULL) ||
 	       (len == 2 && s[a] == 'u' && s[a + 1] == '8');
@@ -216,20 +183,21 @@ static size_t lex_token(const char *s, size_t i, size_t n, ap_lang lang)
 {
 	unsigned char c = (unsigned char)s[i];
 
+	if (lang == AP_LANG_PYTHON)
+		return ap_py_token_end(s, i, n);
 	if (is_ident_start(c)) {
 		size_t j = i + 1;
-		bool raw;
 		while (j < n && is_ident_char((unsigned char)s[j]))
 			j++;
-		if (j < n && (s[j] == '"' || s[j] == '\'') && string_prefix(s, i, j, lang, &raw))
-			return lex_quoted(s, j, n, lang, raw && s[j] == '"');
+		if (j < n && (s[j] == '"' || s[j] == '\'') && string_prefix(s, i, j))
+			return lex_quoted(s, j, n);
 		return j;
 	}
 	if (is_digit(c) || (c == '.' && i + 1 < n && is_digit((unsigned char)s[i + 1])))
-		return lex_number(s, i, n, lang);
+		return lex_number(s, i, n);
 	if (c == '"' || c == '\'')
-		return lex_quoted(s, i, n, lang, false);
-	return lex_punct(s, i, n, lang);
+		return lex_quoted(s, i, n);
+	return lex_punct(s, i, n);
 }
 
 static size_t skip_ws(const char *s, size_t i, size_t n)

@@ -6,7 +6,9 @@
 
 #include "ap-error.h"
 #include "ap-util.h"
+#include "lex-c.h"
 #include "normalize.h"
+#include "python.h"
 
 /* Whitespace removed by AP_WS_STRIP is exactly what Python's str.split()
  * (no argument) splits on, so that the result equals vLLM's
@@ -36,11 +38,6 @@ struct norm {
 	unsigned skip;         /* depth of the #if 0 being dropped; 0: emitting */
 	bool skip_ends_at_eol; /* its #endif or #else was seen: emit again after this line */
 };
-
-static bool is_ident(unsigned char c)
-{
-	return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
 
 /* Length of the UTF-8 encoded Unicode space at i, or 0. */
 static size_t unicode_space_len(const unsigned char *s, size_t i, size_t n)
@@ -300,44 +297,6 @@ static size_t c_block_comment(struct norm *nm, size_t i)
 	return end;
 }
 
-/* R"delim( ... )delim" with an optional encoding prefix before the R. */
-static bool c_raw_prefix(const unsigned char *s, size_t i)
-{
-	size_t p;
-
-	if (i == 0 || s[i - 1] != 'R')
-		return false;
-	p = i - 1;
-	if (p >= 2 && s[p - 2] == 'u' && s[p - 1] == '8')
-		p -= 2;
-	else if (p >= 1 && (s[p - 1] == 'L' || s[p - 1] == 'u' || s[p - 1] == 'U'))
-		p -= 1;
-	return p == 0 || !is_ident(s[p - 1]);
-}
-
-/* End of the raw string opening at i, or 0 when it is not a valid one. */
-static size_t c_raw_end(const unsigned char *s, size_t i, size_t n)
-{
-	char close[1 + 16 + 1];
-	size_t d = i + 1;
-	const unsigned char *hit;
-
-	/* A delimiter is at most 16 characters; a longer one is no raw string
-	 * (and would not fit close). */
-	while (d < n && d - (i + 1) < 16 && s[d] != '(') {
-		if (s[d] == ')' || s[d] == '\\' || s[d] == '"' || ap_is_space_byte(s[d]))
-			return 0;
-		d++;
-	}
-	if (d >= n || s[d] != '(')
-		return 0;
-	close[0] = ')';
-	memcpy(close + 1, s + i + 1, d - (i + 1));
-	close[d - i] = '"';
-	hit = memmem(s + d + 1, n - d - 1, close, d - i + 1);
-	return hit ? (size_t)(hit - s) + d - i + 1 : n;
-}
-
 /* A quoted literal, kept intact: escapes are skipped over, continuations
  * inside it are joined; an unterminated one ends at the end of its line. */
 static size_t c_quoted(struct norm *nm, size_t i)
@@ -348,8 +307,8 @@ static size_t c_quoted(struct norm *nm, size_t i)
 	size_t seg = i;
 	size_t j = i + 1;
 
-	if (q == '"' && c_raw_prefix(s, i)) {
-		size_t end = c_raw_end(s, i, n);
+	if (q == '"' && ap_c_raw_prefix((const char *)s, i)) {
+		size_t end = ap_c_raw_end((const char *)s, i, n);
 		if (end) {
 			emit_span(nm, i, end);
 			return end;
@@ -387,7 +346,7 @@ static bool c_digit_separator(const unsigned char *s, size_t i)
 {
 	size_t k = i;
 
-	while (k > 0 && i - k < 256 && (is_ident(s[k - 1]) || s[k - 1] == '.' || s[k - 1] == '\''))
+	while (k > 0 && i - k < 256 && (ap_c_ident_char(s[k - 1]) || s[k - 1] == '.' || s[k - 1] == '\''))
 		k--;
 	if (k == i)
 		return false;
@@ -436,40 +395,14 @@ static size_t c_special(struct norm *nm, size_t i)
 
 /* --- Python ------------------------------------------------------------- */
 
-/* A string literal, single- or triple-quoted. Prefixes (r, b, f, u) need no
- * care: even in a raw string a backslash keeps the next quote from closing
- * it, so the literal ends at the same place either way. */
+/* A string literal, single- or triple-quoted, as the Python reader's lexer
+ * ends it. Prefixes (r, b, f, u) need no care: even in a raw string a
+ * backslash keeps the next quote from closing it, so the literal ends at the
+ * same place either way. */
 static size_t py_quoted(struct norm *nm, size_t i)
 {
-	const unsigned char *s = nm->src;
-	size_t n = nm->n;
-	unsigned char q = s[i];
-	bool triple = i + 2 < n && s[i + 1] == q && s[i + 2] == q;
-	size_t j = i + (triple ? 3 : 1);
+	size_t j = ap_py_token_end((const char *)nm->src, i, nm->n);
 
-	while (j < n) {
-		unsigned char c = s[j];
-		if (c == '\\') {
-			/* An escaped CRLF continues the string like an escaped LF. */
-			j += j + 2 < n && s[j + 1] == '\r' && s[j + 2] == '\n' ? 3 : 2;
-			continue;
-		}
-		if (c == q) {
-			if (!triple) {
-				j++;
-				break;
-			}
-			if (j + 2 < n && s[j + 1] == q && s[j + 2] == q) {
-				j += 3;
-				break;
-			}
-		} else if (!triple && (c == '\n' || (c == '\r' && j + 1 < n && s[j + 1] == '\n'))) {
-			break;
-		}
-		j++;
-	}
-	if (j > n)
-		j = n;
 	emit_span(nm, i, j);
 	return j;
 }
