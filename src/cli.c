@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,21 @@ int ap_cli_color(FILE *to)
 int ap_cli_print_help(const struct ap_cmd *cmd, FILE *to)
 {
 	fputs(cmd->usage, to);
-	return AP_EXIT_OK;
+	return to == stdout ? ap_cli_stdout_done(AP_EXIT_OK) : AP_EXIT_OK;
+}
+
+int ap_cli_stdout_done(int rc)
+{
+	/* A write that failed earlier left its errno: stdio keeps only the
+	 * error flag, and a flush of what is left fails the same way. */
+	int err = errno;
+
+	if (fflush(stdout) != 0)
+		err = errno;
+	else if (!ferror(stdout))
+		return rc;
+	clearerr(stdout);
+	return ap_cli_fail("writing to stdout: %s", strerror(err ? err : EIO));
 }
 
 int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **argv, int *i,

@@ -8,6 +8,7 @@
 #include "ap-util.h"
 #include "cmd.h"
 #include "manifest-read.h"
+#include "manifest.h"
 #include "verify.h"
 
 static int cmd_check_exec(int argc, char **argv);
@@ -61,6 +62,19 @@ static void required_free(required *req)
 	free(req->ids);
 }
 
+/* One text line; the id and the reason (from the tree, through the
+ * manifest) with their control bytes escaped. */
+static void print_verdict(int color, int ok, const char *id, const char *reason)
+{
+	char *safe_id = ap_terminal_text(id, strlen(id));
+	char *safe_reason = ap_terminal_text(reason ? reason : "", reason ? strlen(reason) : 0);
+
+	printf("%s%-11s%s %s: %s\n", color ? (ok ? "\033[32m" : "\033[31m") : "",
+	       ok ? "supported" : "unsupported", color ? "\033[0m" : "", safe_id, safe_reason);
+	free(safe_id);
+	free(safe_reason);
+}
+
 static int report(const required *req, const json_t *manifest, int json_out)
 {
 	json_t *caps = json_object_get(manifest, "capabilities");
@@ -86,8 +100,7 @@ static int report(const required *req, const json_t *manifest, int json_out)
 			                    json_pack("{s:b, s:s}", "supported", ok, "reason", reason));
 			continue;
 		}
-		printf("%s%-11s%s %s: %s\n", color ? (ok ? "\033[32m" : "\033[31m") : "",
-		       ok ? "supported" : "unsupported", color ? "\033[0m" : "", req->ids[i], reason);
+		print_verdict(color, ok, req->ids[i], reason);
 	}
 	if (json_out) {
 		json_t *doc = json_pack("{s:b, s:o}", "ok", all_ok, "capabilities", answer);

@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "diff.h"
 #include "manifest-read.h"
+#include "manifest.h"
 
 static int cmd_diff_exec(int argc, char **argv);
 
@@ -75,10 +76,15 @@ static int cmd_diff_exec(int argc, char **argv)
 		return rc;
 	}
 	report = ap_diff_manifests(old, paths[0], new, paths[1]);
-	if (json_out)
+	if (json_out) {
 		ap_cli_print_json(report);
-	else
-		ap_diff_print_text(report, stdout);
+	} else {
+		/* Values from the trees (captures, reasons, paths) never reach a
+		 * terminal raw. */
+		json_t *safe = ap_json_for_terminal(report);
+		ap_diff_print_text(safe, stdout);
+		json_decref(safe);
+	}
 	rc = fail_on != NULL && ap_diff_has(report, cls) ? AP_EXIT_FAIL : AP_EXIT_OK;
 	json_decref(report);
 	json_decref(old);

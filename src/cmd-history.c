@@ -10,6 +10,7 @@
 #include "ap-util.h"
 #include "cmd.h"
 #include "history.h"
+#include "manifest.h"
 #include "rules.h"
 
 #define PROGRESS_WIDTH 30
@@ -324,12 +325,17 @@ static int history_exec(int argc, char **argv)
 		status = ap_cli_fail("%s", ap_error_last());
 		goto out;
 	}
-	if (a.json_out)
+	if (a.json_out) {
 		ap_cli_print_json(report);
-	else
-		print_text(stdout, report);
+	} else {
+		/* Subjects, captures and paths come from the repository: never
+		 * raw control bytes on a terminal. */
+		json_t *safe = ap_json_for_terminal(report);
+		print_text(stdout, safe);
+		json_decref(safe);
+	}
 	json_decref(report);
-	status = fflush(stdout) == 0 ? AP_EXIT_OK : ap_cli_fail("writing the report failed");
+	status = ap_cli_stdout_done(AP_EXIT_OK);
 out:
 	ap_ruleset_free(rs);
 	free(a.rules);

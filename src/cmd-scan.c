@@ -239,8 +239,15 @@ int ap_scan_cli_run(const struct ap_scan_cli *o, json_t **manifest)
 	ap_ruleset *rs = NULL;
 	ap_reader *r = NULL;
 	ap_tree_location loc;
+	const char *epoch = getenv("SOURCE_DATE_EPOCH");
+	time_t when;
 	int rc;
 
+	/* Before the scan: a bad value would otherwise surface as a wrong
+	 * "generated" only after all the work. */
+	if (ap_manifest_source_date(epoch, &when) < 0)
+		return ap_cli_fail("SOURCE_DATE_EPOCH must be a whole number of seconds from 0 to "
+		                   "%llu, not '%s'", AP_SOURCE_DATE_MAX, epoch);
 	if (ap_discover_tree(o->aiter_root, &loc) < 0)
 		return ap_cli_fail("%s", ap_error_last());
 	if (ap_reader_new_fs(&r, loc.root, loc.meta,
@@ -304,8 +311,7 @@ static int cmd_scan_exec(int argc, char **argv)
 		ap_cli_print_json(manifest);
 	else if (json_out == 0)
 		ap_manifest_print_text(manifest, stdout, ap_cli_color(stdout));
-	if (fflush(stdout) != 0)
-		rc = ap_cli_fail("writing to stdout: %s", strerror(errno));
+	rc = ap_cli_stdout_done(rc);
 out:
 	json_decref(manifest);
 	ap_scan_cli_free(&o);

@@ -7,6 +7,7 @@
 #include "ap-error.h"
 #include "cmd.h"
 #include "manifest-read.h"
+#include "manifest.h"
 #include "verify.h"
 
 static int cmd_verify_exec(int argc, char **argv);
@@ -26,19 +27,34 @@ const struct ap_cmd ap_cmd_verify = {
 	.exec = cmd_verify_exec,
 };
 
+/* For the terminal: the manifest's root and input paths come from the tree
+ * and the manifest, and may hold control bytes. */
+static char *safe(const char *s)
+{
+	return ap_terminal_text(s, strlen(s));
+}
+
 static int report(const char *path, const ap_verify_result *res)
 {
+	char *safe_path = safe(path), *safe_root = safe(res->root);
 	size_t i;
 
 	if (res->nstale == 0) {
-		printf("%s: fresh (%zu input%s under %s)\n", path, res->ninputs,
-		       res->ninputs == 1 ? "" : "s", res->root);
+		printf("%s: fresh (%zu input%s under %s)\n", safe_path, res->ninputs,
+		       res->ninputs == 1 ? "" : "s", safe_root);
+		free(safe_path);
+		free(safe_root);
 		return AP_EXIT_OK;
 	}
-	printf("%s: stale (%zu of %zu inputs differ under %s)\n", path, res->nstale, res->ninputs,
-	       res->root);
-	for (i = 0; i < res->nstale; i++)
-		printf("  %-8s %s\n", ap_input_change_name(res->stale[i].change), res->stale[i].path);
+	printf("%s: stale (%zu of %zu inputs differ under %s)\n", safe_path, res->nstale,
+	       res->ninputs, safe_root);
+	for (i = 0; i < res->nstale; i++) {
+		char *input = safe(res->stale[i].path);
+		printf("  %-8s %s\n", ap_input_change_name(res->stale[i].change), input);
+		free(input);
+	}
+	free(safe_path);
+	free(safe_root);
 	return AP_EXIT_FAIL;
 }
 

@@ -75,7 +75,13 @@ int ap_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the usage error and a pointer to --help; returns AP_EXIT_ERROR. */
 int ap_cli_usage_error(const struct ap_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Handles -h/--help as the only argument check commands share. */
+/* Prints cmd's --help on to; on stdout, through ap_cli_stdout_done. */
 int ap_cli_print_help(const struct ap_cmd *cmd, FILE *to);
+
+/* Every command's last word on stdout: flushes it and returns rc, or, when
+ * anything written to it was lost (a full disk, a closed descriptor),
+ * prints "aiter-probe: writing to stdout: <why>" and returns AP_EXIT_ERROR
+ * whatever rc was. main() calls it after each command. */
+int ap_cli_stdout_done(int rc);
 
 #endif

@@ -30,6 +30,11 @@ static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r)
 		run.file = f;
 	}
 	ap_kind_run_rule(rule->kind, rule->state, &run);
+	if (res->matches.over > 0) {
+		ap_rule_set_error(res, "matched %zu times, more than the %d a rule may report",
+		                  res->matches.n + res->matches.over, AP_MATCH_MAX);
+		ap_match_list_free(&res->matches);
+	}
 }
 
 /* Requirements are three-valued: a rule whose file is missing or unreadable
@@ -94,9 +99,11 @@ static void rule_verdict(verdict *v, const ap_rule_result *res)
 		if (res->reason != NULL)
 			ap_buf_printf(&v->reason, "rule %s did not match: %s", res->rule->id,
 			              res->reason);
-		else
+		else if (res->file != NULL)
 			ap_buf_printf(&v->reason, "rule %s did not match in %s", res->rule->id,
 			              res->file);
+		else
+			ap_buf_printf(&v->reason, "rule %s did not match", res->rule->id);
 		break;
 	case AP_RULE_MISSING:
 		v->value = TRI_UNKNOWN;
@@ -104,8 +111,12 @@ static void rule_verdict(verdict *v, const ap_rule_result *res)
 		break;
 	case AP_RULE_ERROR:
 		v->value = TRI_UNKNOWN;
-		ap_buf_printf(&v->reason, "rule %s could not be checked: %s: %s", res->rule->id,
-		              res->file, res->reason);
+		if (res->file != NULL)
+			ap_buf_printf(&v->reason, "rule %s could not be checked: %s: %s",
+			              res->rule->id, res->file, res->reason);
+		else
+			ap_buf_printf(&v->reason, "rule %s could not be checked: %s", res->rule->id,
+			              res->reason);
 		break;
 	}
 }

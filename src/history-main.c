@@ -7,5 +7,5 @@
 int main(int argc, char **argv)
 {
 	argv[0] = (char *)ap_cmd_history.name;
-	return ap_cmd_history.exec(argc, argv);
+	return ap_cli_stdout_done(ap_cmd_history.exec(argc, argv));
 }

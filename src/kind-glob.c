@@ -91,7 +91,10 @@ static void walk(struct walk *w, size_t k, const char *dir, unsigned depth)
 		char *path = ap_xasprintf("%s%s%s", dir, name, folder ? "/" : "");
 
 		p += len + 1;
-		if (kind == AP_GLOB_ANY_DEPTH) {
+		if (kind == AP_GLOB_ANY_DEPTH && name[0] == '.') {
+			/* `**` goes through no hidden folder and matches no hidden
+			 * file, as a shell's does. */
+		} else if (kind == AP_GLOB_ANY_DEPTH) {
 			/* `**` last matches the files below, at any depth. */
 			if (folder)
 				walk(w, k, path, depth + 1);

@@ -70,14 +70,14 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
 		print_tool_help(stdout);
-		return AP_EXIT_OK;
+		return ap_cli_stdout_done(AP_EXIT_OK);
 	}
 	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("aiter-probe %s\n", PACKAGE_VERSION);
-		return AP_EXIT_OK;
+		return ap_cli_stdout_done(AP_EXIT_OK);
 	}
 	for (i = 0; i < NCOMMANDS; i++)
 		if (strcmp(argv[1], commands[i]->name) == 0)
-			return commands[i]->exec(argc - 1, argv + 1);
+			return ap_cli_stdout_done(commands[i]->exec(argc - 1, argv + 1));
 	return ap_cli_fail("unknown command '%s'; try 'aiter-probe --help'", argv[1]);
 }

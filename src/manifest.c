@@ -2,6 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -182,22 +185,39 @@ json_t *ap_manifest_mla_plans(const ap_scan *scan)
 	return plans;
 }
 
-/* SOURCE_DATE_EPOCH makes manifests reproducible (tests, packaging). */
+int ap_manifest_source_date(const char *text, time_t *t)
+{
+	unsigned long long v = 0;
+	const char *p;
+
+	if (text == NULL || *text == '\0')
+		return 0;
+	/* Digits only: strtoll would take a sign, blanks and trailing junk. */
+	for (p = text; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9' || v > AP_SOURCE_DATE_MAX / 10)
+			return -1;
+		v = v * 10 + (unsigned)(*p - '0');
+		if (v > AP_SOURCE_DATE_MAX)
+			return -1;
+	}
+	*t = (time_t)v;
+	return 1;
+}
+
+/* SOURCE_DATE_EPOCH makes manifests reproducible (tests, packaging); the
+ * commands refuse a bad one before scanning (ap_manifest_source_date). */
 static json_t *generated_now(void)
 {
-	const char *epoch = getenv("SOURCE_DATE_EPOCH");
-	time_t t = time(NULL);
 	struct tm tm;
 	char when[32];
+	time_t t = 0;
 
-	if (epoch != NULL && *epoch != '\0') {
-		char *end;
-		long long v = strtoll(epoch, &end, 10);
-		if (*end == '\0' && v >= 0)
-			t = (time_t)v;
-	}
-	gmtime_r(&t, &tm);
-	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (ap_manifest_source_date(getenv("SOURCE_DATE_EPOCH"), &t) <= 0 &&
+	    (t = time(NULL)) == (time_t)-1)
+		t = 0;
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return json_string("1970-01-01T00:00:00Z");
 	return json_string(when);
 }
 
@@ -226,22 +246,148 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
 	                 "plans", "mla_heads", ap_manifest_mla_plans(scan));
 }
 
-/* The manifest's JSON text, newline-terminated. */
-static char *manifest_text(const json_t *m)
-{
-	char *text = json_dumps(m, AP_MANIFEST_JSON_FLAGS);
-	size_t len;
+/* --- The atomic write --------------------------------------------------- */
 
-	if (text == NULL) {
-		fputs("aiter-probe: cannot write the manifest as JSON\n", stderr);
-		abort();
-	}
-	len = strlen(text);
-	text = ap_xrealloc(text, len + 2);
-	text[len] = '\n';
-	text[len + 1] = '\0';
-	return text;
+/* The temporary file being written, for the signal handler: a static buffer,
+ * because the handler may use nothing but async-signal-safe calls. Armed
+ * only while the file exists and is ours to remove; the cleanup signals are
+ * blocked whenever the file and the flag could disagree. */
+static char temp_path[PATH_MAX];
+static volatile sig_atomic_t temp_armed;
+
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NCLEANUP (sizeof cleanup_signals / sizeof cleanup_signals[0])
+static struct sigaction saved_actions[NCLEANUP];
+static bool handler_installed[NCLEANUP];
+
+static void remove_temp_and_die(int sig)
+{
+	struct sigaction dfl;
+
+	if (temp_armed)
+		unlink(temp_path);
+	temp_armed = 0;
+	/* Die of the signal as if no handler had been there: the parent sees
+	 * the same status. The signal stays blocked until the handler returns. */
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	raise(sig);
 }
+
+static void cleanup_signal_set(sigset_t *set)
+{
+	size_t i;
+
+	sigemptyset(set);
+	for (i = 0; i < NCLEANUP; i++)
+		sigaddset(set, cleanup_signals[i]);
+}
+
+/* Installs the handler for each cleanup signal not ignored (a signal the
+ * caller ignores, e.g. SIGINT in a background job, stays ignored). */
+static void install_cleanup(void)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = remove_temp_and_die;
+	cleanup_signal_set(&sa.sa_mask);
+	for (i = 0; i < NCLEANUP; i++) {
+		handler_installed[i] = false;
+		if (sigaction(cleanup_signals[i], NULL, &saved_actions[i]) != 0 ||
+		    saved_actions[i].sa_handler == SIG_IGN)
+			continue;
+		if (sigaction(cleanup_signals[i], &sa, NULL) == 0)
+			handler_installed[i] = true;
+	}
+}
+
+static void uninstall_cleanup(void)
+{
+	size_t i;
+
+	for (i = 0; i < NCLEANUP; i++)
+		if (handler_installed[i])
+			sigaction(cleanup_signals[i], &saved_actions[i], NULL);
+}
+
+static void block_cleanup(sigset_t *old)
+{
+	sigset_t set;
+
+	cleanup_signal_set(&set);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/* Removes the temporary file, if still there; signals blocked meanwhile so
+ * that the handler never unlinks a name that is no longer ours. */
+static void discard_temp(void)
+{
+	sigset_t old;
+
+	block_cleanup(&old);
+	if (temp_armed)
+		unlink(temp_path);
+	temp_armed = 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Creates template's file (its last six bytes replaced) as mkstemp does,
+ * but with the given mode from the start instead of 0600, and arms the
+ * signal handler for it. Returns the descriptor or -1 with errno. */
+static int create_temp(char *template, mode_t mode)
+{
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	size_t len = strlen(template);
+	char *x = template + len - 6;
+	struct timespec now;
+	unsigned long long seed;
+	int attempt, fd = -1, err = EEXIST;
+
+	if (len >= sizeof temp_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	seed = (unsigned long long)now.tv_nsec ^ ((unsigned long long)now.tv_sec << 20) ^
+	       ((unsigned long long)getpid() << 40) ^ (unsigned long long)(uintptr_t)template;
+	for (attempt = 0; attempt < 1000 && err == EEXIST; attempt++) {
+		sigset_t old;
+		int i;
+
+		for (i = 0; i < 6; i++) {
+			/* xorshift64: different names on a clash, not secrecy (O_EXCL). */
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			x[i] = digits[seed % (sizeof digits - 1)];
+		}
+		block_cleanup(&old);
+		fd = open(template, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+		err = errno;
+		if (fd >= 0) {
+			memcpy(temp_path, template, len + 1);
+			temp_armed = 1;
+		}
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (fd >= 0)
+			return fd;
+	}
+	errno = err;
+	return -1;
+}
+
+/* json_dump_callback's output, in 64 KiB writes. */
+typedef struct sink {
+	int fd;
+	int err; /* the first write's errno, 0 while none failed */
+	size_t len;
+	char buf[65536];
+} sink;
 
 static int write_all(int fd, const char *data, size_t len)
 {
@@ -257,45 +403,236 @@ static int write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
+static int sink_flush(sink *s)
+{
+	if (s->err == 0 && s->len > 0 && write_all(s->fd, s->buf, s->len) != 0)
+		s->err = errno ? errno : EIO;
+	s->len = 0;
+	return s->err ? -1 : 0;
+}
+
+static int sink_put(const char *data, size_t n, void *ctx)
+{
+	sink *s = ctx;
+
+	while (n > 0) {
+		size_t room = sizeof s->buf - s->len, take = n < room ? n : room;
+
+		memcpy(s->buf + s->len, data, take);
+		s->len += take;
+		data += take;
+		n -= take;
+		if (s->len == sizeof s->buf && sink_flush(s) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* What may stand at path: nothing, or a regular file (not a symlink to
+ * one). Sets the error and returns -1 otherwise; *st is path's lstat, or
+ * st_mode 0 when there is nothing. */
+static int check_target(const char *path, struct stat *st)
+{
+	if (lstat(path, st) != 0) {
+		/* Absent (or unreachable): creating the temporary file tells why. */
+		st->st_mode = 0;
+		return 0;
+	}
+	if (S_ISLNK(st->st_mode)) {
+		ap_error_set("cannot write the manifest to %s: is a symlink", path);
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		ap_error_set("cannot write the manifest to %s: not a regular file", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Renames tmp onto path, which check_target found absent or a regular file.
+ * Where path was absent, something that appears there meanwhile is not
+ * replaced blindly: it is checked again. Returns AP_OK, or an error code
+ * with the error set. */
+static int replace_target(const char *tmp, const char *path, bool absent)
+{
+	struct stat st;
+
+#ifdef RENAME_NOREPLACE
+	if (absent) {
+		int err;
+
+		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+			return AP_OK;
+		err = errno;
+		if (err == EEXIST && check_target(path, &st) != 0)
+			return AP_EINPUT;
+		/* EINVAL, ENOSYS: a file system without it; then as below. */
+		if (err != EEXIST && err != EINVAL && err != ENOSYS) {
+			ap_error_set("%s: %s", path, strerror(err));
+			return AP_EIO;
+		}
+	}
+#else
+	(void)absent;
+	(void)st;
+#endif
+	if (rename(tmp, path) != 0) {
+		ap_error_set("%s: %s", path, strerror(errno));
+		return AP_EIO;
+	}
+	return AP_OK;
+}
+
 int ap_manifest_write(const json_t *m, const char *path)
 {
-	char *text = manifest_text(m);
 	const char *slash = strrchr(path, '/');
+	sink *out = NULL;
+	struct stat st;
+	sigset_t old;
 	char *tmp;
-	mode_t mask;
-	int fd;
+	mode_t mask, mode;
+	int fd, rc = AP_EIO;
 
+	/* The rename would replace whatever stands at path: a device, a FIFO,
+	 * a socket or a symlink would be swapped for a regular file (a folder
+	 * would refuse it). Only nothing or a regular file may be replaced. */
+	if (check_target(path, &st) != 0)
+		return AP_EINPUT;
+	mask = umask(0);
+	umask(mask);
+	/* A new manifest is for every reader the umask allows; a replaced one
+	 * keeps the mode of the one it replaces. */
+	mode = st.st_mode != 0 ? st.st_mode & 0777 : 0666 & ~mask;
 	if (slash != NULL)
 		tmp = ap_xasprintf("%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
 	else
 		tmp = ap_xasprintf(".%s.XXXXXX", path);
-	fd = mkstemp(tmp);
+	install_cleanup();
+	fd = create_temp(tmp, mode);
 	if (fd < 0) {
 		ap_error_set("%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-		goto fail;
+		goto out;
 	}
-	/* mkstemp makes 0600; a manifest is for every reader the umask allows. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0 || write_all(fd, text, strlen(text)) != 0 ||
-	    fsync(fd) != 0) {
-		ap_error_set("%s: %s", tmp, strerror(errno));
+	out = ap_xcalloc(1, sizeof *out);
+	out->fd = fd;
+	/* open() took the umask off; put back what the replaced file had. */
+	if ((mode & mask) != 0 && fchmod(fd, mode) != 0)
+		out->err = errno;
+	if (out->err == 0 && json_dump_callback(m, sink_put, out, AP_MANIFEST_JSON_FLAGS) != 0 &&
+	    out->err == 0) {
 		close(fd);
-		unlink(tmp);
-		goto fail;
+		discard_temp();
+		ap_error_set("%s: cannot write the manifest as JSON", path);
+		goto out;
 	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
+	if (sink_put("\n", 1, out) != 0 || sink_flush(out) != 0 || fsync(fd) != 0) {
+		ap_error_set("%s: %s", tmp, strerror(out->err ? out->err : errno));
+		close(fd);
+		discard_temp();
+		goto out;
+	}
+	if (close(fd) != 0) {
 		ap_error_set("%s: %s", path, strerror(errno));
-		unlink(tmp);
-		goto fail;
+		discard_temp();
+		goto out;
 	}
+	/* Again, now that the writing is done: the target may have changed. */
+	if (check_target(path, &st) != 0) {
+		discard_temp();
+		rc = AP_EINPUT;
+		goto out;
+	}
+	block_cleanup(&old);
+	rc = replace_target(tmp, path, st.st_mode == 0);
+	if (rc != AP_OK)
+		unlink(tmp);
+	temp_armed = 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+out:
+	uninstall_cleanup();
+	free(out);
 	free(tmp);
-	free(text);
-	return AP_OK;
-fail:
-	free(tmp);
-	free(text);
-	return AP_EIO;
+	return rc;
+}
+
+/* --- Text for a terminal ------------------------------------------------ */
+
+/* The length of the control at s (n bytes left) that a terminal could act
+ * on, or 0: a C0 byte other than tab, DEL, or a C1 control in UTF-8
+ * (U+0080 to U+009F, C2 80 to C2 9F; 8-bit CSI and OSC on some terminals). */
+static size_t control_at(const unsigned char *s, size_t n)
+{
+	if ((s[0] < 0x20 && s[0] != '\t') || s[0] == 0x7F)
+		return 1;
+	if (n >= 2 && s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
+		return 2;
+	return 0;
+}
+
+char *ap_terminal_text(const char *s, size_t len)
+{
+	const unsigned char *bytes = (const unsigned char *)s;
+	ap_buf b = AP_BUF_INIT;
+	size_t i, k, c;
+
+	ap_buf_append(&b, "", 0);
+	for (i = 0; i < len; i += c ? c : 1) {
+		c = control_at(bytes + i, len - i);
+		if (c == 0) {
+			ap_buf_putc(&b, s[i]);
+			continue;
+		}
+		for (k = 0; k < c; k++)
+			ap_buf_printf(&b, "\\x%02x", bytes[i + k]);
+	}
+	return ap_buf_detach(&b);
+}
+
+static bool needs_escape(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (control_at((const unsigned char *)s + i, len - i))
+			return true;
+	return false;
+}
+
+json_t *ap_json_for_terminal(const json_t *j)
+{
+	json_t *copy, *v;
+	const char *key;
+	size_t i;
+
+	switch (json_typeof(j)) {
+	case JSON_STRING: {
+		const char *s = json_string_value(j);
+		size_t len = json_string_length(j);
+		char *safe;
+
+		if (!needs_escape(s, len))
+			return json_incref((json_t *)j);
+		safe = ap_terminal_text(s, len);
+		copy = json_string(safe);
+		free(safe);
+		return copy != NULL ? copy : json_string("?");
+	}
+	case JSON_OBJECT:
+		copy = json_object();
+		json_object_foreach((json_t *)j, key, v) {
+			char *safe = ap_terminal_text(key, strlen(key));
+			json_object_set_new(copy, safe, ap_json_for_terminal(v));
+			free(safe);
+		}
+		return copy;
+	case JSON_ARRAY:
+		copy = json_array();
+		json_array_foreach(j, i, v)
+			json_array_append_new(copy, ap_json_for_terminal(v));
+		return copy;
+	default:
+		return json_incref((json_t *)j);
+	}
 }
 
 #define GREEN "\033[32m"
@@ -404,8 +741,9 @@ static void print_devices(const json_t *m, FILE *to)
 		        json_string_value(json_object_get(dev, "arch")));
 }
 
-void ap_manifest_print_text(const json_t *m, FILE *to, bool color)
+void ap_manifest_print_text(const json_t *manifest, FILE *to, bool color)
 {
+	json_t *m = ap_json_for_terminal(manifest);
 	json_t *aiter = json_object_get(m, "aiter");
 	const char *version = json_string_value(json_object_get(aiter, "version"));
 	const char *commit = json_string_value(json_object_get(aiter, "git_commit"));
@@ -416,4 +754,5 @@ void ap_manifest_print_text(const json_t *m, FILE *to, bool color)
 	print_capabilities(m, to, color);
 	print_rules(m, to, color);
 	print_devices(m, to);
+	json_decref(m);
 }

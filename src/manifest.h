@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "engine.h"
 #include "reader.h"
@@ -35,11 +36,32 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
 /* The MLA head routing table implied by a scan's capabilities. */
 json_t *ap_manifest_mla_plans(const ap_scan *scan);
 
+/* The largest SOURCE_DATE_EPOCH: 9999-12-31T23:59:59Z. */
+#define AP_SOURCE_DATE_MAX 253402300799ULL
+
+/* Reads a SOURCE_DATE_EPOCH value (text may be NULL): 0 when NULL or empty
+ * (not set; *t untouched), 1 with *t set for a whole number of seconds from
+ * 0 to AP_SOURCE_DATE_MAX written in digits only, -1 for anything else. */
+int ap_manifest_source_date(const char *text, time_t *t);
+
 /* Writes m to path through a temporary file in the same folder and a
- * rename, so readers see the old manifest or the new one, never a part. */
+ * rename, so readers see the old manifest or the new one, never a part.
+ * Only a regular file may stand at path: a symlink, folder, device, FIFO or
+ * socket is refused (AP_EINPUT) and left as it is. The temporary file has
+ * the manifest's mode from the start (the replaced file's, else 0666 less
+ * the umask) and is removed when SIGINT, SIGTERM or SIGHUP ends the write. */
 int ap_manifest_write(const json_t *m, const char *path);
 
-/* A table for people: capabilities, then rules. color: ANSI colours. */
+/* s (len bytes) for a terminal, in a new string: each C0 control byte but
+ * tab (newline included), DEL, and each byte of a UTF-8 C1 control
+ * (U+0080 to U+009F) written as \xHH (lowercase hex); the rest as it is. */
+char *ap_terminal_text(const char *s, size_t len);
+/* A copy of j for text output: every string and object key passed through
+ * ap_terminal_text. Values without controls are shared, not copied. */
+json_t *ap_json_for_terminal(const json_t *j);
+
+/* A table for people: capabilities, then rules. color: ANSI colours.
+ * Every value from the tree is escaped with ap_terminal_text. */
 void ap_manifest_print_text(const json_t *m, FILE *to, bool color);
 
 #endif

@@ -10,30 +10,55 @@
 
 /* --- Results -------------------------------------------------------------- */
 
+static void match_clear(ap_match *m)
+{
+	for (size_t k = 0; k < m->ncaps; k++) {
+		free(m->caps[k].name);
+		free(m->caps[k].value);
+	}
+	free(m->caps);
+	free(m->text);
+	memset(m, 0, sizeof *m);
+}
+
 ap_match *ap_match_add_text(ap_match_list *out, unsigned line, const char *text, size_t len)
 {
 	ap_match *m;
 
+	if (out->n >= AP_MATCH_MAX) {
+		out->over++;
+		match_clear(&out->spare);
+		return &out->spare;
+	}
 	ap_xgrow((void **)&out->v, &out->cap, out->n + 1, sizeof *out->v);
 	m = &out->v[out->n++];
 	memset(m, 0, sizeof *m);
 	m->line = line;
-	m->text = ap_xstrndup(text, len);
+	if (len > AP_MATCH_TEXT_MAX) {
+		/* Cut at a character boundary, and say so. */
+		size_t cut = AP_MATCH_TEXT_MAX;
+		while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
+			cut--;
+		m->text = ap_xasprintf("%.*s…", (int)cut, text);
+	} else {
+		m->text = ap_xstrndup(text, len);
+	}
 	return m;
 }
 
 ap_match *ap_match_add_line(ap_match_list *out, const ap_text *t, unsigned line)
 {
-	const char *text;
-	size_t len;
+	const char *text = "";
+	size_t len = 0;
 
-	ap_text_line_span(t, line, &text, &len);
+	if (out->n < AP_MATCH_MAX)
+		ap_text_line_span(t, line, &text, &len);
 	return ap_match_add_text(out, line, text, len);
 }
 
 ap_match *ap_match_add(ap_match_list *out, const ap_text *t, size_t off)
 {
-	return ap_match_add_line(out, t, ap_text_line(t, off));
+	return ap_match_add_line(out, t, out->n < AP_MATCH_MAX ? ap_text_line(t, off) : 0);
 }
 
 void ap_match_capture(ap_match *m, const char *name, const char *value, size_t len)
@@ -50,14 +75,9 @@ void ap_match_list_free(ap_match_list *l)
 {
 	if (l == NULL)
 		return;
-	for (size_t i = 0; i < l->n; i++) {
-		for (size_t k = 0; k < l->v[i].ncaps; k++) {
-			free(l->v[i].caps[k].name);
-			free(l->v[i].caps[k].value);
-		}
-		free(l->v[i].caps);
-		free(l->v[i].text);
-	}
+	for (size_t i = 0; i < l->n; i++)
+		match_clear(&l->v[i]);
+	match_clear(&l->spare);
 	free(l->v);
 	memset(l, 0, sizeof *l);
 }

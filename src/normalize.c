@@ -562,8 +562,12 @@ void ap_text_line_span(const ap_text *t, unsigned line, const char **start, size
 	if (line < t->nlines) {
 		b = t->line_start[line] - 1;
 	} else {
-		const char *nl = memchr(t->orig + a, '\n', t->orig_len - a);
-		b = nl ? (size_t)(nl - t->orig) : t->orig_len;
+		/* The last line holds no line end but, perhaps, the file's
+		 * final one: no search, so that many matches on one long line
+		 * cost no more than one. */
+		b = t->orig_len;
+		if (b > a && t->orig[b - 1] == '\n')
+			b--;
 	}
 	if (b > a && t->orig[b - 1] == '\r' && b < t->orig_len)
 		b--;

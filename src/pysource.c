@@ -430,8 +430,11 @@ static void module_free(struct module *mod)
 }
 
 /* Whether `from module import *` binds name: in its __all__, or (without
- * one) a public name it binds. */
-static bool star_binds(struct resolver *rs, const char *module, const char *name, unsigned depth)
+ * one) a public name it binds. A module that cannot be read or parsed makes
+ * that unknown: false, with the error in *err (an unreadable module must not
+ * read as one that binds nothing). */
+static bool star_binds(struct resolver *rs, const char *module, const char *name, unsigned depth,
+                       ap_pyref *err)
 {
 	struct module mod;
 	ap_pyref ref = {0};
@@ -444,7 +447,11 @@ static bool star_binds(struct resolver *rs, const char *module, const char *name
 			yes = strcmp(mod.m->all[i], name) == 0;
 	} else if (mod.m != NULL && name[0] != '_') {
 		resolve_in(rs, module, name, depth + 1, &ref, &missing);
-		yes = ref.kind != AP_PYREF_UNBOUND;
+		yes = ref.kind != AP_PYREF_UNBOUND && ref.kind != AP_PYREF_ERROR;
+	}
+	if (ref.kind == AP_PYREF_ERROR) {
+		*err = ref;
+		memset(&ref, 0, sizeof ref);
 	}
 	ap_pyref_free(&ref);
 	module_free(&mod);
@@ -466,12 +473,14 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 			continue;
 		if (b->kind == AP_PY_BIND_STAR) {
 			target = absolute(rs, mod, b->module);
-			if (target != NULL && star_binds(rs, target, name, depth)) {
+			if (target != NULL && star_binds(rs, target, name, depth, out)) {
 				resolve_in(rs, target, name, depth + 1, out, &missing);
 				free(target);
 				return;
 			}
 			free(target);
+			if (out->kind == AP_PYREF_ERROR)
+				return;
 			continue;
 		}
 		if (b->name == NULL || strcmp(b->name, name) != 0)

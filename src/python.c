@@ -86,6 +86,13 @@ static bool augassign_code(unsigned code)
 	return code <= OP_LSHIFT_ASSIGN ? code >= OP_POW_ASSIGN : code >= OP_ADD_ASSIGN;
 }
 
+/* The bytes that begin an operator of more than one byte. */
+static const bool punct_starts[256] = {
+	['<'] = true, ['>'] = true, ['.'] = true, ['-'] = true, ['+'] = true,
+	['='] = true, ['!'] = true, ['&'] = true, ['|'] = true, ['*'] = true,
+	['/'] = true, ['%'] = true, ['^'] = true, [':'] = true, ['@'] = true,
+};
+
 /* Longest match; *code the operator's code. */
 static size_t lex_punct(const char *s, size_t i, size_t n, uint8_t *code)
 {
@@ -93,7 +100,7 @@ static size_t lex_punct(const char *s, size_t i, size_t n, uint8_t *code)
 	char e = i + 2 < n ? s[i + 2] : '\0';
 
 	*code = (uint8_t)s[i];
-	if (d == '\0' || strchr("<>.-+=!&|*/%^:@", s[i]) == NULL || s[i] == '\0')
+	if (d == '\0' || !punct_starts[(unsigned char)s[i]])
 		return i + 1;
 	for (unsigned k = 0; k < OP_END - 128; k++) {
 		const char *op = puncts[k];
@@ -143,17 +150,25 @@ enum {
 	KW_PASS, KW_RAISE, KW_RETURN, KW_TRY, KW_WHILE, KW_WITH, KW_YIELD, KW_END
 };
 
-static const char *const keywords[KW_END] = {
-	[KW_FALSE] = "False", [KW_NONE] = "None", [KW_TRUE] = "True", [KW_AND] = "and",
-	[KW_AS] = "as", [KW_ASSERT] = "assert", [KW_ASYNC] = "async", [KW_AWAIT] = "await",
-	[KW_BREAK] = "break", [KW_CLASS] = "class", [KW_CONTINUE] = "continue", [KW_DEF] = "def",
-	[KW_DEL] = "del", [KW_ELIF] = "elif", [KW_ELSE] = "else", [KW_EXCEPT] = "except",
-	[KW_FINALLY] = "finally", [KW_FOR] = "for", [KW_FROM] = "from", [KW_GLOBAL] = "global",
-	[KW_IF] = "if", [KW_IMPORT] = "import", [KW_IN] = "in", [KW_IS] = "is",
-	[KW_LAMBDA] = "lambda", [KW_NONLOCAL] = "nonlocal", [KW_NOT] = "not", [KW_OR] = "or",
-	[KW_PASS] = "pass", [KW_RAISE] = "raise", [KW_RETURN] = "return", [KW_TRY] = "try",
-	[KW_WHILE] = "while", [KW_WITH] = "with", [KW_YIELD] = "yield",
+#define KW(w) {w, sizeof w - 1}
+static const struct {
+	const char *word;
+	size_t len;
+} keywords[KW_END] = {
+	[KW_FALSE] = KW("False"), [KW_NONE] = KW("None"), [KW_TRUE] = KW("True"),
+	[KW_AND] = KW("and"), [KW_AS] = KW("as"), [KW_ASSERT] = KW("assert"),
+	[KW_ASYNC] = KW("async"), [KW_AWAIT] = KW("await"), [KW_BREAK] = KW("break"),
+	[KW_CLASS] = KW("class"), [KW_CONTINUE] = KW("continue"), [KW_DEF] = KW("def"),
+	[KW_DEL] = KW("del"), [KW_ELIF] = KW("elif"), [KW_ELSE] = KW("else"),
+	[KW_EXCEPT] = KW("except"), [KW_FINALLY] = KW("finally"), [KW_FOR] = KW("for"),
+	[KW_FROM] = KW("from"), [KW_GLOBAL] = KW("global"), [KW_IF] = KW("if"),
+	[KW_IMPORT] = KW("import"), [KW_IN] = KW("in"), [KW_IS] = KW("is"),
+	[KW_LAMBDA] = KW("lambda"), [KW_NONLOCAL] = KW("nonlocal"), [KW_NOT] = KW("not"),
+	[KW_OR] = KW("or"), [KW_PASS] = KW("pass"), [KW_RAISE] = KW("raise"),
+	[KW_RETURN] = KW("return"), [KW_TRY] = KW("try"), [KW_WHILE] = KW("while"),
+	[KW_WITH] = KW("with"), [KW_YIELD] = KW("yield"),
 };
+#undef KW
 
 /* The keyword code of the name s[0, len), 0 for other names. */
 static uint8_t keyword(const char *s, size_t len)
@@ -162,8 +177,8 @@ static uint8_t keyword(const char *s, size_t len)
 	if (len < 2 || len > 8)
 		return 0;
 	for (unsigned k = 1; k < KW_END; k++)
-		if (keywords[k][0] == s[0] && strncmp(keywords[k], s, len) == 0 &&
-		    keywords[k][len] == '\0')
+		if (keywords[k].word[0] == s[0] && keywords[k].len == len &&
+		    memcmp(keywords[k].word, s, len) == 0)
 			return (uint8_t)k;
 	return 0;
 }
@@ -171,18 +186,30 @@ static uint8_t keyword(const char *s, size_t len)
 /* How a string literal ends: *bad says it did not. */
 enum { STR_OK, STR_UNTERMINATED, STR_UNTERMINATED_TRIPLE, STR_TOO_DEEP };
 
+/* Whether s[i] begins three of the same quote. */
+static bool triple_at(const char *s, size_t i, size_t n)
+{
+	return i + 2 < n && s[i + 1] == s[i] && s[i + 2] == s[i];
+}
+
+/* Whether the backslash at s[i] escapes a CRLF. */
+static bool escaped_crlf(const char *s, size_t i, size_t n)
+{
+	return i + 2 < n && s[i + 1] == '\r' && s[i + 2] == '\n';
+}
+
 /* A string without replacement fields, from its opening quote. */
 static size_t lex_string(const char *s, size_t i, size_t n, int *bad)
 {
 	char q = s[i];
-	bool triple = i + 2 < n && s[i + 1] == q && s[i + 2] == q;
+	bool triple = triple_at(s, i, n);
 	size_t j = i + (triple ? 3 : 1);
 
 	while (j < n) {
 		char c = s[j];
 		if (c == '\\') {
 			/* Even in a raw string a backslash keeps the next byte from closing it. */
-			j += j + 2 < n && s[j + 1] == '\r' && s[j + 2] == '\n' ? 3 : 2;
+			j += escaped_crlf(s, j, n) ? 3 : 2;
 			continue;
 		}
 		if (c == q) {
@@ -259,8 +286,7 @@ static size_t lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad)
 	size_t top = 1;
 	size_t j;
 
-	st[0] = (struct fframe){F_TEXT, s[i], i + 2 < n && s[i + 1] == s[i] && s[i + 2] == s[i],
-	                        raw, 0, 0};
+	st[0] = (struct fframe){F_TEXT, s[i], triple_at(s, i, n), raw, 0, 0};
 	j = i + (st[0].triple ? 3 : 1);
 	while (j < n) {
 		struct fframe *f = &st[top - 1];
@@ -272,11 +298,12 @@ static size_t lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad)
 				/* \{ and \} are no escapes; \N{...} is one outside raw strings. */
 				if (j + 1 < n && (s[j + 1] == '{' || s[j + 1] == '}')) {
 					j++;
-				} else if (!t->raw && j + 2 < n && s[j + 1] == 'N' && s[j + 2] == '{') {
+				} else if (!t->raw && j + 2 < n && s[j + 1] == 'N' &&
+				           s[j + 2] == '{') {
 					const char *e = memchr(s + j, '}', n - j);
 					j = e ? (size_t)(e - s) + 1 : n;
 				} else {
-					j += j + 2 < n && s[j + 1] == '\r' && s[j + 2] == '\n' ? 3 : 2;
+					j += escaped_crlf(s, j, n) ? 3 : 2;
 				}
 				continue;
 			}
@@ -294,7 +321,7 @@ static size_t lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad)
 				if (f->kind == F_SPEC)
 					top -= 2;
 				j += f->kind == F_TEXT && j + 1 < n && s[j + 1] == '}' ? 2 : 1;
-			} else if (c == t->q && (!t->triple || (j + 2 < n && s[j + 1] == c && s[j + 2] == c))) {
+			} else if (c == t->q && (!t->triple || triple_at(s, j, n))) {
 				j += t->triple ? 3 : 1;
 				top = f->text;
 				if (top == 0)
@@ -321,7 +348,7 @@ static size_t lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad)
 				*bad = STR_TOO_DEEP;
 				return j;
 			}
-			st[top] = (struct fframe){F_TEXT, s[k], k + 2 < n && s[k + 1] == s[k] && s[k + 2] == s[k],
+			st[top] = (struct fframe){F_TEXT, s[k], triple_at(s, k, n),
 			                          (pfx & PFX_RAW) != 0, top, 0};
 			j = k + (st[top].triple ? 3 : 1);
 			top++;
@@ -503,6 +530,9 @@ static bool indentation(struct parser *p, tok *t)
 		p->pos = i + 1;
 		p->line++;
 	}
+	/* Columns past 32 bits (a line of billions of tabs) all read as one. */
+	if (col > UINT32_MAX)
+		col = UINT32_MAX;
 	p->at_bol = false;
 	p->pos = i;
 	if (i >= n || col == p->indent[p->nindent - 1])
@@ -623,7 +653,8 @@ static void lex_next(struct parser *p, tok *t)
 		}
 		e = lex_token(s, i, n, &kind, &code, &plain, &bad);
 		if (bad == STR_TOO_DEEP) {
-			fail(p, AP_ELIMIT, p->line, "nesting deeper than %d levels", AP_PY_MAX_DEPTH);
+			fail(p, AP_ELIMIT, p->line, "nesting deeper than %d levels",
+			     AP_PY_MAX_DEPTH);
 			break;
 		}
 		if (bad != STR_OK) {
@@ -818,7 +849,8 @@ static void collect(struct parser *p, struct collector *k)
 		t = (tok){.kind = T_CUT, .depth = t.depth};
 	}
 	k->part++;
-	ap_xgrow((void **)&p->sv, &p->scap, p->sn + 1, sizeof *p->sv);
+	if (p->sn == p->scap)
+		ap_xgrow((void **)&p->sv, &p->scap, p->sn + 1, sizeof *p->sv);
 	p->sv[p->sn++] = t;
 }
 
@@ -1058,7 +1090,7 @@ static void all_call(struct parser *p)
 {
 	const tok *v = p->sv;
 	size_t n = p->sn;
-	bool extend;
+	bool extend, strings = n > 5;
 
 	if (n < 5 || !is_word(p, &v[0], "__all__") || !is_op(&v[1], '.') ||
 	    !is_op(&v[3], '(') || closer(p, 3, n) != n - 1)
@@ -1072,15 +1104,16 @@ static void all_call(struct parser *p)
 	}
 	if (p->all_state == ALL_UNKNOWN)
 		return;
-	for (size_t k = 4; k < n - 1; k++) {
-		if (n == 5 || v[k].kind != T_STRING || !v[k].plain) {
-			clear_all(p->m);
-			p->all_state = ALL_UNKNOWN;
-			return;
-		}
+	/* append takes one str: literals and nothing else. */
+	for (size_t k = 4; k < n - 1; k++)
+		strings &= v[k].kind == T_STRING && v[k].plain;
+	if (strings) {
+		str_elems(p, 4, n - 1, 1, false, true);
+		p->all_state = ALL_KNOWN;
+	} else {
+		clear_all(p->m);
+		p->all_state = ALL_UNKNOWN;
 	}
-	str_elems(p, 4, n - 1, 1, false, true);
-	p->all_state = ALL_KNOWN;
 }
 
 /* --- Module-level simple statements --------------------------------------- */
@@ -1292,7 +1325,8 @@ static void params(struct parser *p, size_t di)
 			ap_py_def *d = &p->m->defs[di];
 			if (has_name) {
 				ap_py_param *pa;
-				ap_xgrow((void **)&d->params, &cap, d->nparams + 1, sizeof *d->params);
+				ap_xgrow((void **)&d->params, &cap, d->nparams + 1,
+				         sizeof *d->params);
 				pa = &d->params[d->nparams++];
 				pa->name = tok_str(p, &name);
 				pa->has_default = has_default;
@@ -1306,8 +1340,13 @@ static void params(struct parser *p, size_t di)
 			if (slash)
 				for (size_t i = 0; i < d->nparams; i++)
 					d->params[i].kind = AP_PY_POSONLY;
-			if (end)
+			if (end) {
+				/* Most defs have few parameters: give back the rest. */
+				if (cap > d->nparams)
+					d->params = ap_xrealloc(d->params,
+					                        d->nparams * sizeof *d->params);
 				break;
+			}
 			k = 0;
 			stars = 0;
 			slash = has_name = has_default = false;
@@ -1455,6 +1494,20 @@ static void skip_body(struct parser *p, size_t di)
 	p->m->defs[di].body_line = line;
 }
 
+/* The prefix of c, the name and then tail. */
+static char *qualname(const struct parser *p, const struct ctx *c, const tok *name,
+                      const char *tail)
+{
+	size_t plen = c->prefix ? strlen(c->prefix) : 0, tlen = strlen(tail);
+	char *q = ap_xmalloc(plen + name->len + tlen + 1);
+
+	if (plen > 0)
+		memcpy(q, c->prefix, plen);
+	memcpy(q + plen, p->s + name->off, name->len);
+	memcpy(q + plen + name->len, tail, tlen + 1);
+	return q;
+}
+
 static void def_stmt(struct parser *p, const struct ctx *c)
 {
 	ap_py_module *m = p->m;
@@ -1486,8 +1539,7 @@ static void def_stmt(struct parser *p, const struct ctx *c)
 	di = m->ndefs++;
 	d = &m->defs[di];
 	memset(d, 0, sizeof *d);
-	d->qualname = ap_xasprintf("%s%.*s", c->prefix ? c->prefix : "", (int)name.len,
-	                           p->s + name.off);
+	d->qualname = qualname(p, c, &name, "");
 	d->line = line;
 	d->live = c->live;
 	params(p, di);
@@ -1515,8 +1567,7 @@ static void class_stmt(struct parser *p, const struct ctx *c)
 		return;
 	if (c->prefix == NULL && c->live)
 		add_binding(p, c, AP_PY_BIND_CLASS, &name);
-	prefix = ap_xasprintf("%s%.*s.", c->prefix ? c->prefix : "", (int)name.len,
-	                      p->s + name.off);
+	prefix = qualname(p, c, &name, ".");
 	in.prefix = prefix;
 	suite(p, &in, true);
 	free(prefix);
@@ -1580,7 +1631,7 @@ static void if_stmt(struct parser *p, const struct ctx *c)
 	}
 }
 
-/* for, while, with, try, and a header no keyword introduced. */
+/* for, while, with and try, with the arms that may follow them. */
 static void compound_stmt(struct parser *p, const struct ctx *c)
 {
 	bool is_for = is_kw(&p->t, KW_FOR);

@@ -13,7 +13,13 @@
 /* Brackets and indented blocks together may nest this deep. */
 #define AP_PY_MAX_DEPTH 200
 
-typedef enum { AP_PY_POSONLY, AP_PY_POS, AP_PY_VARARGS, AP_PY_KWONLY, AP_PY_VARKW } ap_py_param_kind;
+typedef enum {
+	AP_PY_POSONLY, /* before a `/` */
+	AP_PY_POS,
+	AP_PY_VARARGS, /* *args */
+	AP_PY_KWONLY,  /* after `*` or *args */
+	AP_PY_VARKW,   /* **kwargs */
+} ap_py_param_kind;
 
 typedef struct ap_py_param {
 	char *name;
@@ -40,10 +46,10 @@ typedef struct ap_py_def {
 typedef enum {
 	AP_PY_BIND_DEF,    /* def NAME (also async def); def_index set */
 	AP_PY_BIND_CLASS,  /* class NAME */
-	AP_PY_BIND_ALIAS,  /* NAME = OTHER where OTHER is a bare identifier; target = OTHER */
+	AP_PY_BIND_ALIAS,  /* NAME = OTHER (or NAME: T = OTHER), OTHER a bare name; target OTHER */
 	AP_PY_BIND_FROM,   /* from MODULE import TARGET as NAME (NAME = TARGET without `as`) */
 	AP_PY_BIND_STAR,   /* from MODULE import * (name NULL) */
-	AP_PY_BIND_IMPORT, /* import a.b.c (binds a) / import a.b as c (binds c); module = "a.b.c" */
+	AP_PY_BIND_IMPORT, /* import a.b.c (binds a) / import a.b as c (binds c); module "a.b.c" */
 	/* any other binding of NAME at module level: assignment (tuple targets, augmented,
 	 * annotated with a value), for target, with ... as NAME, NAME := value. `global`,
 	 * `del`, `except ... as NAME` and a bare annotation `NAME: int` bind nothing here. */
