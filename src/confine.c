@@ -6,7 +6,13 @@
 #include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#if defined(__has_include)
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#endif
+#endif
 
 #include "ap-util.h"
 #include "confine.h"
@@ -70,6 +76,56 @@ static ap_confined_kind settle(ap_confined *c, ap_confined_kind kind, int err)
 	return kind;
 }
 
+#define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+
+/* rel (symlink-free, relative) opened beneath the folder root without
+ * following a symlink in any component: with openat2's RESOLVE_BENEATH and
+ * RESOLVE_NO_SYMLINKS where the kernel has them, else one openat with
+ * O_NOFOLLOW per component. An fd, or -1 with errno (ELOOP for a symlink). */
+static int open_beneath(const char *root, const char *rel)
+{
+	int dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *todo, *comp, *next, *save = NULL;
+	int fd = -1, err;
+
+	if (dir < 0)
+		return -1;
+	if (rel[0] == '\0')
+		return dir;
+#if defined(SYS_openat2) && defined(RESOLVE_BENEATH)
+	{
+		struct open_how how = {
+			.flags = OPEN_FLAGS,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+		fd = (int)syscall(SYS_openat2, dir, rel, &how, sizeof how);
+		/* ENOSYS: an older kernel; EPERM: a sandbox that filters it. */
+		if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) {
+			err = errno;
+			close(dir);
+			errno = err;
+			return fd;
+		}
+	}
+#endif
+	todo = ap_xstrdup(rel);
+	comp = strtok_r(todo, "/", &save);
+	while (comp != NULL) {
+		next = strtok_r(NULL, "/", &save);
+		fd = openat(dir, comp, (next ? O_RDONLY | O_DIRECTORY | O_CLOEXEC : OPEN_FLAGS) |
+		                           O_NOFOLLOW);
+		err = errno;
+		close(dir);
+		errno = err;
+		if (fd < 0 || next == NULL)
+			break;
+		dir = fd;
+		comp = next;
+	}
+	free(todo);
+	return fd;
+}
+
 ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c)
 {
 	char *joined = ap_xasprintf("%s/%s", strcmp(root, "/") == 0 ? "" : root, rel);
@@ -86,9 +142,11 @@ ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c
 		c->target = real;
 		return settle(c, AP_CONFINED_OUTSIDE, 0);
 	}
-	/* The resolved path has no symlinks left; O_NOFOLLOW keeps one swapped
-	 * in since from being followed, O_NONBLOCK a FIFO from blocking. */
-	c->fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+	/* The resolved path has no symlinks left: it is opened beneath the root
+	 * following none, so that a folder swapped for a symlink since (to a
+	 * folder outside, say) is refused, not read. O_NONBLOCK keeps a FIFO
+	 * from blocking. */
+	c->fd = open_beneath(root, real + (strcmp(root, "/") == 0 ? 1 : strlen(root) + 1));
 	err = errno;
 	free(real);
 	if (c->fd < 0)

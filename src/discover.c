@@ -1,11 +1,13 @@
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "ap-error.h"
 #include "ap-util.h"
@@ -147,10 +149,28 @@ void ap_discover_free(ap_tree_location *loc)
 	memset(loc, 0, sizeof *loc);
 }
 
+/* A git metadata file opened for reading only when it is a regular file:
+ * a FIFO or a device planted at .git, HEAD, a ref or packed-refs must not
+ * block the scan or feed it without end. NULL otherwise. */
+static FILE *open_regular(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (f = fdopen(fd, "r")) == NULL) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
 /* The first line of a small file, without its line ending, or NULL. */
 static char *first_line(const char *path)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = open_regular(path);
 	char line[4096];
 	char *out = NULL;
 
@@ -195,7 +215,7 @@ static char *resolve_ref(const char *gitdir, const char *ref)
 			free(id);
 			id = NULL;
 		}
-		if (id == NULL && (f = fopen(packed, "r")) != NULL) {
+		if (id == NULL && (f = open_regular(packed)) != NULL) {
 			char line[4096];
 			while (id == NULL && fgets(line, sizeof line, f) != NULL) {
 				char *space = strchr(line, ' ');

@@ -50,10 +50,31 @@ typedef struct verdict {
 	size_t evidence_cap;
 } verdict;
 
+/* A capability's reason and evidence are bounded, so that probes requiring
+ * probes (each naming the last twice, say) cannot grow them exponentially. */
+#define REASON_MAX 4096
+#define EVIDENCE_MAX 64
+
+/* Cuts a reason past REASON_MAX at a character boundary, saying so. */
+static void bound_reason(ap_buf *b)
+{
+	size_t cut = REASON_MAX;
+
+	if (b->len <= REASON_MAX)
+		return;
+	while (cut > 0 && ((unsigned char)b->data[cut] & 0xC0) == 0x80)
+		cut--;
+	b->len = cut;
+	b->data[cut] = '\0';
+	ap_buf_puts(b, " … (cut)");
+}
+
 static void add_evidence(verdict *v, const char *item)
 {
 	size_t i;
 
+	if (v->nevidence >= EVIDENCE_MAX)
+		return;
 	for (i = 0; i < v->nevidence; i++)
 		if (strcmp(v->evidence[i], item) == 0)
 			return;
@@ -163,6 +184,7 @@ static void eval_list(verdict *v, const ap_expr *e, const eval_ctx *ctx)
 		if (v->reason.len > 0)
 			ap_buf_puts(&v->reason, "; ");
 		ap_buf_append(&v->reason, kids[i].reason.data, kids[i].reason.len);
+		bound_reason(&v->reason);
 		take_evidence(v, &kids[i]);
 	}
 	for (i = 0; i < e->nkids; i++)
@@ -281,6 +303,7 @@ static void eval(verdict *v, const ap_expr *e, const eval_ctx *ctx)
 
 static void set_cap_from_verdict(ap_cap_result *cap, verdict *v)
 {
+	bound_reason(&v->reason);
 	cap->supported = v->value == TRI_TRUE;
 	if (v->value == TRI_UNKNOWN)
 		cap->reason = ap_xasprintf("unknown, so unsupported: %s", v->reason.data);
