@@ -160,6 +160,25 @@ ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c
 	return settle(c, AP_CONFINED_FILE, 0);
 }
 
+const char *ap_seen_of(ap_confined_kind kind, int err)
+{
+	switch (kind) {
+	case AP_CONFINED_FILE:
+		return "file";
+	case AP_CONFINED_MISSING:
+		return "absent";
+	case AP_CONFINED_OUTSIDE:
+		return "outside";
+	case AP_CONFINED_FOLDER:
+		return "folder";
+	case AP_CONFINED_NOT_FILE:
+		return "not-file";
+	case AP_CONFINED_ERRNO:
+		break;
+	}
+	return err == ELOOP ? "loop" : err == ENAMETOOLONG ? "too-long" : "unreadable";
+}
+
 void ap_sha256_buf(const void *data, size_t len, unsigned char digest[AP_SHA256_SIZE])
 {
 	struct sha256_ctx sha;

@@ -59,6 +59,17 @@ ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c
 ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, size_t *len,
                                int *err);
 
+/* A file over this many bytes is not hashed either: a manifest records it
+ * as unverifiable (its seen class) instead of a scan reading gigabytes. */
+#define AP_HASH_MAX_BYTES ((size_t)1 << 30)
+
+/* What a scan saw at a path it could not read, as a manifest records it
+ * (inputs[].seen) and verify compares it: "absent", "outside" (a symlink
+ * leading out of the root), "folder", "not-file" (a FIFO, a device, a
+ * socket), "loop" (symlinks), "too-long" (a name), "unreadable" (refused by
+ * the system), "over-hash-cap". */
+const char *ap_seen_of(ap_confined_kind kind, int err);
+
 /* Hashes what is left to read of fd in 64 KiB chunks, so that a file of any
  * size costs no memory. 0 with digest and *bytes (when not NULL), or -errno. */
 int ap_sha256_fd(int fd, unsigned char digest[AP_SHA256_SIZE], size_t *bytes);

@@ -17,6 +17,8 @@
 
 /* As many as Linux follows before ELOOP. */
 #define MAX_SYMLINK_HOPS 40
+/* PATH_MAX: a longer symlink target is no path. */
+#define SYMLINK_TARGET_MAX 4096
 
 /* Where a path leads in a tree. Together with the object id this decides
  * everything a rule can see of the path, so it keys the verdict cache. */
@@ -47,7 +49,22 @@ static int git_fail(const char *what)
 static int read_link(char **out, git_repository *repo, const git_tree_entry *e)
 {
 	git_blob *blob;
+	git_odb *odb;
+	git_object_t type;
+	size_t size;
+	int rc;
 
+	/* A symlink's target is a path: a blob longer than any is not read. */
+	if (git_repository_odb(&odb, repo) < 0)
+		return git_fail("reading a symlink");
+	rc = git_odb_read_header(&size, &type, odb, git_tree_entry_id(e));
+	git_odb_free(odb);
+	if (rc < 0)
+		return git_fail("reading a symlink");
+	if (size > SYMLINK_TARGET_MAX) {
+		*out = NULL;
+		return 0;
+	}
 	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0)
 		return git_fail("reading a symlink");
 	*out = ap_xstrndup(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
@@ -109,6 +126,10 @@ static int resolve(found *out, git_repository *repo, const git_tree *root, const
 			rc = read_link(&target, repo, e);
 			if (rc < 0)
 				goto done;
+			if (target == NULL) {
+				out->kind = FOUND_LOOP;
+				goto done;
+			}
 			if (target[0] == '/') {
 				free(target);
 				out->kind = FOUND_OUTSIDE;
@@ -577,11 +598,45 @@ done:
 /* --- Revisions ---------------------------------------------------------- */
 
 /* The commit rev names (an empty rev is HEAD, as in "A.."). */
+/* Whether rev is a reference whose object cannot be read (a truncated or
+ * missing pack): the repository is corrupt, which "unknown revision" would
+ * hide. Sets the message when it is. A dangling symbolic ref (HEAD of an
+ * empty repository) is no corruption. */
+static bool corrupt_ref(git_repository *repo, const char *rev)
+{
+	git_reference *ref, *resolved;
+	char hex[GIT_OID_HEXSZ + 1];
+	bool corrupt = false;
+
+	if (git_reference_dwim(&ref, repo, rev) < 0)
+		return false;
+	if (git_reference_resolve(&resolved, ref) == 0) {
+		git_object *obj;
+		const git_oid *id = git_reference_target(resolved);
+
+		if (git_object_lookup(&obj, repo, id, GIT_OBJECT_ANY) == 0) {
+			git_object_free(obj);
+		} else {
+			git_oid_tostr(hex, sizeof hex, id);
+			corrupt = true;
+			ap_error_set("the repository is corrupt: '%s' names %s, which cannot be read",
+			             rev, hex);
+		}
+		git_reference_free(resolved);
+	}
+	git_reference_free(ref);
+	return corrupt;
+}
+
 static int resolve_commit(git_oid *out, git_repository *repo, const char *rev)
 {
 	git_object *obj, *commit;
-	int rc = git_revparse_single(&obj, repo, rev[0] ? rev : "HEAD");
+	int rc;
 
+	/* Before revparse, whose failure on an unreadable object leaks. */
+	if (corrupt_ref(repo, rev[0] ? rev : "HEAD"))
+		return AP_EINPUT;
+	rc = git_revparse_single(&obj, repo, rev[0] ? rev : "HEAD");
 	if (rc == GIT_ENOTFOUND || rc == GIT_EAMBIGUOUS) {
 		ap_error_set("%s revision '%s'", rc == GIT_EAMBIGUOUS ? "ambiguous" : "unknown",
 		             rev[0] ? rev : "HEAD");

@@ -88,8 +88,14 @@ static json_t *build_inputs(const ap_reader *r)
 			sha = json_string(hex);
 			bytes = json_integer((json_int_t)f->len);
 		}
-		json_array_append_new(inputs, json_pack("{s:s, s:o, s:o}", "path", f->path,
-		                                        "sha256", sha, "bytes", bytes));
+		json_t *in = json_pack("{s:s, s:o, s:o}", "path", f->path, "sha256", sha, "bytes",
+		                       bytes);
+
+		/* What was there instead, so that verify can tell the same
+		 * unreadable state from a change. */
+		if (!f->hashed && f->seen != NULL)
+			json_object_set_new(in, "seen", json_string(f->seen));
+		json_array_append_new(inputs, in);
 	}
 	return inputs;
 }

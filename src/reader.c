@@ -83,12 +83,15 @@ static int read_capped(int fd, size_t hint, size_t max, char **data, size_t *len
 }
 
 /* A folder's listing (ap_list_under), as the text of the path "dir/". */
-static ap_file_status fs_list(const char *base, const ap_file *f, char **data, size_t *len,
+static ap_file_status fs_list(const char *base, ap_file *f, char **data, size_t *len,
                               char **reason)
 {
 	int err;
 
-	switch (ap_list_under(base, f->path, data, len, &err)) {
+	ap_confined_kind kind = ap_list_under(base, f->path, data, len, &err);
+
+	f->seen = kind == AP_CONFINED_FOLDER ? "folder" : ap_seen_of(kind, err);
+	switch (kind) {
 	case AP_CONFINED_FOLDER:
 		return AP_FILE_OK;
 	case AP_CONFINED_MISSING:
@@ -111,10 +114,13 @@ static ap_file_status fs_load(void *ctx, ap_file *f, size_t max_bytes, char **da
 	int err;
 
 	const char *base = ap_path_in_meta(f->path) ? fs->meta : fs->root;
+	ap_confined_kind kind;
 
 	if (f->path[strlen(f->path) - 1] == '/')
 		return fs_list(base, f, data, len, reason);
-	switch (ap_open_under(base, f->path, &c)) {
+	kind = ap_open_under(base, f->path, &c);
+	f->seen = ap_seen_of(kind, c.err);
+	switch (kind) {
 	case AP_CONFINED_FILE:
 		break;
 	case AP_CONFINED_MISSING:
@@ -136,6 +142,14 @@ static ap_file_status fs_load(void *ctx, ap_file *f, size_t max_bytes, char **da
 	}
 	/* Over the cap, the rule gets no text, but the file is still hashed
 	 * (streamed, never held) so that a manifest can tell whether it changed. */
+	if ((uintmax_t)c.st.st_size > AP_HASH_MAX_BYTES) {
+		close(c.fd);
+		f->seen = "over-hash-cap";
+		*reason = ap_xasprintf("larger than the %zu-byte cap (%jd bytes), and than the "
+		                       "%zu-byte hashing cap: unverifiable",
+		                       max_bytes, (intmax_t)c.st.st_size, AP_HASH_MAX_BYTES);
+		return AP_FILE_ERROR;
+	}
 	if ((uintmax_t)c.st.st_size > max_bytes) {
 		err = ap_sha256_fd(c.fd, f->sha256, &f->len);
 		close(c.fd);

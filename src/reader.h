@@ -25,6 +25,7 @@ typedef struct ap_file {
 	char *reason;   /* for MISSING and ERROR, in words; NULL when OK */
 	char *data;     /* raw bytes, BOM included; NULL unless OK */
 	size_t len;
+	const char *seen; /* when not hashed: what was at the path (ap_seen_of) */
 	bool hashed;    /* bytes were read (a file over the cap in chunks, not
 	                 * kept): sha256 and len describe them */
 	unsigned char sha256[AP_SHA256_SIZE];

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,83 +22,77 @@ const char *ap_input_change_name(ap_input_change change)
 		return "vanished";
 	case AP_INPUT_APPEARED:
 		return "appeared";
+	case AP_INPUT_UNVERIFIABLE:
+		return "unverifiable";
 	}
 	return "?";
 }
 
 /* What is at an input's path now. */
-typedef enum { NOW_ABSENT, NOW_OUTSIDE, NOW_NOT_FILE, NOW_FILE } now_kind;
+typedef enum { NOW_ABSENT, NOW_OTHER, NOW_FILE } now_kind;
 
 typedef struct input_now {
 	now_kind kind;
+	const char *seen; /* the class of what is there (ap_seen_of) */
 	unsigned char sha256[AP_SHA256_SIZE];
 	off_t bytes;
+	bool hashed;
 } input_now;
 
-/* Resolves the path first so that a symlink leading outside the root is
- * reported, never read. want_bytes >= 0 skips hashing a file whose size
- * already tells it changed. */
 /* A folder's listing, hashed as the reader hashed it. */
-static int look_at_listing(const char *name, const char *root, const char *rel, input_now *now)
+static void look_at_listing(const char *root, const char *rel, input_now *now)
 {
 	char *text;
 	size_t len;
 	int err;
+	ap_confined_kind kind = ap_list_under(root, rel, &text, &len, &err);
 
-	switch (ap_list_under(root, rel, &text, &len, &err)) {
-	case AP_CONFINED_FOLDER:
-		break;
-	case AP_CONFINED_MISSING:
-		now->kind = NOW_ABSENT;
-		return AP_OK;
-	case AP_CONFINED_ERRNO:
-		if (err == EFBIG) {
-			now->kind = NOW_NOT_FILE;
-			return AP_OK;
-		}
-		ap_error_set("%s: input '%s': %s", name, rel, strerror(err));
-		return AP_EIO;
-	default:
-		now->kind = NOW_NOT_FILE;
-		return AP_OK;
+	if (kind != AP_CONFINED_FOLDER) {
+		now->kind = kind == AP_CONFINED_MISSING ? NOW_ABSENT : NOW_OTHER;
+		now->seen = ap_seen_of(kind, err);
+		return;
 	}
 	ap_sha256_buf(text, len, now->sha256);
 	free(text);
 	now->kind = NOW_FILE;
+	now->seen = "file";
 	now->bytes = (off_t)len;
-	return AP_OK;
+	now->hashed = true;
 }
 
+/* Resolves the path first so that a symlink leading outside the root is
+ * reported, never read; what cannot be read is classed as the reader
+ * classes it, so that an unchanged unreadable input verifies fresh.
+ * want_bytes >= 0 skips hashing a file whose size already tells it
+ * changed. */
 static int look_at(const char *name, const char *root, const char *rel, long long want_bytes,
                    input_now *now)
 {
 	ap_confined c;
+	ap_confined_kind kind;
 	int err = 0;
 
-	if (rel[strlen(rel) - 1] == '/')
-		return look_at_listing(name, root, rel, now);
-	switch (ap_open_under(root, rel, &c)) {
-	case AP_CONFINED_FILE:
-		break;
-	case AP_CONFINED_MISSING:
-		now->kind = NOW_ABSENT;
+	memset(now, 0, sizeof *now);
+	if (rel[strlen(rel) - 1] == '/') {
+		look_at_listing(root, rel, now);
 		return AP_OK;
-	case AP_CONFINED_OUTSIDE:
+	}
+	kind = ap_open_under(root, rel, &c);
+	now->seen = ap_seen_of(kind, c.err);
+	if (kind == AP_CONFINED_OUTSIDE)
 		free(c.target);
-		now->kind = NOW_OUTSIDE;
+	if (kind != AP_CONFINED_FILE) {
+		now->kind = kind == AP_CONFINED_MISSING ? NOW_ABSENT : NOW_OTHER;
 		return AP_OK;
-	case AP_CONFINED_FOLDER:
-	case AP_CONFINED_NOT_FILE:
-		now->kind = NOW_NOT_FILE;
-		return AP_OK;
-	case AP_CONFINED_ERRNO:
-		ap_error_set("%s: input '%s': %s", name, rel, strerror(c.err));
-		return AP_EIO;
 	}
 	now->kind = NOW_FILE;
 	now->bytes = c.st.st_size;
-	if (want_bytes < 0 || (off_t)want_bytes == c.st.st_size)
+	if ((uintmax_t)c.st.st_size > AP_HASH_MAX_BYTES)
+		now->seen = "over-hash-cap";
+	else if (want_bytes < 0 || (off_t)want_bytes == c.st.st_size)
 		err = ap_sha256_fd(c.fd, now->sha256, NULL);
+	now->hashed = err == 0 && strcmp(now->seen, "file") == 0 &&
+	              (want_bytes < 0 || (off_t)want_bytes == c.st.st_size);
 	close(c.fd);
 	if (err < 0) {
 		ap_error_set("%s: input '%s': %s", name, rel, strerror(-err));
@@ -130,6 +125,7 @@ static int verify_input(const char *name, const char *root, const char *meta,
 	const char *sha = json_string_value(json_object_get(input, "sha256"));
 	const json_t *bytes = json_object_get(input, "bytes");
 	const char *refusal = ap_path_refusal(path);
+	const char *seen;
 	input_now now;
 	int rc;
 
@@ -141,17 +137,27 @@ static int verify_input(const char *name, const char *root, const char *meta,
 	             sha != NULL && json_is_integer(bytes) ? json_integer_value(bytes) : -1, &now);
 	if (rc < 0)
 		return rc;
-	if (sha == NULL) {
-		/* No bytes were read: the file was absent, or refused unread (a
-		 * symlink leading out of the root, not a regular file). Only a file
-		 * the reader would now read makes a difference. */
+	seen = json_string_value(json_object_get(input, "seen"));
+	if (sha == NULL && seen != NULL && strcmp(seen, "over-hash-cap") == 0) {
+		/* Never hashed: nothing can show it unchanged. */
+		add_stale(res, path, AP_INPUT_UNVERIFIABLE);
+	} else if (sha == NULL && seen != NULL) {
+		/* What the scan could not read must still be what it was. */
+		if (now.kind == NOW_FILE && strcmp(now.seen, "file") == 0)
+			add_stale(res, path, AP_INPUT_APPEARED);
+		else if (strcmp(now.seen, seen) != 0)
+			add_stale(res, path, AP_INPUT_CHANGED);
+	} else if (sha == NULL) {
+		/* A manifest of an earlier version: no bytes were read (absent, or
+		 * refused unread), and only a file the reader would now read makes
+		 * a difference. */
 		if (now.kind == NOW_FILE)
 			add_stale(res, path, AP_INPUT_APPEARED);
 	} else if (now.kind == NOW_ABSENT) {
 		add_stale(res, path, AP_INPUT_VANISHED);
-	} else if (now.kind != NOW_FILE ||
+	} else if (now.kind != NOW_FILE || strcmp(now.seen, "file") != 0 ||
 	           (json_is_integer(bytes) && json_integer_value(bytes) != (json_int_t)now.bytes) ||
-	           !same_digest(sha, now.sha256)) {
+	           !now.hashed || !same_digest(sha, now.sha256)) {
 		add_stale(res, path, AP_INPUT_CHANGED);
 	}
 	return AP_OK;

@@ -12,6 +12,7 @@ typedef enum {
 	AP_INPUT_CHANGED,  /* other bytes, not a regular file, or now outside the root */
 	AP_INPUT_VANISHED, /* was read, is gone */
 	AP_INPUT_APPEARED, /* nothing was read, now a regular file inside the root is there */
+	AP_INPUT_UNVERIFIABLE, /* over the hashing cap when scanned: never shown unchanged */
 } ap_input_change;
 
 typedef struct ap_stale_input {
