@@ -463,6 +463,22 @@ static int token_run(const void *state, const ap_text *t, ap_collect collect, ap
 	return 0;
 }
 
+/* Whether the pattern's tokens start a comment (a slash then a slash or a
+ * star, adjacent, in C; a '#' in Python); inside a string literal token
+ * they are text. */
+static bool holds_comment(const struct token *m)
+{
+	for (size_t k = 0; k + 1 < m->toks_c.n; k++) {
+		const tok *a = &m->toks_c.v[k], *b = &m->toks_c.v[k + 1];
+		if (a->len == 1 && m->pattern[a->off] == '/' && b->off == a->off + 1 &&
+		    (m->pattern[b->off] == '/' || m->pattern[b->off] == '*'))
+			return true;
+	}
+	for (size_t k = 0; k < m->toks_py.n; k++)
+		if (m->pattern[m->toks_py.v[k].off] == '#')
+			return true;
+	return false;
+}
 
 static int token_compile(void **state, const char *pattern, ap_ws ws, size_t *err_offset)
 {
@@ -479,6 +495,12 @@ static int token_compile(void **state, const char *pattern, ap_ws ws, size_t *er
 	*state = m;
 	if (m->toks_c.n == 0) {
 		ap_error_set("token pattern has no tokens");
+		return AP_EINPUT;
+	}
+	/* The text it runs on has no comments left: it could never match. */
+	if (holds_comment(m)) {
+		ap_error_set("a comment in a token pattern never matches (comments are removed "
+		             "from the text first)");
 		return AP_EINPUT;
 	}
 	return 0;

@@ -88,8 +88,11 @@ static json_t *build_inputs(const ap_reader *r)
 			sha = json_string(hex);
 			bytes = json_integer((json_int_t)f->len);
 		}
-		json_t *in = json_pack("{s:s, s:o, s:o}", "path", f->path, "sha256", sha, "bytes",
-		                       bytes);
+		/* A path that is not UTF-8 (a name a glob or an import found) is
+		 * kept with U+FFFD: such a manifest never verifies, which is the
+		 * safe way to be wrong. */
+		json_t *in = json_pack("{s:o, s:o, s:o}", "path", ap_json_text(f->path), "sha256",
+		                       sha, "bytes", bytes);
 
 		/* What was there instead, so that verify can tell the same
 		 * unreadable state from a change. */
@@ -122,7 +125,7 @@ static json_t *build_rule(const ap_rule_result *res)
 	o = json_pack("{s:s, s:o, s:o}", "status", ap_rule_status_name(res->status), "file",
 	              ap_json_text(res->file), "matches", matches);
 	if (res->reason != NULL)
-		json_object_set_new(o, "reason", json_string(res->reason));
+		json_object_set_new(o, "reason", ap_json_text(res->reason));
 	return o;
 }
 
@@ -133,9 +136,9 @@ static json_t *build_capability(const ap_cap_result *cap)
 	size_t i;
 
 	for (i = 0; i < cap->nevidence; i++)
-		json_array_append_new(evidence, json_string(cap->evidence[i]));
-	o = json_pack("{s:b, s:s, s:o}", "supported", cap->supported, "reason", cap->reason,
-	              "evidence", evidence);
+		json_array_append_new(evidence, ap_json_text(cap->evidence[i]));
+	o = json_pack("{s:b, s:o, s:o}", "supported", cap->supported, "reason",
+	              ap_json_text(cap->reason), "evidence", evidence);
 	if (cap->launch != NULL)
 		json_object_set(o, "launch", cap->launch);
 	return o;

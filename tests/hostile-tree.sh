@@ -173,4 +173,25 @@ else
 	echo "SKIP [$current]: git is not installed" >&2
 fi
 
+case_ "a token pattern that is only a comment is refused when the pack loads"
+pack "rules:" "  - {id: r, file: a.cu, token: '// num_heads == 24'}"
+bounded scan --aiter-root "$TMP/race/root" --no-default-rules --rules "$TMP/pack.yaml" --no-launch
+expect_rc 2
+expect_err "aiter-probe: $TMP/pack.yaml:2:32: invalid token pattern: a comment in a token pattern never matches (comments are removed from the text first)"
+pack "rules:" "  - {id: r, file: a.cu, token: 's = \"http://x\"'}"
+bounded scan --aiter-root "$TMP/race/root" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+expect_rc 0
+
+case_ "a symlink whose target is not UTF-8 keeps the rule's reason"
+T="$TMP/nonutf8"
+mkdir -p "$T/csrc"
+bad=$(printf '%s/\377\376' "$TMP")
+echo x >"$bad"
+ln -s "$bad" "$T/csrc/a.cu"
+pack "rules:" "  - {id: r, file: csrc/a.cu, literal: x}" "probes:" "  - {id: p, requires: r}"
+bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+expect_rc 0
+expect_json 'ascii(j["rules"]["r"]["reason"])' "'symlink resolves outside the AITER root ($TMP/\\ufffd\\ufffd)'"
+expect_json '"outside the AITER root" in j["capabilities"]["p"]["reason"]' True
+
 finish
