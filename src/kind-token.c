@@ -463,21 +463,29 @@ static int token_run(const void *state, const ap_text *t, ap_collect collect, ap
 	return 0;
 }
 
-/* Whether the pattern's tokens start a comment (a slash then a slash or a
- * star, adjacent, in C; a '#' in Python); inside a string literal token
- * they are text. */
-static bool holds_comment(const struct token *m)
+/* A token pattern is matched against text without comments: one that
+ * starts a comment of the language (a slash then a slash or a star, adjacent,
+ * in C; a '#' in Python) never matches. Inside a string literal token they
+ * are text. */
+static const char *token_refusal(const void *state, ap_lang lang)
 {
-	for (size_t k = 0; k + 1 < m->toks_c.n; k++) {
-		const tok *a = &m->toks_c.v[k], *b = &m->toks_c.v[k + 1];
-		if (a->len == 1 && m->pattern[a->off] == '/' && b->off == a->off + 1 &&
-		    (m->pattern[b->off] == '/' || m->pattern[b->off] == '*'))
-			return true;
+	const struct token *m = state;
+	static const char why[] = "a comment in a token pattern never matches (comments are "
+	                          "removed from the text first)";
+
+	if (lang == AP_LANG_C) {
+		for (size_t k = 0; k + 1 < m->toks_c.n; k++) {
+			const tok *a = &m->toks_c.v[k], *b = &m->toks_c.v[k + 1];
+			if (a->len == 1 && m->pattern[a->off] == '/' && b->off == a->off + 1 &&
+			    (m->pattern[b->off] == '/' || m->pattern[b->off] == '*'))
+				return why;
+		}
+	} else if (lang == AP_LANG_PYTHON) {
+		for (size_t k = 0; k < m->toks_py.n; k++)
+			if (m->pattern[m->toks_py.v[k].off] == '#')
+				return why;
 	}
-	for (size_t k = 0; k < m->toks_py.n; k++)
-		if (m->pattern[m->toks_py.v[k].off] == '#')
-			return true;
-	return false;
+	return NULL;
 }
 
 static int token_compile(void **state, const char *pattern, ap_ws ws, size_t *err_offset)
@@ -495,12 +503,6 @@ static int token_compile(void **state, const char *pattern, ap_ws ws, size_t *er
 	*state = m;
 	if (m->toks_c.n == 0) {
 		ap_error_set("token pattern has no tokens");
-		return AP_EINPUT;
-	}
-	/* The text it runs on has no comments left: it could never match. */
-	if (holds_comment(m)) {
-		ap_error_set("a comment in a token pattern never matches (comments are removed "
-		             "from the text first)");
 		return AP_EINPUT;
 	}
 	return 0;
@@ -524,6 +526,7 @@ static const ap_text_ops token_ops = {
 	.run = token_run,
 	.free = token_free,
 	.needs_whitespace = true,
+	.refusal = token_refusal,
 };
 
 const ap_kind ap_kind_token = {

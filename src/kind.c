@@ -102,6 +102,22 @@ char *ap_kind_missing_reason(const ap_rule *rule)
 
 /* --- Text kinds: the pattern is the key's value. --------------------------- */
 
+/* The language a rule's text is read as: its own, or its files' when they
+ * all have the same; AUTO when that is not known before the files are. */
+static ap_lang rule_language(const ap_rule *rule)
+{
+	ap_lang lang = rule->lang;
+
+	for (size_t i = 0; lang == AP_LANG_AUTO && i < rule->npaths; i++) {
+		ap_lang this = ap_lang_for_path(rule->paths[i]);
+		if (i > 0 && this != ap_lang_for_path(rule->paths[0]))
+			return AP_LANG_AUTO;
+		if (i + 1 == rule->npaths)
+			lang = this;
+	}
+	return lang;
+}
+
 static int text_load(const ap_kind *k, const ap_kind_load *l, void **state)
 {
 	const ap_text_ops *ops = k->text;
@@ -129,6 +145,13 @@ static int text_load(const ap_kind *k, const ap_kind_load *l, void **state)
 	}
 	rc = ops->compile(state, text, l->rule->ws, &off);
 	free(text);
+	if (rc == 0 && ops->refusal != NULL) {
+		const char *never = ops->refusal(*state, rule_language(l->rule));
+		if (never != NULL) {
+			ap_error_set("%s", never);
+			rc = AP_EINPUT;
+		}
+	}
 	if (rc == 0)
 		return 0;
 	ops->free(*state);

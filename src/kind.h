@@ -74,6 +74,9 @@ typedef struct ap_text_ops {
 	bool offset_errors;
 	/* Whitespace tells its tokens apart: `normalize: strip-whitespace` is refused. */
 	bool needs_whitespace;
+	/* Optional: why the compiled pattern can never match text of lang (the
+	 * rule's language, or its files' when they agree), or NULL. */
+	const char *(*refusal)(const void *state, ap_lang lang);
 } ap_text_ops;
 
 typedef struct ap_kind {
