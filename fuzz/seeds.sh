@@ -1,13 +1,13 @@
 #!/bin/sh
 # Writes the fuzz targets' seed corpora from the repository's own files:
-#   seeds.sh SRCDIR OUTDIR  ->  OUTDIR/rules, OUTDIR/text, OUTDIR/manifest
+#   seeds.sh SRCDIR OUTDIR  ->  OUTDIR/rules, OUTDIR/text, OUTDIR/manifest, OUTDIR/python
 # Text seeds are fuzz-text's layout: a mode byte, the pattern's length, the
 # pattern (every literal, token and regex of the shipped packs), a fixture.
 set -eu
 src=$1
 out=$2
 rm -rf "$out"
-mkdir -p "$out/rules" "$out/text" "$out/manifest"
+mkdir -p "$out/rules" "$out/text" "$out/manifest" "$out/python"
 
 n=0
 for f in "$src"/rules/*.yaml "$src"/probes/*.yaml; do
@@ -49,3 +49,11 @@ for f in $(find "$src/tests/fixtures" "$src/sample" -type f \( -name '*.cu' -o -
 	done <"$patterns"
 done
 rm -f "$patterns"
+
+# Python modules and tables of the fixture trees and the sample.
+n=0
+for f in $(find "$src/tests/fixtures" "$src/sample" -type f \( -name '*.py' -o -name '*.csv' \) |
+	LC_ALL=C sort); do
+	n=$((n + 1))
+	cp "$f" "$out/python/seed-$n"
+done

@@ -18,7 +18,7 @@
 /* setuptools_scm writes `__version__ = version = '0.1.20'` or similar: the
  * first line that assigns __version__ or version a quoted string. *line is
  * its 1-based line. */
-static char *version_in(const char *data, size_t len, unsigned *line)
+char *ap_version_in(const char *data, size_t len, unsigned *line)
 {
 	const char *p = data;
 	const char *end = data + len;
@@ -49,7 +49,7 @@ char *ap_aiter_version(ap_reader *r)
 	const ap_file *f = ap_reader_get(r, VERSION_FILE);
 	unsigned line;
 
-	return f->status == AP_FILE_OK ? version_in(f->data, f->len, &line) : NULL;
+	return f->status == AP_FILE_OK ? ap_version_in(f->data, f->len, &line) : NULL;
 }
 
 static int version_load(const ap_kind_load *l, void **state)
@@ -98,7 +98,7 @@ static void version_run(const void *state, ap_kind_run *run)
 		ap_rule_set_error(res, "%s", f->reason);
 		return;
 	}
-	text = version_in(f->data, f->len, &line);
+	text = ap_version_in(f->data, f->len, &line);
 	if (text == NULL) {
 		ap_rule_set_error(res, "%s states no version", VERSION_FILE);
 		return;
