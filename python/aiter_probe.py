@@ -12,13 +12,18 @@ $(pkgdatadir)/python (e.g. /usr/local/share/aiter-probe/python) to sys.path.
 
 Failures raise ManifestError (a ValueError) or one of its subclasses,
 SchemaVersionError and StaleManifestError, with the same messages as the
-aiter-probe command and the C API. Unknown capability, rule and head-count
-lookups raise KeyError.
+aiter-probe command and the C API; malformed, deeply nested (more than 64
+levels) or mistyped JSON raises ManifestError too, never another exception.
+Unknown capability, rule and head-count lookups raise KeyError. The freshness
+check opens every input one path component at a time beneath the recorded
+root, never following a symlink but by reading it, so that nothing outside
+the root is read, even while the tree changes.
 """
 
 import errno
 import hashlib
 import json
+import math
 import os
 import re
 import stat
@@ -30,8 +35,15 @@ SCHEMA = "aiter-probe.manifest/1"
 _SCHEMA_RE = re.compile(r"aiter-probe\.manifest/([0-9]+)\Z")
 _SHA256_RE = re.compile(r"[0-9a-f]{64}\Z")
 _RULE_STATUSES = ("matched", "unmatched", "missing", "error")
+# What a scan records of an input it could not read (inputs[].seen).
+_SEEN_CLASSES = ("absent", "outside", "folder", "not-file", "loop", "too-long", "unreadable",
+                 "over-hash-cap")
 _LAUNCH_STATUSES = ("passed", "failed", "error", "skipped")
 _PAD_MODES = ("none", "repeat-interleave", "tile-slice")
+# The most heads a plan row names (the C reader's PLAN_MAX_HEADS).
+_PLAN_MAX_HEADS = 128
+# The C reader's LONG_MAX.
+_LONG_MAX = (1 << 63) - 1
 
 
 class ManifestError(ValueError):
@@ -104,7 +116,9 @@ class _Checker:
         if schema == SCHEMA:
             return
         m = _SCHEMA_RE.match(schema)
-        if m and int(m.group(1)) > 1:
+        # A number past the C reader's strtol is not read as newer.
+        digits = m.group(1).lstrip("0") if m else ""
+        if m and len(digits) <= 19 and 1 < int(digits or "0") <= _LONG_MAX:
             raise SchemaVersionError("%s: schema '%s' is newer than this reader understands (%s)"
                                      % (self.name, schema, SCHEMA))
         raise SchemaVersionError("%s: schema '%s' is not one this reader understands (%s)"
@@ -126,8 +140,14 @@ class _Checker:
             self.rule(rule, 'rules["%s"]' % rid)
         for cid, cap in self.field(doc, "", "capabilities", ("object",)).items():
             self.capability(cap, 'capabilities["%s"]' % cid)
+        devices = self.field(doc, "", "devices", ("array",), optional=True)
+        for i, device in enumerate(devices or ()):
+            self.kind(device, "devices[%d]" % i, ("object",))
         plans = self.field(doc, "", "plans", ("object",))
-        for i, row in enumerate(self.field(plans, "plans", "mla_heads", ("array",))):
+        rows = self.field(plans, "plans", "mla_heads", ("array",))
+        if not rows:
+            self.fail("'plans.mla_heads' must not be empty")
+        for i, row in enumerate(rows):
             self.plan_row(row, "plans.mla_heads[%d]" % i)
 
     def input(self, item, where):
@@ -139,6 +159,9 @@ class _Checker:
             self.fail("'%s.sha256' must be 64 lowercase hex digits or null" % where)
         if size is not None and size < 0:
             self.fail("'%s.bytes' must not be negative" % where)
+        if "seen" in item:
+            self.field(item, where, "seen", ("string",))
+            self.one_of(item, where, "seen", _SEEN_CLASSES)
 
     def rule(self, rule, where):
         self.kind(rule, where, ("object",))
@@ -182,6 +205,9 @@ class _Checker:
         self.field(row, where, "verified", ("bool",))
         if heads < 1 or launch < 1:
             self.fail("'%s' must have heads and launch_heads of at least 1" % where)
+        if heads > _PLAN_MAX_HEADS or launch > _PLAN_MAX_HEADS:
+            self.fail("'%s' must have heads and launch_heads of at most %d"
+                      % (where, _PLAN_MAX_HEADS))
 
 
 def _refusal(rel):
@@ -209,28 +235,158 @@ def _in_meta(rel):
 LISTING_MAX = 100000
 
 
+# Symlinks one input may go through (Linux's MAXSYMLINKS).
+_MAX_HOPS = 40
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+# O_NONBLOCK: a FIFO swapped in at an input's path must not hang a server start.
+_DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC | os.O_NONBLOCK
+_FILE_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | os.O_NONBLOCK \
+    | getattr(os, "O_NOCTTY", 0)
+
+
+def _under(base, path):
+    return path == base or path.startswith(base.rstrip("/") + "/")
+
+
+def _open_beneath(base, rel, folder=False):
+    """Opens base/rel one component at a time, each beneath the folder opened
+    before it and without following a symlink (O_NOFOLLOW), so that a folder
+    swapped for a symlink while it runs cannot lead outside base. A symlink is
+    followed only by reading it and resolving its target again beneath base,
+    at most _MAX_HOPS times (then OSError ELOOP); one that leads out of base
+    ('..' past it, an absolute target) is resolved by name to tell "outside"
+    from "absent", and is never opened. With folder (a listing), rel names a
+    folder and no symlink is followed: one on the way is "not-file", as the
+    C reader lists. Returns (kind, fd, st): ("file", fd, st) for a regular
+    file (folder: a folder), open for the caller to close; ("absent" |
+    "outside" | "not-file", None, None) otherwise."""
+    chain = [os.open(base, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)]
+    names = []  # the names of chain[1:] beneath base
+    todo = list(reversed(rel.split("/")))
+    hops = 0
+
+    def hop():
+        nonlocal hops
+        hops += 1
+        if hops > _MAX_HOPS:
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+
+    try:
+        while True:
+            while todo and todo[-1] in ("", "."):
+                todo.pop()
+            if not todo:
+                # rel ends at a folder (base itself, or a symlink to one).
+                if folder:
+                    fd = chain.pop()
+                    return "file", fd, os.fstat(fd)
+                return "not-file", None, None
+            comp = todo.pop()
+            if comp == "..":
+                if len(chain) > 1:
+                    os.close(chain.pop())
+                    names.pop()
+                    continue
+                # Past base: only by a symlink's target (rel has no '..').
+                kind, rest = _leaving(base, os.path.join(base, "..", *reversed(todo)))
+                if kind is not None:
+                    return kind, None, None
+                hop()
+                for fd in chain[1:]:
+                    os.close(fd)
+                del chain[1:], names[:]
+                todo = list(reversed(rest.split("/")))
+                continue
+            last = all(c in ("", ".") for c in todo)
+            want_dir = folder or not last
+            dir_fd = chain[-1]
+            try:
+                st = os.stat(comp, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return "absent", None, None
+            if stat.S_ISLNK(st.st_mode):
+                if folder:
+                    return "not-file", None, None
+                hop()
+                try:
+                    target = os.readlink(comp, dir_fd=dir_fd)
+                except OSError as e:
+                    if e.errno in (errno.ENOENT, errno.EINVAL):
+                        todo.append(comp)  # changed since the stat: look again
+                        continue
+                    raise
+                if target.startswith("/"):
+                    where = os.path.join(target, *reversed(todo))
+                    kind, rest = _leaving(base, where)
+                    if kind is not None:
+                        return kind, None, None
+                    for fd in chain[1:]:
+                        os.close(fd)
+                    del chain[1:], names[:]
+                    todo = list(reversed(rest.split("/")))
+                else:
+                    todo.extend(reversed(target.split("/")))
+                continue
+            if want_dir and not stat.S_ISDIR(st.st_mode):
+                # A file where a folder is needed: nothing is there, as
+                # realpath finds it; a listing calls it not a folder.
+                return ("not-file" if folder else "absent"), None, None
+            if not want_dir and not stat.S_ISREG(st.st_mode):
+                return ("folder" if stat.S_ISDIR(st.st_mode) else "not-file"), None, None
+            try:
+                fd = os.open(comp, _DIR_FLAGS if want_dir else _FILE_FLAGS, dir_fd=dir_fd)
+            except FileNotFoundError:
+                return "absent", None, None
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR):
+                    # Swapped for a symlink or another type since the stat.
+                    hop()
+                    todo.append(comp)
+                    continue
+                raise
+            st = os.fstat(fd)
+            if want_dir:
+                if not stat.S_ISDIR(st.st_mode):
+                    os.close(fd)
+                    hop()
+                    todo.append(comp)
+                    continue
+                chain.append(fd)
+                names.append(comp)
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                os.close(fd)
+                return "not-file", None, None
+            return "file", fd, st
+    finally:
+        for fd in chain:
+            os.close(fd)
+
+
+def _leaving(base, where):
+    """A symlink led to the path where, which is not beneath base by name.
+    Looks at it by name only, never opening it: ("absent" | "outside", None),
+    or (None, rel) when it is beneath base after all (a target that comes
+    back in), to be resolved again beneath base from rel."""
+    real = os.path.realpath(where)
+    if not os.path.lexists(real):
+        return "absent", None
+    if not _under(base, real):
+        return "outside", None
+    return None, os.path.relpath(real, base)
+
+
 def _listing(root, rel):
     """A folder input ("dir/"): its regular files ("name\\n") and folders
     ("name/\\n"), byte-sorted, every component opened without following a
     symlink, as the C reader lists it. ("absent"|"not-file"|"file", bytes, sha256)."""
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) \
-        | getattr(os, "O_CLOEXEC", 0) | os.O_NONBLOCK
-    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    kind, fd, _ = _open_beneath(root, rel, folder=True)
+    if fd is None:
+        return kind, None, None
+    names = []
     try:
-        for comp in rel.split("/"):
-            if comp in ("", "."):
-                continue
-            try:
-                nxt = os.open(comp, flags, dir_fd=fd)
-            except FileNotFoundError:
-                return "absent", None, None
-            except (NotADirectoryError, OSError) as e:
-                if isinstance(e, NotADirectoryError) or e.errno == errno.ELOOP:
-                    return "not-file", None, None
-                raise
-            os.close(fd)
-            fd = nxt
-        names = []
         with os.scandir(fd) as it:
             for entry in it:
                 if entry.is_file(follow_symlinks=False):
@@ -238,31 +394,38 @@ def _listing(root, rel):
                 elif entry.is_dir(follow_symlinks=False):
                     names.append(os.fsencode(entry.name) + b"/")
                 if len(names) > LISTING_MAX:
-                    return "not-file", None, None
+                    return "unreadable", None, None
     finally:
         os.close(fd)
     text = b"".join(n + b"\n" for n in sorted(names))
     return "file", len(text), hashlib.sha256(text).hexdigest()
 
 
+# The C reader's AP_HASH_MAX_BYTES: a larger file is never hashed.
+HASH_MAX_BYTES = 1 << 30
+
+
+def _seen_of_error(e):
+    """The class the C reader gives a path it cannot open (ap_seen_of)."""
+    return {errno.ELOOP: "loop", errno.ENAMETOOLONG: "too-long"}.get(e.errno, "unreadable")
+
+
 def _look_at(root, rel, want_bytes):
-    """What is at root/rel now: ("absent"|"outside"|"not-file"|"file", bytes, sha256 hex)."""
-    if rel.endswith("/"):
-        return _listing(root, rel)
-    real = os.path.realpath(os.path.join(root, rel))
-    if not os.path.lexists(real):
-        return "absent", None, None
-    if real != root and not real.startswith(root.rstrip("/") + "/"):
-        return "outside", None, None
-    # O_NONBLOCK: a FIFO planted at an input's path must not hang a server start.
+    """What is at root/rel now: (class, bytes, sha256 hex), the class "file" or what
+    the C reader records as `seen` ("absent", "outside", "folder", "not-file",
+    "loop", "too-long", "unreadable", "over-hash-cap"). Resolved beneath root one
+    component at a time (_open_beneath)."""
     try:
-        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return "absent", None, None
+        if rel.endswith("/"):
+            return _listing(root, rel)
+        kind, fd, st = _open_beneath(root, rel)
+    except OSError as e:
+        return _seen_of_error(e), None, None
+    if fd is None:
+        return kind, None, None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return "not-file", None, None
+        if st.st_size > HASH_MAX_BYTES:
+            return "over-hash-cap", st.st_size, None
         if want_bytes is not None and want_bytes != st.st_size:
             return "file", st.st_size, None
         digest = hashlib.sha256()
@@ -321,7 +484,8 @@ class Manifest:
         raise KeyError("plans.mla_heads has no row for %d heads" % heads)
 
     def stale_inputs(self):
-        """[(path, "changed"|"vanished"|"appeared"), ...] in input order; [] when fresh.
+        """[(path, "changed"|"vanished"|"appeared"|"unverifiable"), ...] in input order;
+        [] when fresh.
 
         Raises ManifestError for a missing root, a refused input path or an
         input that cannot be read."""
@@ -340,10 +504,20 @@ class Manifest:
                 kind, now_bytes, now_sha = _look_at(base, rel, size if sha is not None else None)
             except OSError as e:
                 raise ManifestError("%s: input '%s': %s" % (self.path, rel, e.strerror)) from None
-            if sha is None:
-                # Nothing was read: absent, or refused unread (a symlink out of
-                # the root, not a regular file). Only a readable file matters.
+            seen = item.get("seen")
+            if sha is None and seen == "over-hash-cap":
+                # Never hashed: nothing can show it unchanged.
+                stale.append((rel, "unverifiable"))
+            elif sha is None and seen is not None:
+                # What the scan could not read must still be what it was.
                 if kind == "file":
+                    stale.append((rel, "appeared"))
+                elif kind != seen:
+                    stale.append((rel, "changed"))
+            elif sha is None:
+                # A manifest of an earlier version: nothing was read (absent,
+                # or refused unread); only a file the reader would read matters.
+                if kind in ("file", "over-hash-cap"):
                     stale.append((rel, "appeared"))
             elif kind == "absent":
                 stale.append((rel, "vanished"))
@@ -366,6 +540,96 @@ class Manifest:
             raise KeyError("unknown rule '%s'" % rule_id) from None
 
 
+# --- What is refused before parsing, as the C reader does (prescan in
+# src/manifest-read.c): json takes NaN, Infinity, integers past 64 bits, reals
+# past the double range, \u0000 and unpaired surrogates, which jansson
+# refuses, and recurses once per nesting level. Positions are line and
+# column, in characters.
+_MAX_DEPTH = 64
+# A string (to its end, or the text's), a bracket, a number that may be out of
+# range (an exponent, or 19 digits in a row: shorter ones never are), NaN or
+# Infinity; numbers and words start where the C reader's do.
+_LINT_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]'
+                      r'|(?<![A-Za-z0-9_+.\-])(?=[-0-9])(?=[-+.0-9]*[eE]|[-+.eE0-9]*[0-9]{19})'
+                      r'[-+.eE0-9]+'
+                      r'|(?<![A-Za-z0-9_])(?:NaN|Infinity)', re.S)
+_ESCAPE_RE = re.compile(r'\\.', re.S)
+_HEX4_RE = re.compile(r'[0-9a-fA-F]{4}')
+_INT_RE = re.compile(r'-?[0-9]+\Z')
+
+
+def _hex4(text, at):
+    m = _HEX4_RE.match(text, at)
+    return int(m.group(0), 16) if m else -1
+
+
+def _number_out_of_range(tok):
+    if not re.search(r"[0-9]", tok):
+        return False
+    if _INT_RE.match(tok):
+        digits = tok.lstrip("-").lstrip("0") or "0"
+        limit = "9223372036854775808" if tok.startswith("-") else "9223372036854775807"
+        return len(digits) > 19 or (len(digits) == 19 and digits > limit)
+    try:
+        return math.isinf(float(tok))
+    except ValueError:
+        return False
+
+
+def _string_refusal(text, start, end):
+    """Why the string text[start:end] (from its opening quote) is refused, as
+    (offset, words), or None."""
+    if text.find("\\u", start, end) < 0:
+        return None
+    skip = -1
+    for m in _ESCAPE_RE.finditer(text, start, end):
+        at = m.start()
+        if at < skip or m.group(0) != "\\u":
+            continue
+        code = _hex4(text, at + 2)
+        if code < 0:
+            continue
+        skip = at + 6
+        if code == 0:
+            return at, "\\u0000 is not allowed in a string"
+        if 0xD800 <= code <= 0xDBFF:
+            low = _hex4(text, at + 8) if text.startswith("\\u", at + 6) else -1
+            if not 0xDC00 <= low <= 0xDFFF:
+                return at, "unpaired surrogate '%s' in a string" % text[at:at + 6]
+            skip = at + 12
+        elif 0xDC00 <= code <= 0xDFFF:
+            return at, "unpaired surrogate '%s' in a string" % text[at:at + 6]
+    return None
+
+
+def _prescan(text):
+    """(line, column, words) for what the C reader refuses before parsing, or None."""
+    depth, found = 0, None
+    for m in _LINT_RE.finditer(text):
+        tok, at = m.group(0), m.start()
+        first = tok[0]
+        if first == '"':
+            found = _string_refusal(text, at, m.end())
+        elif first in "[{":
+            depth += 1
+            if depth > _MAX_DEPTH:
+                found = at, "more than %d nested arrays and objects" % _MAX_DEPTH
+        elif first in "]}":
+            depth = max(depth - 1, 0)
+        elif first in "NI":
+            found = at, "'%s' is not JSON" % tok
+        elif _number_out_of_range(tok):
+            found = at, "number out of range"
+        if found is not None:
+            at, words = found
+            return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at), words
+    return None
+
+
+def _refuse_constant(name):
+    raise ValueError("'%s' is not JSON" % name)
+
+
 def _no_duplicates(pairs):
     seen = {}
     for key, value in pairs:
@@ -385,12 +649,19 @@ def load(path, verify_fresh=False):
         raise ManifestError("%s: %s" % (path, e.strerror)) from None
     except UnicodeDecodeError as e:
         raise ManifestError("%s: not UTF-8: %s" % (path, e.reason)) from None
+    refused = _prescan(text)
+    if refused is not None:
+        raise ManifestError("%s:%d:%d: %s" % ((path,) + refused))
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates)
+        data = json.loads(text, object_pairs_hook=_no_duplicates,
+                          parse_constant=_refuse_constant)
     except json.JSONDecodeError as e:
         raise ManifestError("%s:%d:%d: %s" % (path, e.lineno, e.colno, e.msg)) from None
     except ValueError as e:
         raise ManifestError("%s: %s" % (path, e)) from None
+    except RecursionError:
+        # Only when load() itself is called this deep in the stack.
+        raise ManifestError("%s: nested too deeply for this reader" % path) from None
     _Checker(path).manifest(data)
     m = Manifest(data, path)
     if verify_fresh:

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "aiter-probe.h"
@@ -117,10 +118,17 @@ int aiter_probe_manifest_mla_heads(const aiter_probe_manifest *m, int heads, int
 	size_t i;
 
 	json_array_foreach(rows, i, row) {
+		json_int_t launch = json_integer_value(json_object_get(row, "launch_heads"));
+
 		if (json_integer_value(json_object_get(row, "heads")) != heads)
 			continue;
+		/* The loader keeps launch_heads to 1..128; an int is never cut. */
+		if (launch < 1 || launch > INT_MAX) {
+			ap_error_set("plans.mla_heads has no usable row for %d heads", heads);
+			return -1;
+		}
 		if (launch_heads != NULL)
-			*launch_heads = (int)json_integer_value(json_object_get(row, "launch_heads"));
+			*launch_heads = (int)launch;
 		if (mode != NULL)
 			*mode = json_string_value(json_object_get(row, "mode"));
 		if (verified != NULL)

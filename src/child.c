@@ -66,42 +66,71 @@ int ap_child_start(ap_child *c, char *const *argv, double timeout_s)
 		close(err[0]);
 		return rc;
 	}
+	/* Non-blocking: once the child has exited, what is there is read without
+	 * waiting for more (finish). */
+	fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+	fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
 	c->out_fd = out[0];
 	c->err_fd = err[0];
 	c->deadline = now_s() + timeout_s;
 	return 0;
 }
 
-static void drain(int *fd, ap_buf *into, size_t keep)
+/* Once a child has exited, what is left in its pipes is read up to this
+ * much of stderr (stdout stops at AP_CHILD_OUT_MAX): something it left behind
+ * may still be writing. */
+#define EXIT_DRAIN_MAX ((size_t)1 << 20)
+
+static void overflow(ap_child *c)
 {
-	char chunk[4096];
+	c->overflowed = true;
+	ap_buf_free(&c->out);
+	if (c->out_fd >= 0)
+		close(c->out_fd);
+	c->out_fd = -1;
+	/* Not reaped yet (see settle), so the group id is still the child's. */
+	kill(-c->pid, SIGKILL);
+}
+
+/* One read of fd (c's stdout or stderr) into c. Returns the bytes read, 0
+ * when nothing is there now, -1 once fd is done and closed: at its end, on
+ * an error, or when stdout passed AP_CHILD_OUT_MAX. */
+static ssize_t drain(ap_child *c, int *fd)
+{
+	char chunk[65536];
 	ssize_t n = read(*fd, chunk, sizeof chunk);
 
 	if (n > 0) {
-		if (keep == 0 || into->len < keep)
-			ap_buf_append(into, chunk, (size_t)n);
-		return;
+		if (fd == &c->out_fd) {
+			if (c->out.len + (size_t)n > AP_CHILD_OUT_MAX) {
+				overflow(c);
+				return -1;
+			}
+			ap_buf_append(&c->out, chunk, (size_t)n);
+		} else if (c->err.len < STDERR_KEEP) {
+			ap_buf_append(&c->err, chunk, (size_t)n);
+		}
+		return n;
 	}
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
+		return 0;
 	close(*fd);
 	*fd = -1;
+	return -1;
 }
 
-static void reap(ap_child *c)
+/* Whether the child has exited, without reaping it: while it is a zombie
+ * its pid, and so its process group's id, cannot be reused. */
+static bool has_exited(const ap_child *c)
 {
-	int status;
-	pid_t r;
+	siginfo_t info;
+	int r;
 
-	if (c->exited || c->pid <= 0)
-		return;
+	memset(&info, 0, sizeof info);
 	do
-		r = waitpid(c->pid, &status, WNOHANG);
+		r = waitid(P_PID, (id_t)c->pid, &info, WEXITED | WNOHANG | WNOWAIT);
 	while (r < 0 && errno == EINTR);
-	if (r == c->pid) {
-		c->status = status;
-		c->exited = true;
-	}
+	return r == 0 && info.si_pid == c->pid;
 }
 
 static void close_pipes(ap_child *c)
@@ -113,24 +142,56 @@ static void close_pipes(ap_child *c)
 	c->out_fd = c->err_fd = -1;
 }
 
-/* A child is done once it has exited and its pipes are closed, or once the
- * grace after its kill is over: something outside its process group may hold
- * a pipe open, and a process stuck in the driver may not die at once, and
- * neither may hold the scan. */
+/* The child has exited: everything it wrote is in its pipes. Reads what is
+ * there now (the pipes are non-blocking) rather than waiting for their end,
+ * which a process it left behind may hold off for as long as it likes, after
+ * killing what is left of its group; reaps it. */
+static void finish(ap_child *c)
+{
+	size_t err_read = 0;
+	int status;
+	pid_t r;
+
+	kill(-c->pid, SIGKILL);
+	while (c->out_fd >= 0 && drain(c, &c->out_fd) > 0)
+		;
+	while (c->err_fd >= 0 && err_read < EXIT_DRAIN_MAX) {
+		ssize_t n = drain(c, &c->err_fd);
+		if (n <= 0)
+			break;
+		err_read += (size_t)n;
+	}
+	do
+		r = waitpid(c->pid, &status, 0);
+	while (r < 0 && errno == EINTR);
+	if (r == c->pid)
+		c->status = status;
+	c->exited = true;
+	if (c->overflowed && !WIFSIGNALED(c->status))
+		c->status = SIGKILL; /* as killed by SIGKILL: which it was meant to be */
+	close_pipes(c);
+}
+
+/* A child is done once it has exited, or once the grace after its kill is
+ * over: a process stuck in the driver may not die at once, and must not hold
+ * the scan. */
 static bool settle(ap_child *c, double t)
 {
-	if (c->pid <= 0)
-		return true; /* never started */
-	reap(c);
-	if (c->exited && c->out_fd < 0 && c->err_fd < 0)
+	if (c->pid <= 0 || c->exited) {
+		close_pipes(c);
+		return true; /* never started, or done */
+	}
+	if (has_exited(c)) {
+		finish(c);
 		return true;
+	}
 	if (!c->timed_out && t >= c->deadline) {
 		c->timed_out = true;
 		kill(-c->pid, SIGKILL);
 		c->deadline = t + KILL_GRACE_S;
 	} else if (c->timed_out && t >= c->deadline) {
 		close_pipes(c);
-		c->abandoned = !c->exited;
+		c->abandoned = true;
 		return true;
 	}
 	return false;
@@ -173,9 +234,9 @@ void ap_children_wait(ap_child *cs, size_t n)
 				continue;
 			for (i = 0; i < n; i++) {
 				if (fds[k].fd == cs[i].out_fd)
-					drain(&cs[i].out_fd, &cs[i].out, 0);
+					drain(&cs[i], &cs[i].out_fd);
 				else if (fds[k].fd == cs[i].err_fd)
-					drain(&cs[i].err_fd, &cs[i].err, STDERR_KEEP);
+					drain(&cs[i], &cs[i].err_fd);
 			}
 		}
 	}
@@ -203,6 +264,8 @@ char *ap_child_failure(const ap_child *c, const char *what, double timeout_s)
 		                   "killed%s", timeout_s, KILL_GRACE_S, tail);
 	else if (c->timed_out)
 		why = ap_xasprintf("timed out after %g s (killed)%s", timeout_s, tail);
+	else if (c->overflowed)
+		why = ap_xasprintf("%s wrote more than %zu bytes%s", what, AP_CHILD_OUT_MAX, tail);
 	else if (WIFSIGNALED(c->status))
 		why = ap_xasprintf("%s killed by signal %d (%s)%s", what, WTERMSIG(c->status),
 		                   strsignal(WTERMSIG(c->status)), tail);

@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,7 @@ static json_t *child_json(const ap_child *c)
 {
 	json_t *j;
 
-	if (c->timed_out || !WIFEXITED(c->status) || c->out.len == 0)
+	if (c->timed_out || c->overflowed || !WIFEXITED(c->status) || c->out.len == 0)
 		return NULL;
 	j = json_loadb(c->out.data, c->out.len, 0, NULL);
 	if (j != NULL && !json_is_object(j)) {
@@ -37,6 +39,23 @@ static json_t *child_json(const ap_child *c)
 		return NULL;
 	}
 	return j;
+}
+
+/* Every device is an object with a whole "index" of 0 or more: they are
+ * recorded in the manifest, which readers refuse otherwise, and the index
+ * is what --device is given. */
+static bool devices_well_formed(const json_t *devs)
+{
+	const json_t *dev;
+	size_t i;
+
+	json_array_foreach(devs, i, dev) {
+		const json_t *index = json_object_get(dev, "index");
+		if (!json_is_object(dev) || !json_is_integer(index) || json_integer_value(index) < 0 ||
+		    json_integer_value(index) > INT_MAX)
+			return false;
+	}
+	return true;
 }
 
 /* Reads the launcher's device list; NULL with *reason when there is none. */
@@ -64,7 +83,12 @@ static json_t *list_devices(char *path, char **reason)
 	devs = json_incref(json_object_get(answer, "devices"));
 	if (!json_is_array(devs))
 		*reason = ap_xstrdup("the launcher's device list has no \"devices\" array");
-	else if (json_array_size(devs) == 0) {
+	else if (!devices_well_formed(devs)) {
+		*reason = ap_xstrdup("the launcher's device list has an entry that is not an object "
+		                     "with an integer \"index\" of 0 or more");
+		json_decref(devs);
+		devs = NULL;
+	} else if (json_array_size(devs) == 0) {
 		const char *why = json_string_value(json_object_get(answer, "reason"));
 		*reason = ap_xstrdup(why ? why : "no GPU found");
 	}
@@ -123,7 +147,8 @@ static json_t *device_result(const ap_child *c, const json_t *dev, double timeou
 	char *why;
 
 	if (j != NULL && json_is_string(json_object_get(j, "status"))) {
-		if (json_object_get(j, "device") == NULL)
+		/* Readers refuse a device that is not an object. */
+		if (!json_is_object(json_object_get(j, "device")))
 			json_object_set(j, "device", (json_t *)dev);
 		return j;
 	}

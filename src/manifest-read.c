@@ -1,6 +1,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <locale.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,11 @@
 
 #define SCHEMA_PREFIX "aiter-probe.manifest/"
 #define SCHEMA_MAJOR 1
+/* Manifests nest a few levels; more is refused before parsing, by this
+ * reader and the Python one alike (python/aiter_probe.py, _MAX_DEPTH). */
+#define MAX_DEPTH 64
+/* The most heads a plan row names (kernels/mla-plan.h, AP_MLA_MAX_HEADS). */
+#define PLAN_MAX_HEADS 128
 
 /* What a value may be; a mask, so "a string or null" is one check. */
 enum {
@@ -26,6 +33,9 @@ enum {
 };
 
 static const char *const rule_statuses[] = {"matched", "unmatched", "missing", "error", NULL};
+static const char *const seen_classes[] = {"absent",   "outside",    "folder",     "not-file",
+                                           "loop",     "too-long",   "unreadable", "over-hash-cap",
+                                           NULL};
 static const char *const launch_statuses[] = {"passed", "failed", "error", "skipped", NULL};
 static const char *const pad_modes[] = {"none", "repeat-interleave", "tile-slice", NULL};
 
@@ -142,9 +152,13 @@ static int check_schema(const char *file, const json_t *m)
 		return AP_OK;
 	if (strncmp(schema, SCHEMA_PREFIX, strlen(SCHEMA_PREFIX)) == 0) {
 		const char *digits = schema + strlen(SCHEMA_PREFIX);
+		/* Digits only, as the Python reader's pattern: strtol alone would
+		 * take a sign or leading blanks. */
+		size_t ndigits = strspn(digits, "0123456789");
+		bool number = ndigits > 0 && digits[ndigits] == '\0';
 		errno = 0;
-		major = strtol(digits, &end, 10);
-		if (end != digits && *end == '\0' && errno == 0 && major > SCHEMA_MAJOR) {
+		major = number ? strtol(digits, &end, 10) : 0;
+		if (number && errno == 0 && major > SCHEMA_MAJOR) {
 			ap_error_set("%s: schema '%s' is newer than this reader understands (%s)", file,
 			             schema, AP_MANIFEST_SCHEMA);
 			return AP_EINPUT;
@@ -181,14 +195,16 @@ static bool is_sha256_hex(const char *s)
 
 static int check_input(const char *file, const json_t *input, const char *where)
 {
-	json_t *path, *sha, *bytes;
+	json_t *path, *sha, *bytes, *seen = NULL;
 	int rc;
 
 	if (!json_is_object(input))
 		return wrong_kind(file, where, K_OBJECT);
 	if ((rc = field(file, input, where, "path", K_STRING, &path)) < 0 ||
 	    (rc = field(file, input, where, "sha256", K_STRING | K_NULL, &sha)) < 0 ||
-	    (rc = field(file, input, where, "bytes", K_INT | K_NULL, &bytes)) < 0)
+	    (rc = field(file, input, where, "bytes", K_INT | K_NULL, &bytes)) < 0 ||
+	    (rc = field(file, input, where, "seen", K_STRING | K_OPTIONAL, &seen)) < 0 ||
+	    (seen != NULL && (rc = one_of(file, where, "seen", seen, seen_classes)) < 0))
 		return rc;
 	if (json_is_string(sha) && !is_sha256_hex(json_string_value(sha))) {
 		ap_error_set("%s: '%s.sha256' must be 64 lowercase hex digits or null", file, where);
@@ -364,6 +380,13 @@ static int check_plan_row(const char *file, const json_t *row, const char *where
 		ap_error_set("%s: '%s' must have heads and launch_heads of at least 1", file, where);
 		return AP_EINPUT;
 	}
+	/* A consumer takes launch_heads for an int, and pads to it. */
+	if (json_integer_value(heads) > PLAN_MAX_HEADS ||
+	    json_integer_value(launch_heads) > PLAN_MAX_HEADS) {
+		ap_error_set("%s: '%s' must have heads and launch_heads of at most %d", file, where,
+		             PLAN_MAX_HEADS);
+		return AP_EINPUT;
+	}
 	return AP_OK;
 }
 
@@ -376,12 +399,38 @@ static int check_plans(const char *file, const json_t *m)
 	if ((rc = field(file, m, "", "plans", K_OBJECT, &plans)) < 0 ||
 	    (rc = field(file, plans, "plans", "mla_heads", K_ARRAY, &rows)) < 0)
 		return rc;
+	if (json_array_size(rows) == 0) {
+		ap_error_set("%s: 'plans.mla_heads' must not be empty", file);
+		return AP_EINPUT;
+	}
 	json_array_foreach(rows, i, row) {
 		char *where = ap_xasprintf("plans.mla_heads[%zu]", i);
 		rc = check_plan_row(file, row, where);
 		free(where);
 		if (rc < 0)
 			return rc;
+	}
+	return AP_OK;
+}
+
+/* The GPUs of the scan; older readers did not look at them, so the key may
+ * be absent, but what is there is a list of objects. */
+static int check_devices(const char *file, const json_t *m)
+{
+	json_t *devices, *dev;
+	size_t i;
+	int rc;
+
+	rc = field(file, m, "", "devices", K_ARRAY | K_OPTIONAL, &devices);
+	if (rc < 0 || devices == NULL)
+		return rc;
+	json_array_foreach(devices, i, dev) {
+		if (!json_is_object(dev)) {
+			char *where = ap_xasprintf("devices[%zu]", i);
+			rc = wrong_kind(file, where, K_OBJECT);
+			free(where);
+			return rc;
+		}
 	}
 	return AP_OK;
 }
@@ -398,27 +447,230 @@ static int check_manifest(const char *file, const json_t *m)
 	    (rc = check_inputs(file, m)) < 0 ||
 	    (rc = check_keyed(file, m, "rules", check_rule)) < 0 ||
 	    (rc = check_keyed(file, m, "capabilities", check_capability)) < 0 ||
-	    (rc = check_plans(file, m)) < 0)
+	    (rc = check_devices(file, m)) < 0 || (rc = check_plans(file, m)) < 0)
 		return rc;
+	return AP_OK;
+}
+
+/* --- What is refused before parsing. -------------------------------------
+ * The Python reader's json module takes what jansson refuses (NaN, Infinity,
+ * integers past 64 bits, reals past the double range, \u0000, unpaired
+ * surrogates) and recurses once per nesting level. Both readers look for
+ * these first, the same way (python/aiter_probe.py, _prescan), so that they
+ * refuse the same manifests with the same words: "FILE:LINE:COLUMN: ...",
+ * columns in characters. */
+
+static bool is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_word_char(unsigned char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_number_char(unsigned char c)
+{
+	return is_digit(c) || c == '+' || c == '-' || c == '.' || c == 'e' || c == 'E';
+}
+
+/* Four hex digits at p (n bytes there), or -1. */
+static long hex4(const unsigned char *p, size_t n)
+{
+	long v = 0;
+	size_t i;
+
+	if (n < 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		unsigned char c = p[i];
+		int d = is_digit(c) ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		        : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/* Whether the number token t (n bytes) is past what this reader keeps: an
+ * integer outside 64 bits, or a real that overflows a double. Tokens that
+ * are not numbers are left to the parser. */
+static bool number_out_of_range(const unsigned char *t, size_t n)
+{
+	const unsigned char *d = t;
+	size_t nd = n, i;
+	bool integer = true, digit = false, overflows;
+	char *text, *end;
+	double v;
+
+	for (i = 0; i < n; i++) {
+		if (is_digit(t[i]))
+			digit = true;
+		else if (!(i == 0 && t[i] == '-'))
+			integer = false;
+	}
+	if (!digit)
+		return false;
+	if (integer) {
+		const char *limit = t[0] == '-' ? "9223372036854775808" : "9223372036854775807";
+		if (t[0] == '-') {
+			d++;
+			nd--;
+		}
+		while (nd > 1 && d[0] == '0') {
+			d++;
+			nd--;
+		}
+		return nd > 19 || (nd == 19 && memcmp(d, limit, 19) > 0);
+	}
+	/* strtod reads the locale's decimal point. */
+	{
+		const char *point = localeconv()->decimal_point;
+		ap_buf b = AP_BUF_INIT;
+		for (i = 0; i < n; i++) {
+			if (t[i] == '.')
+				ap_buf_puts(&b, point != NULL && *point != '\0' ? point : ".");
+			else
+				ap_buf_putc(&b, (char)t[i]);
+		}
+		text = ap_buf_detach(&b);
+	}
+	v = strtod(text, &end);
+	overflows = *end == '\0' && end != text && isinf(v);
+	free(text);
+	return overflows;
+}
+
+/* Refuses what is at s[at]: line and column (in characters, each UTF-8
+ * sequence one) as the Python reader counts them. */
+static int refuse_at(const char *file, const unsigned char *s, size_t at, const char *what)
+{
+	unsigned line = 1, col = 1;
+	size_t i;
+
+	for (i = 0; i < at; i++) {
+		if (s[i] == '\n') {
+			line++;
+			col = 1;
+		} else if ((s[i] & 0xC0) != 0x80) {
+			col++;
+		}
+	}
+	ap_error_at(file, line, col, "%s", what);
+	return AP_EINPUT;
+}
+
+static int prescan(const char *file, const unsigned char *s, size_t n)
+{
+	size_t depth = 0, i = 0;
+	bool in_string = false;
+	char what[64];
+
+	while (i < n) {
+		unsigned char c = s[i];
+
+		if (in_string) {
+			if (c == '"') {
+				in_string = false;
+			} else if (c == '\\' && i + 1 < n && s[i + 1] == 'u') {
+				long code = hex4(s + i + 2, n - i - 2);
+				size_t len = code < 0 ? 2 : 6;
+				if (code == 0)
+					return refuse_at(file, s, i, "\\u0000 is not allowed in a string");
+				if (code >= 0xD800 && code <= 0xDBFF) {
+					long low = i + 7 < n && s[i + 6] == '\\' && s[i + 7] == 'u'
+					           ? hex4(s + i + 8, n - i - 8) : -1;
+					if (low < 0xDC00 || low > 0xDFFF)
+						code = -2;
+					len = 12;
+				}
+				if (code == -2 || (code >= 0xDC00 && code <= 0xDFFF)) {
+					snprintf(what, sizeof what, "unpaired surrogate '\\u%.4s' in a string",
+					         (const char *)s + i + 2);
+					return refuse_at(file, s, i, what);
+				}
+				i += len;
+				continue;
+			} else if (c == '\\' && i + 1 < n) {
+				i += 2;
+				continue;
+			}
+			i++;
+			continue;
+		}
+		if (c == '"') {
+			in_string = true;
+		} else if (c == '[' || c == '{') {
+			if (++depth > MAX_DEPTH) {
+				snprintf(what, sizeof what, "more than %d nested arrays and objects",
+				         MAX_DEPTH);
+				return refuse_at(file, s, i, what);
+			}
+		} else if (c == ']' || c == '}') {
+			if (depth > 0)
+				depth--;
+		} else if ((c == '-' || is_digit(c)) &&
+		           (i == 0 || !(is_word_char(s[i - 1]) || is_number_char(s[i - 1])))) {
+			size_t len = 1;
+			while (i + len < n && is_number_char(s[i + len]))
+				len++;
+			if (number_out_of_range(s + i, len))
+				return refuse_at(file, s, i, "number out of range");
+			i += len;
+			continue;
+		} else if ((c == 'N' || c == 'I') && (i == 0 || !is_word_char(s[i - 1]))) {
+			const char *word = c == 'N' ? "NaN" : "Infinity";
+			if (n - i >= strlen(word) && memcmp(s + i, word, strlen(word)) == 0) {
+				snprintf(what, sizeof what, "'%s' is not JSON", word);
+				return refuse_at(file, s, i, what);
+			}
+		}
+		i++;
+	}
+	return AP_OK;
+}
+
+/* The whole file, or AP_EIO with the message set. */
+static int slurp(const char *path, ap_buf *into)
+{
+	char chunk[65536];
+	FILE *fp = fopen(path, "rb");
+	size_t got;
+	int err;
+
+	if (fp == NULL) {
+		ap_error_set("%s: %s", path, strerror(errno));
+		return AP_EIO;
+	}
+	while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0)
+		ap_buf_append(into, chunk, got);
+	err = ferror(fp) ? errno : 0;
+	fclose(fp);
+	if (err != 0) {
+		ap_error_set("%s: %s", path, strerror(err));
+		return AP_EIO;
+	}
 	return AP_OK;
 }
 
 int ap_manifest_read_file(const char *path, json_t **out)
 {
 	json_error_t jerr;
+	ap_buf text = AP_BUF_INIT;
 	json_t *m;
-	FILE *fp;
 	int rc;
 
 	*out = NULL;
-	fp = fopen(path, "rb");
-	if (fp == NULL) {
-		ap_error_set("%s: %s", path, strerror(errno));
-		return AP_EIO;
+	if ((rc = slurp(path, &text)) < 0 ||
+	    (rc = prescan(path, (const unsigned char *)text.data, text.len)) < 0) {
+		ap_buf_free(&text);
+		return rc;
 	}
 	/* Duplicate keys would let two readers see two different manifests. */
-	m = json_loadf(fp, JSON_REJECT_DUPLICATES, &jerr);
-	fclose(fp);
+	m = json_loadb(text.len > 0 ? text.data : "", text.len, JSON_REJECT_DUPLICATES, &jerr);
+	ap_buf_free(&text);
 	if (m == NULL) {
 		ap_error_at(path, jerr.line > 0 ? (unsigned)jerr.line : 0,
 		            jerr.column > 0 ? (unsigned)jerr.column : 0, "%s", jerr.text);

@@ -807,18 +807,42 @@ static int io_error(const char *path, int err)
 	return err == ENOENT || err == ENOTDIR ? AP_EINPUT : AP_EIO;
 }
 
+static int not_regular(const char *path)
+{
+	ap_error_set("%s: not a regular file", path);
+	return AP_EINPUT;
+}
+
+/* A pack is a regular file: a FIFO would block the load for ever, a device
+ * read without end. The type is looked at before opening (opening a device
+ * can do things) and again on what was opened, non-blocking, in case the
+ * path changed in between. */
 static int load_file(ap_ruleset *rs, const char *path)
 {
 	char *data = NULL;
 	size_t len = 0;
 	size_t cap = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd;
 	int rc = 0;
 
+	if (stat(path, &st) != 0)
+		return io_error(path, errno);
+	if (!S_ISREG(st.st_mode))
+		return not_regular(path);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return io_error(path, errno);
-	/* Read past the cap so an oversized pack is refused, also when it is a
-	 * pipe whose size stat cannot tell. */
+	if (fstat(fd, &st) != 0)
+		rc = io_error(path, errno);
+	else if (!S_ISREG(st.st_mode))
+		rc = not_regular(path);
+	if (rc != 0) {
+		close(fd);
+		return rc;
+	}
+	/* Read past the cap so an oversized pack is refused, also when it grows
+	 * while it is read. */
 	while (len <= PACK_MAX_BYTES) {
 		ssize_t n;
 
@@ -880,14 +904,11 @@ static int load_dir(ap_ruleset *rs, const char *dir)
 	closedir(d);
 	if (nnames > 0)
 		qsort(names, nnames, sizeof *names, cmp_names);
-	for (size_t i = 0; i < nnames && rc == 0; i++) {
-		struct stat st;
-
-		if (stat(names[i], &st) != 0)
-			rc = io_error(names[i], errno);
-		else if (S_ISREG(st.st_mode))
-			rc = load_file(rs, names[i]);
-	}
+	/* A .yaml or .yml entry that is not a regular file (a folder, a FIFO, a
+	 * device) is refused, not skipped: a pack that silently does not load
+	 * checks nothing. */
+	for (size_t i = 0; i < nnames && rc == 0; i++)
+		rc = load_file(rs, names[i]);
 	for (size_t i = 0; i < nnames; i++)
 		free(names[i]);
 	free(names);
@@ -1004,13 +1025,31 @@ static int order_probes(const ap_ruleset *rs, const probe_deps *deps, size_t *or
 	return rc;
 }
 
+/* A set without a rule or a probe would run a scan that checks nothing and
+ * looks like a pass. */
+static int refuse_empty(const ap_ruleset *rs)
+{
+	if (rs->nrules > 0 || rs->nprobes > 0)
+		return 0;
+	if (rs->nfiles == 0)
+		ap_error_set("no rules and no probes: no rule pack (a .yaml or .yml file) was loaded");
+	else
+		ap_error_set("no rules and no probes: the %zu rule pack(s) loaded define none",
+		             rs->nfiles);
+	return AP_EINPUT;
+}
+
 int ap_ruleset_finish(ap_ruleset *rs)
 {
 	size_t n = rs->nprobes;
-	probe_deps *deps = ap_xcalloc(n, sizeof *deps);
-	size_t *order = ap_xcalloc(n, sizeof *order);
-	int rc = 0;
+	probe_deps *deps;
+	size_t *order;
+	int rc = refuse_empty(rs);
 
+	if (rc != 0)
+		return rc;
+	deps = ap_xcalloc(n, sizeof *deps);
+	order = ap_xcalloc(n, sizeof *order);
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = resolve_expr(rs, rs->probes[i].requires, &deps[i].v, &deps[i].n, &deps[i].cap);
 	if (rc == 0)

@@ -92,6 +92,49 @@ static void test_not_json(void **state)
 	expect_text_refused("{} trailing", ":1:11: end of file expected near 'trailing'");
 }
 
+/* What the Python reader's json would take, or recurse on, is refused first,
+ * with the words and position python/aiter_probe.py gives too. */
+static void test_refused_before_parsing(void **state)
+{
+	ap_buf deep = AP_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < 100000; i++)
+		ap_buf_putc(&deep, '[');
+	expect_text_refused(deep.data, ":1:65: more than 64 nested arrays and objects");
+	ap_buf_free(&deep);
+	for (i = 0; i < 100000; i++)
+		ap_buf_puts(&deep, "{\"a\": ");
+	expect_text_refused(deep.data, ":1:385: more than 64 nested arrays and objects");
+	ap_buf_free(&deep);
+	/* 64 levels are read, and brackets in strings are text. */
+	for (i = 0; i < 64; i++)
+		ap_buf_putc(&deep, '[');
+	for (i = 0; i < 64; i++)
+		ap_buf_putc(&deep, ']');
+	expect_text_refused(deep.data, ": not a manifest: the top level is not a JSON object");
+	ap_buf_free(&deep);
+	expect_text_refused("[\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"]",
+	                    ": not a manifest: the top level is not a JSON object");
+
+	expect_text_refused("{\"a\": \"x\\u0000\"}", ":1:9: \\u0000 is not allowed in a string");
+	expect_text_refused("{\"a\": \"\\ud800\"}", ":1:8: unpaired surrogate '\\ud800' in a string");
+	expect_text_refused("{\"a\": \"\\uDBFF\\u0041\"}",
+	                    ":1:8: unpaired surrogate '\\uDBFF' in a string");
+	expect_text_refused("{\"a\": \"\\ud83d\\ude00\\udc00\"}",
+	                    ":1:20: unpaired surrogate '\\udc00' in a string");
+	expect_text_refused("{\"a\": NaN}", ":1:7: 'NaN' is not JSON");
+	expect_text_refused("{\"a\": -Infinity}", ":1:8: 'Infinity' is not JSON");
+	expect_text_refused("{\"a\": 9223372036854775808}", ":1:7: number out of range");
+	expect_text_refused("{\"a\": -9223372036854775809}", ":1:7: number out of range");
+	expect_text_refused("{\"a\": 1e400}", ":1:7: number out of range");
+	/* Columns count characters, é one. */
+	expect_text_refused("{\"a\":\n  \"\xc3\xa9\", \"b\": [NaN]}", ":2:14: 'NaN' is not JSON");
+	/* In range: parsed, and the manifest checks go on. */
+	expect_text_refused("{\"a\": -9223372036854775808, \"b\": 1e-400, \"c\": \"\\ud83d\\ude00\"}",
+	                    ": missing key 'schema'");
+}
+
 /* One edit of good.json: at the object or array reached by `parent` (keys
  * and indices separated by '/'), set `key` to the JSON `value`, or delete it
  * when value is NULL. */
@@ -194,6 +237,21 @@ static const struct edit edits[] = {
 	{"plans/mla_heads/23", "verified", "1", "'plans.mla_heads[23].verified' must be true or false"},
 	{"plans/mla_heads/0", "heads", "0",
 	 "'plans.mla_heads[0]' must have heads and launch_heads of at least 1"},
+	/* 2^40: a consumer's int would see 0. */
+	{"plans/mla_heads/23", "launch_heads", "1099511627776",
+	 "'plans.mla_heads[23]' must have heads and launch_heads of at most 128"},
+	{"plans/mla_heads/0", "heads", "129",
+	 "'plans.mla_heads[0]' must have heads and launch_heads of at most 128"},
+	{"plans", "mla_heads", "[]", "'plans.mla_heads' must not be empty"},
+	{"", "devices", "[1]", "'devices[0]' must be an object"},
+	{"", "devices", "[{\"index\": 0}, \"gpu\"]", "'devices[1]' must be an object"},
+	{"", "devices", "{}", "'devices' must be an array"},
+	{"", "schema", "\"aiter-probe.manifest/+2\"",
+	 "schema 'aiter-probe.manifest/+2' is not one this reader understands "
+	 "(aiter-probe.manifest/1)"},
+	{"", "schema", "\"aiter-probe.manifest/ 2\"",
+	 "schema 'aiter-probe.manifest/ 2' is not one this reader understands "
+	 "(aiter-probe.manifest/1)"},
 };
 
 static void test_edits(void **state)
@@ -232,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_newer_schema),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_not_json),
+		cmocka_unit_test(test_refused_before_parsing),
 		cmocka_unit_test(test_edits),
 		cmocka_unit_test(test_unknown_keys_ignored),
 	};

@@ -307,7 +307,9 @@ static void test_empty_sequences_and_probes_only(void **state)
 	assert_int_equal(rs->nrules, 0);
 	assert_int_equal(rs->nprobes, 0);
 	assert_int_equal(rs->nfiles, 1);
-	assert_int_equal(ap_ruleset_finish(rs), 0);
+	assert_int_equal(ap_ruleset_finish(rs), AP_EINPUT);
+	assert_string_equal(ap_error_last(),
+	                    "no rules and no probes: the 1 rule pack(s) loaded define none");
 	ap_ruleset_free(rs);
 
 	/* A BOM and CRLF line endings are fine. */
@@ -844,7 +846,7 @@ static void test_load_folder(void **state)
 	write_file(dir, ".hidden.yaml", "not: [valid\n");
 	write_file(dir, "notes.txt", "not: [valid\n");
 	write_file(dir, "x.yaml.bak", "not: [valid\n");
-	path = ap_xasprintf("%s/sub.yaml", dir);
+	path = ap_xasprintf("%s/sub", dir);
 	assert_int_equal(mkdir(path, 0700), 0);
 	free(path);
 

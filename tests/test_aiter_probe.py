@@ -1,12 +1,15 @@
 """The Python reader: loading, lookups, freshness, refusals, agreement with
 the aiter-probe command, and how a serving backend routes 24 heads."""
 
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 SRCDIR = os.environ["AP_SRCDIR"]
@@ -121,6 +124,21 @@ class LoadTest(unittest.TestCase):
              "'plans.mla_heads[23].mode' must be one of none, repeat-interleave, tile-slice "
              "(not 'pad')"),
             (lambda d: d.pop("plans"), "missing key 'plans'"),
+            (lambda d: d["plans"]["mla_heads"][23].__setitem__("launch_heads", 2 ** 40),
+             "'plans.mla_heads[23]' must have heads and launch_heads of at most 128"),
+            (lambda d: d["plans"]["mla_heads"][0].__setitem__("heads", 129),
+             "'plans.mla_heads[0]' must have heads and launch_heads of at most 128"),
+            (lambda d: d["plans"].__setitem__("mla_heads", []),
+             "'plans.mla_heads' must not be empty"),
+            (lambda d: d.__setitem__("devices", [1]), "'devices[0]' must be an object"),
+            (lambda d: d["devices"].append("gpu"), "'devices[1]' must be an object"),
+            (lambda d: d.__setitem__("devices", {}), "'devices' must be an array"),
+            (lambda d: d.__setitem__("schema", "aiter-probe.manifest/+2"),
+             "schema 'aiter-probe.manifest/+2' is not one this reader understands "
+             "(aiter-probe.manifest/1)"),
+            (lambda d: d.__setitem__("schema", "aiter-probe.manifest/" + "9" * 5000),
+             "schema 'aiter-probe.manifest/%s' is not one this reader understands "
+             "(aiter-probe.manifest/1)" % ("9" * 5000)),
         ]
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "m.json")
@@ -136,6 +154,164 @@ class LoadTest(unittest.TestCase):
                 f.write('{"schema": "aiter-probe.manifest/1", "schema": "x"}')
             with self.assertRaisesRegex(aiter_probe.ManifestError, "duplicate object key 'schema'"):
                 aiter_probe.load(path)
+
+
+AP = os.path.join(BUILDDIR or "", "aiter-probe")
+HAVE_AP = bool(BUILDDIR) and os.path.exists(AP)
+
+
+def c_refusal(path):
+    """What the C reader (aiter-probe verify) says of the manifest at path, or None."""
+    run = subprocess.run([AP, "verify", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, errors="replace")
+    if run.returncode != 2 or not run.stderr.startswith("aiter-probe: "):
+        return None
+    return run.stderr[len("aiter-probe: "):].rstrip("\n")
+
+
+class HostileTest(unittest.TestCase):
+    """Deep, malformed and mistyped manifests: ManifestError, never another
+    exception, with the C reader's words."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ap-test-hostile-")
+        self.path = os.path.join(self.tmp, "m.json")
+        with open(manifest("good.json")) as f:
+            self.good = json.load(f)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def write(self, text):
+        with open(self.path, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(text)
+
+    def refusal(self, text):
+        """The Python reader's message for text (checked to be a ManifestError)."""
+        self.write(text)
+        try:
+            aiter_probe.load(self.path)
+        except aiter_probe.ManifestError as e:
+            return str(e)
+        except Exception as e:  # noqa: BLE001 - the point of the test
+            self.fail("%s: %r" % (type(e).__name__, e))
+        return None
+
+    def expect(self, text, message, same_in_c=True):
+        got = self.refusal(text)
+        self.assertEqual(got, "%s%s" % (self.path, message))
+        if same_in_c and HAVE_AP:
+            self.assertEqual(c_refusal(self.path), got, "the C reader says otherwise")
+
+    def good_with(self, value):
+        """good.json with its first capability's reason set to the JSON text value."""
+        doc = json.dumps(self.good)
+        key = '"reason": '
+        at = doc.index(key, doc.index('"capabilities"')) + len(key)
+        end = doc.index('"', at + 1) + 1
+        return doc[:at] + value + doc[end:]
+
+    def test_deep(self):
+        self.expect("[" * 100000, ":1:65: more than 64 nested arrays and objects")
+        self.expect('{"a": ' * 100000, ":1:385: more than 64 nested arrays and objects")
+        self.expect("\n " + "[" * 64 + "]" * 64 + " [" + "{\"x\": [" * 40,
+                    ":2:355: more than 64 nested arrays and objects")
+        # 64 levels are read; brackets inside strings do not count.
+        self.expect("[" * 64 + "]" * 64, ": not a manifest: the top level is not a JSON object")
+        self.expect('["' + "[" * 100 + '"]',
+                    ": not a manifest: the top level is not a JSON object")
+
+    def test_refused_before_parsing(self):
+        # (the value, where in it the refusal points, the words)
+        for value, offset, message in [
+            ('"a\\u0000b"', 2, "\\u0000 is not allowed in a string"),
+            ('"\\ud800"', 1, "unpaired surrogate '\\ud800' in a string"),
+            ('"\\uDBFF\\u0041"', 1, "unpaired surrogate '\\uDBFF' in a string"),
+            ('"\\ud800\\udc00\\udc00"', 13, "unpaired surrogate '\\udc00' in a string"),
+            ("NaN", 0, "'NaN' is not JSON"),
+            ("-Infinity", 1, "'Infinity' is not JSON"),
+            ("9223372036854775808", 0, "number out of range"),
+            ("-9223372036854775809", 0, "number out of range"),
+            ("1" * 5000, 0, "number out of range"),
+            ("1e400", 0, "number out of range"),
+            ("-2.5E+309", 0, "number out of range"),
+        ]:
+            text = self.good_with("\n  " + value)
+            line = text.count("\n", 0, text.index(value)) + 1
+            self.expect(text, ":%d:%d: %s" % (line, 3 + offset, message))
+
+    def test_accepted_edges(self):
+        for value in ('"\\ud83d\\ude00 \\u00e9"', "-9223372036854775808", "1e308",
+                      '"NaN Infinity [[[["', "1e-400"):
+            text = self.good_with(value)
+            got = self.refusal(text)
+            # Only the reason's type may be refused, never the text.
+            if got is not None:
+                self.assertTrue(got.endswith("must be a string"), got)
+            if HAVE_AP:
+                # Read by C too: it goes on to the root, which is not there.
+                self.assertEqual(c_refusal(self.path), got or "%s: aiter root '/opt/aiter': "
+                                 "No such file or directory" % self.path)
+
+    def test_malformed(self):
+        for text in ["", "{", '{"schema": ', "[1, 2]", "1", '"x"', "null", "\ufeff{}",
+                     "{} trailing", '{"a": tru}', '{"a": 01}', '{"a": "\\x"}',
+                     '{"a": "\t"}', '{"a" 1}', '{,}', "[" * 64 + "]" * 63, "\\", '"\\']:
+            self.assertIsNotNone(self.refusal(text), repr(text))
+        with open(self.path, "wb") as f:
+            f.write(b'{"a": "\xff"}')
+        with self.assertRaises(aiter_probe.ManifestError):
+            aiter_probe.load(self.path)
+
+    def test_wrong_types_anywhere(self):
+        """Every value of good.json (the plan's first two rows only) replaced by
+        a value of each other type: refused with a ManifestError, or read;
+        with the C reader's message."""
+        doc = json.loads(json.dumps(self.good))
+        doc["plans"]["mla_heads"] = doc["plans"]["mla_heads"][:2]
+        spots = []
+
+        def visit(node, trail):
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for k, v in items:
+                spots.append(trail + [k])
+                if isinstance(v, (dict, list)):
+                    visit(v, trail + [k])
+
+        visit(doc, [])
+        for trail in spots:
+            for value in (None, True, 7, -1, 2.5, "s", [], {}, [1], {"a": 1}):
+                edited = json.loads(json.dumps(doc))
+                at = edited
+                for k in trail[:-1]:
+                    at = at[k]
+                if type(at[trail[-1]]) is type(value) and not isinstance(value, (list, dict)):
+                    continue
+                at[trail[-1]] = value
+                got = self.refusal(json.dumps(edited))
+                if HAVE_AP:
+                    self.assertEqual(c_refusal(self.path), got or "%s: aiter root '/opt/aiter': "
+                                     "No such file or directory" % self.path, trail)
+        self.assertGreater(len(spots), 50)
+
+    def test_recursion_deep_in_the_caller(self):
+        """Even when load() is called near the recursion limit."""
+        self.write(json.dumps(self.good))
+        limit = sys.getrecursionlimit()
+
+        def deep(n):
+            if n == 0:
+                try:
+                    aiter_probe.load(self.path)
+                except aiter_probe.ManifestError:
+                    pass
+                return
+            deep(n - 1)
+        try:
+            sys.setrecursionlimit(200)
+            deep(150)
+        finally:
+            sys.setrecursionlimit(limit)
 
 
 class FreshnessTest(unittest.TestCase):
@@ -207,13 +383,165 @@ class FreshnessTest(unittest.TestCase):
                              % (self.tree.path, path, why))
 
     def test_unreadable_input(self):
+        # A file read in the scan that became a symlink loop: changed, not
+        # an error, in both readers.
         os.unlink(self.tree.file(RED))
         os.symlink(os.path.basename(RED), self.tree.file(RED))
-        with self.assertRaises(aiter_probe.ManifestError) as cm:
+        with self.assertRaises(aiter_probe.StaleManifestError) as cm:
             aiter_probe.load(self.tree.path, verify_fresh=True)
-        self.assertNotIsInstance(cm.exception, aiter_probe.StaleManifestError)
-        self.assertEqual(str(cm.exception), "%s: input '%s': Too many levels of symbolic links"
-                         % (self.tree.path, RED))
+        self.assertEqual(cm.exception.stale, [(RED, "changed")])
+        self.assertStale(aiter_probe.load(self.tree.path), [(RED, "changed")])
+
+    def assertStale(self, m, want, msg=None):
+        """m.stale_inputs() is want, and the C reader (aiter-probe verify) agrees."""
+        self.assertEqual(m.stale_inputs(), want, msg)
+        if HAVE_AP:
+            run = subprocess.run([AP, "verify", m.path], stdout=subprocess.PIPE,
+                                 universal_newlines=True)
+            self.assertEqual(run.returncode, 1 if want else 0, msg)
+            lines = run.stdout.splitlines()[1:]
+            self.assertEqual([tuple(reversed(line.split())) for line in lines], want, msg)
+
+    def test_symlink_loops(self):
+        red = self.tree.file(RED)
+        os.unlink(red)
+        os.symlink("reduce.b", red)
+        os.symlink("reduce.cu", red[:-len("cu")] + "b")
+        self.assertStale(aiter_probe.load(self.tree.path), [(RED, "changed")])
+        # Through a folder that leads to itself: every input under it.
+        os.unlink(red)
+        shutil.copy(self.tree.file(META), red)
+        kernels = self.tree.file("csrc/kernels")
+        os.rename(os.path.join(kernels, "mla"), os.path.join(kernels, "mla.d"))
+        os.symlink("mla/../mla", os.path.join(kernels, "mla"))
+        m = aiter_probe.load(self.tree.path)
+        stale = m.stale_inputs()
+        self.assertIn((RED, "changed"), stale)
+        self.assertStale(m, stale)
+
+    @unittest.skipUnless(HAVE_AP, "needs the aiter-probe program")
+    def test_unread_inputs_verify_by_what_was_seen(self):
+        # Inputs the scan could not read verify fresh while they stay what
+        # they were, and stale when that changes (both readers).
+        root = tempfile.mkdtemp(prefix="ap-test-seen-")
+        self.addCleanup(shutil.rmtree, root)
+        os.makedirs(os.path.join(root, "csrc"))
+        os.symlink("b.cu", os.path.join(root, "csrc", "a.cu"))
+        os.symlink("a.cu", os.path.join(root, "csrc", "b.cu"))
+        os.makedirs(os.path.join(root, "csrc", "d.cu"))
+        pack = os.path.join(root, "pack.yaml")
+        with open(pack, "w") as f:
+            f.write("rules:\n  - {id: a, file: csrc/a.cu, literal: x}\n"
+                    "  - {id: d, file: csrc/d.cu, literal: x}\n")
+        out = os.path.join(root, "m.json")
+        subprocess.run([AP, "scan", "--aiter-root", root, "--no-default-rules", "--rules", pack,
+                        "--no-launch", "-o", out], check=True)
+        m = aiter_probe.load(out)
+        self.assertEqual([(i["path"], i.get("seen")) for i in m.data["inputs"]][:2],
+                         [("csrc/a.cu", "loop"), ("csrc/d.cu", "folder")])
+        self.assertStale(m, [])
+        os.rmdir(os.path.join(root, "csrc", "d.cu"))
+        os.mkfifo(os.path.join(root, "csrc", "d.cu"))
+        self.assertStale(m, [("csrc/d.cu", "changed")])
+
+    def test_symlinks_out_and_back_in(self):
+        red = self.tree.file(RED)
+        kept = self.tree.file("csrc/kernels/kept.cu")
+        shutil.copy(red, kept)
+        outside = os.path.join(self.tree.dir, "outside.cu")
+        shutil.copy(red, outside)
+        m = aiter_probe.load(self.tree.path)
+        for target, want in [
+            (outside, [(RED, "changed")]),                        # absolute, out
+            ("../../../../outside.cu", [(RED, "changed")]),       # '..' past the root
+            (os.path.join(self.tree.dir, "gone.cu"), [(RED, "vanished")]),
+            ("../../../../gone.cu", [(RED, "vanished")]),
+            (kept, []),                                           # absolute, in
+            ("../kept.cu", []),
+            ("../../../../tree/csrc/kernels/kept.cu", []),        # out and back in
+            ("metadata/../../kept.cu", []),
+            ("../../kernels/../kernels/mla/../kept.cu", []),
+        ]:
+            os.unlink(red)
+            os.symlink(target, red)
+            self.assertStale(m, want, target)
+        # A folder on the way that is a symlink out.
+        os.unlink(red)
+        shutil.copy(kept, red)
+        mla = self.tree.file("csrc/kernels/mla")
+        out_dir = os.path.join(self.tree.dir, "mla-outside")
+        os.rename(mla, out_dir)
+        os.symlink(out_dir, mla)
+        self.assertStale(m, [(RED, "changed"), (META, "changed")])
+        os.unlink(mla)
+        os.symlink("../../../mla-outside", mla)
+        self.assertStale(m, [(RED, "changed"), (META, "changed")])
+
+    def test_fifo_on_the_way(self):
+        metadata = self.tree.file("csrc/kernels/mla/metadata")
+        shutil.rmtree(metadata)
+        os.mkfifo(metadata)
+        start = time.monotonic()
+        self.assertStale(aiter_probe.load(self.tree.path), [(META, "vanished")])
+        self.assertLess(time.monotonic() - start, 5)
+
+    def listing_manifest(self, rel, text):
+        with open(self.tree.path) as f:
+            data = json.load(f)
+        data["inputs"].append({"path": rel, "bytes": len(text),
+                               "sha256": hashlib.sha256(text).hexdigest()})
+        self.tree.write(data)
+        return aiter_probe.load(self.tree.path)
+
+    def test_listing(self):
+        m = self.listing_manifest("csrc/kernels/mla/", b"metadata/\nreduce.cu\n")
+        self.assertStale(m, [])
+        mla = self.tree.file("csrc/kernels/mla")
+        os.rename(mla, mla + ".d")
+        # Files are read through a symlink inside the root; a listing never is.
+        os.symlink("mla.d", mla)
+        self.assertStale(m, [("csrc/kernels/mla/", "changed")])
+        os.unlink(mla)
+        os.mkfifo(mla)
+        self.assertStale(m, [(RED, "vanished"), (META, "vanished"),
+                             ("csrc/kernels/mla/", "changed")])
+
+    def test_race_folder_swapped_for_symlink_out(self):
+        """A thread swaps csrc/kernels/mla for a symlink to an outside folder
+        that holds what the manifest recorded, 2,000 times, while freshness is
+        checked in a loop: the inside files differ, so a reader that stays
+        beneath the root never finds them fresh."""
+        mla = self.tree.file("csrc/kernels/mla")
+        outside = os.path.join(self.tree.dir, "outside-mla")
+        shutil.copytree(mla, outside)
+        open(os.path.join(outside, "extra.cu"), "w").close()
+        m = self.listing_manifest("csrc/kernels/mla/", b"extra.cu\nmetadata/\nreduce.cu\n")
+        for rel in (RED, META):
+            with open(self.tree.file(rel), "a") as f:
+                f.write("// inside\n")
+        watched = {RED, META, "csrc/kernels/mla/"}
+        stash, link = mla + ".real", mla + ".link"
+        os.symlink(outside, link)
+
+        def swap():
+            for _ in range(2000):
+                os.rename(mla, stash)
+                os.rename(link, mla)
+                os.rename(mla, link)
+                os.rename(stash, mla)
+
+        swapper = threading.Thread(target=swap)
+        checks = 0
+        start = time.monotonic()
+        swapper.start()
+        try:
+            while swapper.is_alive() and time.monotonic() - start < 20:
+                stale = {path for path, _ in m.stale_inputs()}
+                self.assertEqual(stale & watched, watched, "an outside file was read as fresh")
+                checks += 1
+        finally:
+            swapper.join()
+        self.assertGreater(checks, 0)
 
     def test_missing_root(self):
         shutil.rmtree(self.tree.root)
