@@ -31,8 +31,8 @@ static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r)
 	}
 	ap_kind_run_rule(rule->kind, rule->state, &run);
 	if (res->matches.over > 0) {
-		ap_rule_set_error(res, "matched %zu times, more than the %d a rule may report",
-		                  res->matches.n + res->matches.over, AP_MATCH_MAX);
+		ap_rule_set_error(res, "matched more than %d times, the most a rule may report",
+		                  AP_MATCH_MAX);
 		ap_match_list_free(&res->matches);
 	}
 }

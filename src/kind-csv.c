@@ -293,7 +293,7 @@ static void csv_run(const void *state, ap_kind_run *run)
 				if (v != NULL)
 					ap_match_capture(m, cr->caps[i].name, v, strlen(v));
 			}
-			if (run->rule->collect == AP_COLLECT_FIRST)
+			if (run->rule->collect == AP_COLLECT_FIRST || res->matches.over)
 				break;
 		}
 		res->status = res->matches.n > 0 ? AP_RULE_MATCHED : AP_RULE_UNMATCHED;

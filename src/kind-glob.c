@@ -154,14 +154,15 @@ static void glob_run(const void *state, ap_kind_run *run)
 		w.nseg = ap_glob_nsegments(w.g);
 		walk(&w, 0, "", 0);
 	}
-	qsort(w.paths, w.npaths, sizeof *w.paths, by_path);
+	if (w.npaths > 0)
+		qsort(w.paths, w.npaths, sizeof *w.paths, by_path);
 	if (w.error != NULL) {
 		ap_rule_set_error(res, "%s", w.error);
 	} else {
 		for (size_t i = 0; i < w.npaths; i++) {
 			ap_match *m = ap_match_add_text(&res->matches, 1, w.paths[i], strlen(w.paths[i]));
 			ap_match_capture(m, "path", w.paths[i], strlen(w.paths[i]));
-			if (run->rule->collect == AP_COLLECT_FIRST)
+			if (run->rule->collect == AP_COLLECT_FIRST || res->matches.over)
 				break;
 		}
 		res->status = w.npaths > 0 ? AP_RULE_MATCHED : AP_RULE_UNMATCHED;

@@ -69,7 +69,7 @@ static int literal_run(const void *state, const ap_text *t, ap_collect collect, 
 		if (hit == NULL)
 			break;
 		ap_match_add(out, t, (size_t)(hit - t->s));
-		if (collect == AP_COLLECT_FIRST)
+		if (collect == AP_COLLECT_FIRST || out->over)
 			break;
 		pos = (size_t)(hit - t->s) + nlen;
 	}

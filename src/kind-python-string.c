@@ -44,7 +44,7 @@ static void pystring_run(const void *state, ap_kind_run *run)
 		if (strstr(m->strings[i].value, needle) == NULL)
 			continue;
 		ap_pysource_match(run, run->file, m->strings[i].line);
-		if (run->rule->collect == AP_COLLECT_FIRST)
+		if (run->rule->collect == AP_COLLECT_FIRST || run->res->matches.over)
 			break;
 	}
 	run->res->status = run->res->matches.n > 0 ? AP_RULE_MATCHED : AP_RULE_UNMATCHED;

@@ -182,7 +182,7 @@ static int regex_run(const void *state, const ap_text *t, ap_collect collect, ap
 		ov = pcre2_get_ovector_pointer(md);
 		mt = ap_match_add(out, t, ov[0]);
 		add_captures(mt, t, ov, pcre2_get_ovector_count(md), names, nnames);
-		if (collect == AP_COLLECT_FIRST)
+		if (collect == AP_COLLECT_FIRST || out->over)
 			break;
 		start = ov[1];
 		opts = ov[0] == ov[1] ? PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED : 0;

@@ -456,7 +456,7 @@ static int token_run(const void *state, const ap_text *t, ap_collect collect, ap
 			continue;
 		}
 		ap_match_add(out, t, c);
-		if (collect == AP_COLLECT_FIRST)
+		if (collect == AP_COLLECT_FIRST || out->over)
 			break;
 		sc.boundary = pos = end;
 	}

@@ -95,7 +95,7 @@ int ap_matcher_new(ap_matcher **out, const char *kind, const char *pattern, ap_w
 {
 	const ap_kind *k = ap_kind_find(kind);
 	size_t off = 0;
-	void *state;
+	void *state = NULL;
 	int rc;
 
 	*out = NULL;
@@ -106,8 +106,10 @@ int ap_matcher_new(ap_matcher **out, const char *kind, const char *pattern, ap_w
 	rc = k->text->compile(&state, pattern, ws, &off);
 	if (err_offset != NULL)
 		*err_offset = off;
-	if (rc < 0)
+	if (rc < 0) {
+		k->text->free(state);
 		return rc;
+	}
 	*out = ap_xcalloc(1, sizeof **out);
 	(*out)->ops = k->text;
 	(*out)->state = state;

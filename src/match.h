@@ -21,10 +21,10 @@ typedef struct ap_match {
 	size_t ncaps;
 } ap_match;
 
-/* A rule keeps at most this many matches (the rest are counted in over,
- * and the rule is an error), and of each match's line at most
- * AP_MATCH_TEXT_MAX bytes: memory stays bounded by the input whatever a
- * tree holds. */
+/* A rule keeps at most this many matches (a kind stops at the next, which
+ * over counts, and the rule is an error), and of each match's line at most
+ * AP_MATCH_TEXT_MAX bytes: memory and time stay bounded whatever a tree
+ * holds. */
 #define AP_MATCH_MAX 10000
 #define AP_MATCH_TEXT_MAX 4096
 
@@ -32,7 +32,7 @@ typedef struct ap_match_list {
 	ap_match *v;
 	size_t n;
 	size_t cap;
-	size_t over;   /* matches found past AP_MATCH_MAX, not kept */
+	size_t over;   /* matches found past AP_MATCH_MAX, not kept: a kind stops there */
 	ap_match spare; /* what a kind fills for those */
 } ap_match_list;
 

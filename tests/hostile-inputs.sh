@@ -4,7 +4,7 @@
 # FIFOs, folders and devices given or found as rule packs; rule sets that
 # define nothing; manifests that nest deeply or carry out-of-range plans and
 # non-object devices. Every case runs in a subshell under `timeout 20` and
-# `ulimit -v 1000000`, so that a regression fails instead of hanging or
+# `ulimit -v 1000000` (tests/lib.sh's AP_VMEM), so that a regression fails instead of hanging or
 # eating the machine.
 . "$AP_SRCDIR/tests/lib.sh"
 FIX="$AP_SRCDIR/tests/fixtures"
@@ -18,7 +18,7 @@ hprobe() {
 	set +e
 	started=$(date +%s)
 	(
-		ulimit -v 1000000 || exit 125
+		ulimit -v "$AP_VMEM" || exit 125
 		exec timeout 20 ${AP_WRAPPER:-} "$AP" "$@"
 	) >"$TMP/out" 2>"$TMP/err" </dev/null
 	rc=$?

@@ -19,7 +19,7 @@ bounded() {
 	case $- in *e*) errexit=1 ;; *) errexit= ;; esac
 	set +e
 	(
-		ulimit -v 1000000 2>/dev/null
+		ulimit -v "$AP_VMEM" 2>/dev/null
 		exec timeout 20 ${AP_WRAPPER:-} "$AP" "$@"
 	) >"$out" 2>"$TMP/err"
 	rc=$?
@@ -106,11 +106,11 @@ else
 fi
 
 case_ "-o: a new manifest is 0666 less the umask, a replaced one keeps its mode"
-(ulimit -v 1000000 2>/dev/null; umask 027 && exec timeout 20 ${AP_WRAPPER:-} "$AP" $SCAN -o "$TMP/new.json") 2>"$TMP/err"
+(ulimit -v "$AP_VMEM" 2>/dev/null; umask 027 && exec timeout 20 ${AP_WRAPPER:-} "$AP" $SCAN -o "$TMP/new.json") 2>"$TMP/err"
 [ "$(stat -c %a "$TMP/new.json")" = 640 ] || fail "new manifest mode $(stat -c %a "$TMP/new.json")"
 echo '{}' >"$TMP/kept.json"
 chmod 0604 "$TMP/kept.json"
-(ulimit -v 1000000 2>/dev/null; umask 077 && exec timeout 20 ${AP_WRAPPER:-} "$AP" $SCAN -o "$TMP/kept.json") 2>"$TMP/err"
+(ulimit -v "$AP_VMEM" 2>/dev/null; umask 077 && exec timeout 20 ${AP_WRAPPER:-} "$AP" $SCAN -o "$TMP/kept.json") 2>"$TMP/err"
 [ "$(stat -c %a "$TMP/kept.json")" = 604 ] || fail "replaced manifest mode $(stat -c %a "$TMP/kept.json")"
 grep -q '"schema": "aiter-probe.manifest/1"' "$TMP/kept.json" || fail "not replaced"
 
@@ -176,7 +176,7 @@ with open(sys.argv[1], "w") as f:
 		# timeout runs the tool with SIGINT back to its default (a background
 		# job of a script starts with it ignored) and passes the signal on.
 		(
-			ulimit -v 1000000 2>/dev/null
+			ulimit -v "$AP_VMEM" 2>/dev/null
 			exec timeout 20 "$AP" scan --aiter-root "$TMP/big" --no-launch --no-default-rules \
 				--rules "$TMP/big.yaml" -o "$dir/m.json"
 		) >/dev/null 2>"$TMP/err" &

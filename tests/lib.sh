@@ -9,6 +9,15 @@ export AITER_PROBE_DATADIR="$AP_SRCDIR"
 export SOURCE_DATE_EPOCH=0
 unset AITER_META_DIR NO_COLOR AITER_PROBE_LAUNCHER AITER_PROBE_LAUNCH_INJECT AITER_PROBE_PYTHON
 
+# The address-space bound of the hostile-input tests (ulimit -v, KiB):
+# sanitizers and valgrind reserve far more address space than they use, so
+# under them the time bound alone holds (the plain build holds the memory one).
+# Their time bound (s) is the same, larger under either, which run the
+# tool many times slower.
+AP_VMEM=1000000
+AP_TIME=20
+[ -z "${AP_SAN:-}${AP_WRAPPER:-}" ] || { AP_VMEM=unlimited; AP_TIME=600; }
+
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/aiter-probe-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 failures=0
