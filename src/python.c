@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__) && !defined(AP_PY_NO_SIMD)
+#include <emmintrin.h>
+#endif
 
 #include "ap-error.h"
 #include "ap-util.h"
@@ -15,10 +18,17 @@
 /* The reader is a streaming tokenizer (INDENT/DEDENT as in CPython's) under
  * a statement reader that descends only into module-level compound statements
  * and class bodies: every level of its recursion consumed an INDENT, so it
- * recurses at most AP_PY_MAX_DEPTH deep. Function bodies are skipped token by
- * token and read again from the source when a bound is asked for. A failure
- * is sticky: the tokenizer hands out only T_END afterwards, so every loop of
- * the reader ends without checking for errors on its own. */
+ * recurses at most AP_PY_MAX_DEPTH deep. Function bodies are skimmed (skim:
+ * most of their tokens are passed over, as the tokenizer would read them, and
+ * never made current), and read again from the source when a bound is asked
+ * for; so are the parts of parameters past their names (params_tail). A
+ * failure is sticky: the tokenizer hands out only T_END afterwards, so every
+ * loop of the reader ends without checking for errors on its own.
+ *
+ * The reader works on the module's copy of the source, which SRC_PAD NULs
+ * follow: the fast scans stop at the first without a bound check, and read
+ * ahead into them, never into the caller's bytes. The strings and parameter
+ * arrays of a module live in one arena (struct module). */
 
 /* --- Tokens --------------------------------------------------------------- */
 
@@ -41,6 +51,24 @@ static const bool ident_chars[256] = {
 	['a' ... 'z'] = true, [0x80 ... 0xff] = true,
 };
 
+/* What the tokenizer does with a byte: C_OP (0) is an operator or any other
+ * byte alone. */
+enum { C_OP, C_SPACE, C_NL, C_HASH, C_BSLASH, C_NAME, C_DIGIT, C_QUOTE, C_DOT };
+
+static const uint8_t byte_class[256] = {
+	[' '] = C_SPACE, ['\t'] = C_SPACE, ['\f'] = C_SPACE, ['\r'] = C_SPACE,
+	['\n'] = C_NL, ['#'] = C_HASH, ['\\'] = C_BSLASH,
+	['A' ... 'Z'] = C_NAME, ['_'] = C_NAME, ['a' ... 'z'] = C_NAME, [0x80 ... 0xff] = C_NAME,
+	['0' ... '9'] = C_DIGIT, ['"'] = C_QUOTE, ['\''] = C_QUOTE, ['.'] = C_DOT,
+};
+
+/* The bytes a string body stops at: its quote, a backslash, a line end. */
+enum { SB_BSLASH = 1, SB_DQ = 2, SB_SQ = 4, SB_EOL = 8 };
+
+static const uint8_t string_stops[256] = {
+	['\\'] = SB_BSLASH, ['"'] = SB_DQ, ['\''] = SB_SQ, ['\n'] = SB_EOL, ['\r'] = SB_EOL,
+};
+
 static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
@@ -54,6 +82,13 @@ static bool is_ident_start(char c)
 static unsigned count_lines(const char *s, size_t len)
 {
 	unsigned k = 0;
+
+	/* Most strings are short: memchr's call would cost more than it saves. */
+	if (len <= 32) {
+		for (size_t i = 0; i < len; i++)
+			k += s[i] == '\n';
+		return k;
+	}
 	for (const char *q = s; (q = memchr(q, '\n', len - (size_t)(q - s))) != NULL; q++)
 		k++;
 	return k;
@@ -68,46 +103,96 @@ enum {
 	OP_OR_ASSIGN, OP_XOR_ASSIGN, OP_MATMUL_ASSIGN, OP_END
 };
 
-/* Three-byte operators first, for the longest match. */
-static const char *const puncts[OP_END - 128] = {
-	[OP_POW_ASSIGN - 128] = "**=", [OP_FLOORDIV_ASSIGN - 128] = "//=",
-	[OP_RSHIFT_ASSIGN - 128] = ">>=", [OP_LSHIFT_ASSIGN - 128] = "<<=",
-	[OP_ELLIPSIS - 128] = "...", [OP_POW - 128] = "**", [OP_FLOORDIV - 128] = "//",
-	[OP_EQ - 128] = "==", [OP_NE - 128] = "!=", [OP_LE - 128] = "<=", [OP_GE - 128] = ">=",
-	[OP_LSHIFT - 128] = "<<", [OP_RSHIFT - 128] = ">>", [OP_ARROW - 128] = "->",
-	[OP_WALRUS - 128] = ":=", [OP_ADD_ASSIGN - 128] = "+=", [OP_SUB_ASSIGN - 128] = "-=",
-	[OP_MUL_ASSIGN - 128] = "*=", [OP_DIV_ASSIGN - 128] = "/=", [OP_MOD_ASSIGN - 128] = "%=",
-	[OP_AND_ASSIGN - 128] = "&=", [OP_OR_ASSIGN - 128] = "|=", [OP_XOR_ASSIGN - 128] = "^=",
-	[OP_MATMUL_ASSIGN - 128] = "@=",
-};
-
 static bool augassign_code(unsigned code)
 {
 	return code <= OP_LSHIFT_ASSIGN ? code >= OP_POW_ASSIGN : code >= OP_ADD_ASSIGN;
 }
 
-/* The bytes that begin an operator of more than one byte. */
-static const bool punct_starts[256] = {
-	['<'] = true, ['>'] = true, ['.'] = true, ['-'] = true, ['+'] = true,
-	['='] = true, ['!'] = true, ['&'] = true, ['|'] = true, ['*'] = true,
-	['/'] = true, ['%'] = true, ['^'] = true, [':'] = true, ['@'] = true,
-};
-
 /* Longest match; *code the operator's code. */
 static size_t lex_punct(const char *s, size_t i, size_t n, uint8_t *code)
 {
+	char c = s[i];
 	char d = i + 1 < n ? s[i + 1] : '\0';
 	char e = i + 2 < n ? s[i + 2] : '\0';
+	uint8_t two = 0, three = 0; /* the code with d, and with d and e */
 
-	*code = (uint8_t)s[i];
-	if (d == '\0' || !punct_starts[(unsigned char)s[i]])
-		return i + 1;
-	for (unsigned k = 0; k < OP_END - 128; k++) {
-		const char *op = puncts[k];
-		if (op[0] != s[i] || op[1] != d || (op[2] != '\0' && op[2] != e))
-			continue;
-		*code = (uint8_t)(128 + k);
-		return i + (op[2] != '\0' ? 3 : 2);
+	*code = (uint8_t)c;
+	switch (c) {
+	case '*':
+		if (d == '*') {
+			two = OP_POW;
+			three = e == '=' ? OP_POW_ASSIGN : 0;
+		} else if (d == '=') {
+			two = OP_MUL_ASSIGN;
+		}
+		break;
+	case '/':
+		if (d == '/') {
+			two = OP_FLOORDIV;
+			three = e == '=' ? OP_FLOORDIV_ASSIGN : 0;
+		} else if (d == '=') {
+			two = OP_DIV_ASSIGN;
+		}
+		break;
+	case '>':
+		if (d == '>') {
+			two = OP_RSHIFT;
+			three = e == '=' ? OP_RSHIFT_ASSIGN : 0;
+		} else if (d == '=') {
+			two = OP_GE;
+		}
+		break;
+	case '<':
+		if (d == '<') {
+			two = OP_LSHIFT;
+			three = e == '=' ? OP_LSHIFT_ASSIGN : 0;
+		} else if (d == '=') {
+			two = OP_LE;
+		}
+		break;
+	case '.':
+		three = d == '.' && e == '.' ? OP_ELLIPSIS : 0;
+		break;
+	case '-':
+		two = d == '>' ? OP_ARROW : d == '=' ? OP_SUB_ASSIGN : 0;
+		break;
+	case '=':
+		two = d == '=' ? OP_EQ : 0;
+		break;
+	case '!':
+		two = d == '=' ? OP_NE : 0;
+		break;
+	case ':':
+		two = d == '=' ? OP_WALRUS : 0;
+		break;
+	case '+':
+		two = d == '=' ? OP_ADD_ASSIGN : 0;
+		break;
+	case '%':
+		two = d == '=' ? OP_MOD_ASSIGN : 0;
+		break;
+	case '&':
+		two = d == '=' ? OP_AND_ASSIGN : 0;
+		break;
+	case '|':
+		two = d == '=' ? OP_OR_ASSIGN : 0;
+		break;
+	case '^':
+		two = d == '=' ? OP_XOR_ASSIGN : 0;
+		break;
+	case '@':
+		two = d == '=' ? OP_MATMUL_ASSIGN : 0;
+		break;
+	default:
+		break;
+	}
+	if (three != 0) {
+		*code = three;
+		return i + 3;
+	}
+	if (two != 0) {
+		*code = two;
+		return i + 2;
 	}
 	return i + 1;
 }
@@ -150,37 +235,102 @@ enum {
 	KW_PASS, KW_RAISE, KW_RETURN, KW_TRY, KW_WHILE, KW_WITH, KW_YIELD, KW_END
 };
 
-#define KW(w) {w, sizeof w - 1}
-static const struct {
-	const char *word;
-	size_t len;
-} keywords[KW_END] = {
-	[KW_FALSE] = KW("False"), [KW_NONE] = KW("None"), [KW_TRUE] = KW("True"),
-	[KW_AND] = KW("and"), [KW_AS] = KW("as"), [KW_ASSERT] = KW("assert"),
-	[KW_ASYNC] = KW("async"), [KW_AWAIT] = KW("await"), [KW_BREAK] = KW("break"),
-	[KW_CLASS] = KW("class"), [KW_CONTINUE] = KW("continue"), [KW_DEF] = KW("def"),
-	[KW_DEL] = KW("del"), [KW_ELIF] = KW("elif"), [KW_ELSE] = KW("else"),
-	[KW_EXCEPT] = KW("except"), [KW_FINALLY] = KW("finally"), [KW_FOR] = KW("for"),
-	[KW_FROM] = KW("from"), [KW_GLOBAL] = KW("global"), [KW_IF] = KW("if"),
-	[KW_IMPORT] = KW("import"), [KW_IN] = KW("in"), [KW_IS] = KW("is"),
-	[KW_LAMBDA] = KW("lambda"), [KW_NONLOCAL] = KW("nonlocal"), [KW_NOT] = KW("not"),
-	[KW_OR] = KW("or"), [KW_PASS] = KW("pass"), [KW_RAISE] = KW("raise"),
-	[KW_RETURN] = KW("return"), [KW_TRY] = KW("try"), [KW_WHILE] = KW("while"),
-	[KW_WITH] = KW("with"), [KW_YIELD] = KW("yield"),
-};
-#undef KW
-
-/* The keyword code of the name s[0, len), 0 for other names. */
+/* The keyword code of the name s[0, len), 0 for other names: by length,
+ * then by the first byte, then one comparison. */
 static uint8_t keyword(const char *s, size_t len)
 {
-	/* Keywords are 2 to 8 bytes: most names fail here or on the first byte. */
-	if (len < 2 || len > 8)
+#define KW(w, k) return memcmp(s, w, sizeof w - 1) == 0 ? (uint8_t)(k) : 0
+	switch (len) {
+	case 2:
+		switch (s[0]) {
+		case 'a':
+			KW("as", KW_AS);
+		case 'i':
+			return s[1] == 'f' ? KW_IF : s[1] == 'n' ? KW_IN : s[1] == 's' ? KW_IS : 0;
+		case 'o':
+			KW("or", KW_OR);
+		}
 		return 0;
-	for (unsigned k = 1; k < KW_END; k++)
-		if (keywords[k].word[0] == s[0] && keywords[k].len == len &&
-		    memcmp(keywords[k].word, s, len) == 0)
-			return (uint8_t)k;
-	return 0;
+	case 3:
+		switch (s[0]) {
+		case 'a':
+			KW("and", KW_AND);
+		case 'd':
+			if (s[1] == 'e' && s[2] == 'f')
+				return KW_DEF;
+			KW("del", KW_DEL);
+		case 'f':
+			KW("for", KW_FOR);
+		case 'n':
+			KW("not", KW_NOT);
+		case 't':
+			KW("try", KW_TRY);
+		}
+		return 0;
+	case 4:
+		switch (s[0]) {
+		case 'N':
+			KW("None", KW_NONE);
+		case 'T':
+			KW("True", KW_TRUE);
+		case 'e':
+			if (memcmp(s, "elif", 4) == 0)
+				return KW_ELIF;
+			KW("else", KW_ELSE);
+		case 'f':
+			KW("from", KW_FROM);
+		case 'p':
+			KW("pass", KW_PASS);
+		case 'w':
+			KW("with", KW_WITH);
+		}
+		return 0;
+	case 5:
+		switch (s[0]) {
+		case 'F':
+			KW("False", KW_FALSE);
+		case 'a':
+			if (memcmp(s, "async", 5) == 0)
+				return KW_ASYNC;
+			KW("await", KW_AWAIT);
+		case 'b':
+			KW("break", KW_BREAK);
+		case 'c':
+			KW("class", KW_CLASS);
+		case 'r':
+			KW("raise", KW_RAISE);
+		case 'w':
+			KW("while", KW_WHILE);
+		case 'y':
+			KW("yield", KW_YIELD);
+		}
+		return 0;
+	case 6:
+		switch (s[0]) {
+		case 'a':
+			KW("assert", KW_ASSERT);
+		case 'e':
+			KW("except", KW_EXCEPT);
+		case 'g':
+			KW("global", KW_GLOBAL);
+		case 'i':
+			KW("import", KW_IMPORT);
+		case 'l':
+			KW("lambda", KW_LAMBDA);
+		case 'r':
+			KW("return", KW_RETURN);
+		}
+		return 0;
+	case 7:
+		KW("finally", KW_FINALLY);
+	case 8:
+		if (s[0] == 'c')
+			KW("continue", KW_CONTINUE);
+		KW("nonlocal", KW_NONLOCAL);
+	default:
+		return 0;
+	}
+#undef KW
 }
 
 /* How a string literal ends: *bad says it did not. */
@@ -204,9 +354,36 @@ static size_t lex_string(const char *s, size_t i, size_t n, int *bad)
 	char q = s[i];
 	bool triple = triple_at(s, i, n);
 	size_t j = i + (triple ? 3 : 1);
+	unsigned stop = SB_BSLASH | (q == '"' ? SB_DQ : SB_SQ) | (triple ? 0 : SB_EOL);
 
-	while (j < n) {
-		char c = s[j];
+	/* A triple-quoted string (a docstring, mostly) stops only at its quote
+	 * and at backslashes: memchr finds the next quote at k (once: it stays
+	 * the next till j passes it) and any backslash before it. */
+	for (size_t k = 0; triple && j < n;) {
+		const char *bs;
+		if (k < j) {
+			const char *at = memchr(s + j, q, n - j);
+			if (at == NULL)
+				break;
+			k = (size_t)(at - s);
+		}
+		bs = memchr(s + j, '\\', k - j);
+		if (bs != NULL) {
+			j = (size_t)(bs - s);
+			j += escaped_crlf(s, j, n) ? 3 : 2;
+			continue;
+		}
+		if (k + 2 < n && s[k + 1] == q && s[k + 2] == q)
+			return k + 3;
+		j = k + 1;
+	}
+	for (;;) {
+		char c;
+		while (j < n && !(string_stops[(unsigned char)s[j]] & stop))
+			j++;
+		if (j >= n)
+			break;
+		c = s[j];
 		if (c == '\\') {
 			/* Even in a raw string a backslash keeps the next byte from closing it. */
 			j += escaped_crlf(s, j, n) ? 3 : 2;
@@ -217,7 +394,8 @@ static size_t lex_string(const char *s, size_t i, size_t n, int *bad)
 				return j + 1;
 			if (j + 2 < n && s[j + 1] == q && s[j + 2] == q)
 				return j + 3;
-		} else if (!triple && (c == '\n' || (c == '\r' && j + 1 < n && s[j + 1] == '\n'))) {
+		} else if (c == '\n' || (j + 1 < n && s[j + 1] == '\n')) {
+			/* Not triple-quoted, or SB_EOL would not have stopped here. */
 			*bad = STR_UNTERMINATED;
 			return j;
 		}
@@ -385,20 +563,23 @@ static size_t lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad)
 
 /* End of the token at s[i] (not whitespace); *kind its kind, *plain whether a
  * string is a str, *bad as the string readers'. */
-static size_t lex_token(const char *s, size_t i, size_t n, uint8_t *kind, uint8_t *code,
-                        bool *plain, int *bad)
+static inline __attribute__((always_inline)) size_t
+lex_token(const char *s, size_t i, size_t n, uint8_t *kind, uint8_t *code, bool *plain, int *bad)
 {
 	char c = s[i];
 
 	*bad = STR_OK;
 	*plain = true;
 	*code = 0;
-	if (is_ident_start(c)) {
+	switch (byte_class[(unsigned char)c]) {
+	case C_NAME: {
 		size_t j = i + 1;
 		unsigned pfx;
 		while (j < n && ident_chars[(unsigned char)s[j]])
 			j++;
-		if (j < n && (s[j] == '"' || s[j] == '\'') && (pfx = string_prefix(s, i, j)) != 0) {
+		/* Prefixes are at most two bytes. */
+		if (j - i <= 2 && j < n && (s[j] == '"' || s[j] == '\'') &&
+		    (pfx = string_prefix(s, i, j)) != 0) {
 			*kind = T_STRING;
 			*plain = !(pfx & (PFX_BYTES | PFX_F));
 			if (pfx & PFX_F)
@@ -409,13 +590,18 @@ static size_t lex_token(const char *s, size_t i, size_t n, uint8_t *kind, uint8_
 		*code = keyword(s + i, j - i);
 		return j;
 	}
-	if (is_digit(c) || (c == '.' && i + 1 < n && is_digit(s[i + 1]))) {
+	case C_DOT:
+		if (!(i + 1 < n && is_digit(s[i + 1])))
+			break;
+		/* fallthrough */
+	case C_DIGIT:
 		*kind = T_NUMBER;
 		return lex_number(s, i, n);
-	}
-	if (c == '"' || c == '\'') {
+	case C_QUOTE:
 		*kind = T_STRING;
 		return lex_string(s, i, n, bad);
+	default:
+		break;
 	}
 	*kind = T_OP;
 	return lex_punct(s, i, n, code);
@@ -430,6 +616,54 @@ size_t ap_py_token_end(const char *s, size_t i, size_t n)
 	if (i >= n)
 		return n;
 	return lex_token(s, i, n, &kind, &code, &plain, &bad);
+}
+
+/* --- Memory ---------------------------------------------------------------- */
+
+/* Every string and parameter array of a module lies in its arena: chunks
+ * that only grow, freed together with the module. What a reading drops (a
+ * docstring, an __all__ given anew) stays there till then, no more than the
+ * source holds. */
+struct chunk {
+	struct chunk *next;
+	size_t size, used;
+	_Alignas(max_align_t) char data[];
+};
+
+/* The module with what ap_py_module_free needs beyond it. */
+struct module {
+	ap_py_module pub;
+	struct chunk *arena;
+};
+
+static void *arena_alloc(struct module *mod, size_t size)
+{
+	struct chunk *c = mod->arena;
+	void *r;
+
+	size = (size + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
+	if (c == NULL || c->size - c->used < size) {
+		size_t want = c ? c->size * 2 : 1024 + mod->pub.src_len / 8;
+		if (want < size)
+			want = size;
+		c = ap_xmalloc(offsetof(struct chunk, data) + want);
+		c->next = mod->arena;
+		c->size = want;
+		c->used = 0;
+		mod->arena = c;
+	}
+	r = c->data + c->used;
+	c->used += size;
+	return r;
+}
+
+static char *arena_strndup(struct module *mod, const char *s, size_t len)
+{
+	char *d = arena_alloc(mod, len + 1);
+
+	memcpy(d, s, len);
+	d[len] = '\0';
+	return d;
 }
 
 /* --- Tokenizer ------------------------------------------------------------ */
@@ -451,6 +685,10 @@ struct parser {
 
 	tok t; /* the current token */
 	ap_py_module *m;
+	struct module *mod; /* m's arena */
+	ap_buf scratch;     /* a string being put together */
+	ap_py_param *pv;    /* the parameters of the def being read */
+	size_t pcap;
 	const char *const *false_names;
 	int err;
 	/* the tokens of the statement or header being read */
@@ -499,6 +737,30 @@ static bool too_deep(struct parser *p)
 	return true;
 }
 
+/* The number of spaces s starts with, s in the module's copy of the source
+ * (the NULs after it end the count). */
+static size_t leading_spaces(const char *s)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* Eight bytes at a time: the first that is no space is the lowest
+	 * nonzero byte of w. */
+	size_t k = 0;
+	for (;;) {
+		uint64_t w;
+		memcpy(&w, s + k, 8);
+		w ^= 0x2020202020202020ULL;
+		if (w != 0)
+			return k + (size_t)__builtin_ctzll(w) / 8;
+		k += 8;
+	}
+#else
+	size_t k = 0;
+	while (s[k] == ' ')
+		k++;
+	return k;
+#endif
+}
+
 /* Skips blank and comment-only lines and measures the indentation of the
  * next one (a tab advances to the next multiple of 8, as in CPython); true
  * when that made an INDENT or DEDENT in *t. */
@@ -509,8 +771,8 @@ static bool indentation(struct parser *p, tok *t)
 	size_t i, col;
 
 	for (;;) {
-		col = 0;
-		i = p->pos;
+		i = p->pos + leading_spaces(s + p->pos);
+		col = i - p->pos;
 		for (; i < n; i++) {
 			if (s[i] == ' ')
 				col++;
@@ -557,24 +819,26 @@ static bool indentation(struct parser *p, tok *t)
 	return true;
 }
 
-static bool bracket(struct parser *p, char c)
+/* Pushes the opener c. */
+static bool open_bracket(struct parser *p, char c)
 {
-	static const char pairs[] = "()[]{}";
-	const char *at = strchr(pairs, c);
-	size_t k = (size_t)(at - pairs);
+	if (too_deep(p))
+		return false;
+	p->bracket[p->nbracket] = c;
+	p->bracket_line[p->nbracket++] = p->line;
+	return true;
+}
 
-	if (k % 2 == 0) {
-		if (too_deep(p))
-			return false;
-		p->bracket[p->nbracket] = c;
-		p->bracket_line[p->nbracket++] = p->line;
-		return true;
-	}
+/* Pops the opener of the closer c. */
+static bool close_bracket(struct parser *p, char c)
+{
+	char o = c == ')' ? '(' : c == ']' ? '[' : '{';
+
 	if (p->nbracket == 0) {
 		fail(p, AP_EINPUT, p->line, "unbalanced '%c'", c);
 		return false;
 	}
-	if (p->bracket[p->nbracket - 1] != pairs[k - 1]) {
+	if (p->bracket[p->nbracket - 1] != o) {
 		fail(p, AP_EINPUT, p->line, "mismatched '%c' for '%c' of line %u", c,
 		     p->bracket[p->nbracket - 1], p->bracket_line[p->nbracket - 1]);
 		return false;
@@ -583,10 +847,11 @@ static bool bracket(struct parser *p, char c)
 	return true;
 }
 
-static void lex_next(struct parser *p, tok *t)
+static __attribute__((noinline)) void lex_next(struct parser *p, tok *t)
 {
 	const char *s = p->s;
 	size_t n = p->n;
+	size_t i;
 
 	if (p->dead) {
 		set_tok(p, t, T_END, n, 0);
@@ -599,88 +864,99 @@ static void lex_next(struct parser *p, tok *t)
 	}
 	if (p->at_bol && indentation(p, t))
 		return;
-	while (p->pos < n && !p->dead) {
-		size_t i = p->pos;
+	if (p->dead)
+		goto dead;
+	i = p->pos;
+	while (i < n) {
 		char c = s[i];
 		uint8_t kind, code;
 		bool plain;
 		int bad;
 		size_t e;
 
-		if (c == ' ' || c == '\t' || c == '\f' || c == '\r') {
-			p->pos++;
+		switch (byte_class[(unsigned char)c]) {
+		case C_SPACE:
+			i++;
 			continue;
-		}
-		if (c == '#') {
+		case C_HASH: {
 			const char *nl = memchr(s + i, '\n', n - i);
-			p->pos = nl ? (size_t)(nl - s) : n;
+			i = nl ? (size_t)(nl - s) : n;
 			continue;
 		}
-		if (c == '\\') {
+		case C_BSLASH: {
 			size_t j = i + 1 < n && s[i + 1] == '\r' ? i + 2 : i + 1;
 			if (j >= n) {
-				p->pos = n;
+				i = n;
 				continue;
 			}
 			if (s[j] != '\n') {
 				fail(p, AP_EINPUT, p->line,
 				     "unexpected character after line continuation character");
-				break;
+				goto dead;
 			}
-			p->pos = j + 1;
+			i = j + 1;
 			p->line++;
 			continue;
 		}
-		if (c == '\n') {
-			p->pos++;
+		case C_NL:
+			i++;
 			if (p->nbracket > 0) {
 				p->line++;
 				continue;
 			}
+			p->pos = i;
 			if (!p->line_has_tokens) {
 				/* A line of nothing but a continuation. */
 				p->line++;
 				p->at_bol = true;
 				if (indentation(p, t))
 					return;
+				if (p->dead)
+					goto dead;
+				i = p->pos;
 				continue;
 			}
-			set_tok(p, t, T_NEWLINE, i, 0);
+			set_tok(p, t, T_NEWLINE, i - 1, 0);
 			p->line++;
 			p->at_bol = true;
 			p->line_has_tokens = false;
 			return;
+		default:
+			break;
 		}
 		e = lex_token(s, i, n, &kind, &code, &plain, &bad);
 		if (bad == STR_TOO_DEEP) {
 			fail(p, AP_ELIMIT, p->line, "nesting deeper than %d levels",
 			     AP_PY_MAX_DEPTH);
-			break;
+			goto dead;
 		}
 		if (bad != STR_OK) {
 			fail(p, AP_EINPUT, p->line,
 			     bad == STR_UNTERMINATED_TRIPLE ? "unterminated triple-quoted string"
 			                                    : "unterminated string");
-			break;
+			goto dead;
 		}
 		/* An opener's depth is the one outside it, and so is a closer's. */
-		if (kind == T_OP && (code == ')' || code == ']' || code == '}') && !bracket(p, c))
-			break;
-		set_tok(p, t, kind, i, e - i);
+		if (kind == T_OP && (code == ')' || code == ']' || code == '}') &&
+		    !close_bracket(p, c))
+			goto dead;
+		t->kind = kind;
+		t->off = (uint32_t)i;
+		t->len = (uint32_t)(e - i);
+		t->line = p->line;
+		t->depth = (uint8_t)p->nbracket;
 		t->code = code;
 		t->plain = plain;
-		if (kind == T_OP && (code == '(' || code == '[' || code == '{') && !bracket(p, c))
-			break;
+		if (kind == T_OP && (code == '(' || code == '[' || code == '{') &&
+		    !open_bracket(p, c))
+			goto dead;
 		p->pos = e;
 		p->line_has_tokens = true;
 		if (kind == T_STRING)
 			p->line += count_lines(s + i, e - i);
 		return;
 	}
-	if (p->dead) {
-		set_tok(p, t, T_END, n, 0);
-		return;
-	}
+	p->pos = i;
 	if (p->nbracket > 0) {
 		fail(p, AP_EINPUT, p->bracket_line[p->nbracket - 1], "unbalanced '%c'",
 		     p->bracket[p->nbracket - 1]);
@@ -694,6 +970,9 @@ static void lex_next(struct parser *p, tok *t)
 	} else {
 		set_tok(p, t, T_END, n, 0);
 	}
+	return;
+dead:
+	set_tok(p, t, T_END, n, 0);
 }
 
 /* --- Reader helpers ------------------------------------------------------- */
@@ -718,16 +997,97 @@ static void record_string(struct parser *p, const tok *t)
 	const char *body = string_body(p, t, &len);
 
 	ap_xgrow((void **)&m->strings, &p->strings_cap, m->nstrings + 1, sizeof *m->strings);
-	m->strings[m->nstrings].value = ap_xstrndup(body, len);
+	m->strings[m->nstrings].value = arena_strndup(p->mod, body, len);
 	m->strings[m->nstrings].line = t->line;
 	m->nstrings++;
 }
 
+/* The next token into p->t. Names and operators in the middle of a line are
+ * read here, as lex_next would read them; the rest is lex_next's. */
 static void advance(struct parser *p)
 {
-	lex_next(p, &p->t);
-	if (p->t.kind == T_STRING)
-		record_string(p, &p->t);
+	const char *s = p->s; /* NULs follow s[n]: see ap_py_parse */
+	size_t i = p->pos, j;
+	tok *t = &p->t;
+	uint8_t code;
+
+	if (p->dead || p->at_bol || p->dedents > 0)
+		goto slow;
+	for (;;) {
+		while (s[i] == ' ')
+			i++;
+		if (s[i] == '\n' && p->nbracket > 0) {
+			i++;
+			p->line++;
+		} else if (s[i] == '#') {
+			const char *nl = memchr(s + i, '\n', p->n - i);
+			i = nl ? (size_t)(nl - s) : p->n;
+		} else if (byte_class[(unsigned char)s[i]] == C_SPACE) {
+			i++;
+		} else {
+			break;
+		}
+	}
+	p->pos = i;
+	switch (byte_class[(unsigned char)s[i]]) {
+	case C_NAME:
+		for (j = i + 1; ident_chars[(unsigned char)s[j]]; j++)
+			;
+		if (j - i <= 2 && (s[j] == '"' || s[j] == '\''))
+			goto slow;
+		code = keyword(s + i, j - i);
+		t->kind = T_NAME;
+		break;
+	case C_OP:
+		if (i >= p->n)
+			goto slow;
+		switch (s[i]) {
+		case '(':
+		case '[':
+		case '{':
+			if (p->nindent - 1 + p->nbracket >= AP_PY_MAX_DEPTH)
+				goto slow;
+			t->depth = (uint8_t)p->nbracket;
+			p->bracket[p->nbracket] = s[i];
+			p->bracket_line[p->nbracket++] = p->line;
+			j = i + 1;
+			code = (uint8_t)s[i];
+			t->kind = T_OP;
+			goto op;
+		case ')':
+		case ']':
+		case '}':
+			if (p->nbracket == 0 ||
+			    p->bracket[p->nbracket - 1] !=
+			            (s[i] == ')' ? '(' : s[i] == ']' ? '[' : '{'))
+				goto slow;
+			p->nbracket--;
+			j = i + 1;
+			code = (uint8_t)s[i];
+			break;
+		default:
+			j = lex_punct(s, i, p->n, &code);
+			break;
+		}
+		t->kind = T_OP;
+		break;
+	default:
+		goto slow;
+	}
+	t->depth = (uint8_t)p->nbracket;
+op:
+	t->code = code;
+	t->off = (uint32_t)i;
+	t->len = (uint32_t)(j - i);
+	t->line = p->line;
+	t->plain = true;
+	p->pos = j;
+	p->line_has_tokens = true;
+	return;
+slow:
+	lex_next(p, t);
+	if (t->kind == T_STRING)
+		record_string(p, t);
 }
 
 /* Where the strings of a statement starting at the current token begin. */
@@ -739,8 +1099,8 @@ static size_t string_mark(const struct parser *p)
 /* Drops the strings from mark on: they made a docstring. */
 static void drop_strings(struct parser *p, size_t mark)
 {
-	while (p->m->nstrings > mark)
-		free(p->m->strings[--p->m->nstrings].value);
+	if (p->m->nstrings > mark)
+		p->m->nstrings = mark;
 }
 
 static bool is_op(const tok *t, unsigned code)
@@ -771,7 +1131,16 @@ static bool is_ident(const tok *t)
 
 static char *tok_str(const struct parser *p, const tok *t)
 {
-	return ap_xstrndup(p->s + t->off, t->len);
+	return arena_strndup(p->mod, p->s + t->off, t->len);
+}
+
+/* The scratch string into the arena; scratch emptied. */
+static char *scratch_str(struct parser *p)
+{
+	char *r = arena_strndup(p->mod, p->scratch.len ? p->scratch.data : "", p->scratch.len);
+
+	p->scratch.len = 0;
+	return r;
 }
 
 struct ctx {
@@ -938,16 +1307,16 @@ static void import_stmt(struct parser *p, const struct ctx *c)
 	size_t i = 1, n = p->sn;
 
 	while (i < n && v[i].kind == T_NAME) {
-		ap_buf mod = AP_BUF_INIT;
 		const tok *bound = &v[i];
 		ap_py_binding *b;
 
+		p->scratch.len = 0;
 		for (;;) {
-			ap_buf_append(&mod, p->s + v[i].off, v[i].len);
+			ap_buf_append(&p->scratch, p->s + v[i].off, v[i].len);
 			i++;
 			if (i + 1 >= n || !is_op(&v[i], '.') || v[i + 1].kind != T_NAME)
 				break;
-			ap_buf_putc(&mod, '.');
+			ap_buf_putc(&p->scratch, '.');
 			i++;
 		}
 		if (i + 1 < n && is_kw(&v[i], KW_AS) && v[i + 1].kind == T_NAME) {
@@ -955,7 +1324,7 @@ static void import_stmt(struct parser *p, const struct ctx *c)
 			i += 2;
 		}
 		b = add_binding(p, c, AP_PY_BIND_IMPORT, bound);
-		b->module = ap_buf_detach(&mod);
+		b->module = scratch_str(p);
 		if (i >= n || !is_op(&v[i], ','))
 			break;
 		i++;
@@ -966,12 +1335,12 @@ static void from_stmt(struct parser *p, const struct ctx *c)
 {
 	const tok *v = p->sv;
 	size_t i = 1, n = p->sn;
-	ap_buf mod = AP_BUF_INIT;
 	char *module;
 
+	p->scratch.len = 0;
 	for (; i < n && !is_kw(&v[i], KW_IMPORT); i++)
-		ap_buf_append(&mod, p->s + v[i].off, v[i].len);
-	module = ap_buf_detach(&mod);
+		ap_buf_append(&p->scratch, p->s + v[i].off, v[i].len);
+	module = scratch_str(p);
 	i++;
 	if (i < n && is_op(&v[i], '*')) {
 		add_binding(p, c, AP_PY_BIND_STAR, &v[i])->module = module;
@@ -988,21 +1357,19 @@ static void from_stmt(struct parser *p, const struct ctx *c)
 			i += 2;
 		}
 		b = add_binding(p, c, AP_PY_BIND_FROM, bound);
-		b->module = ap_xstrdup(module);
+		/* The bindings of one statement share the arena's copy. */
+		b->module = module;
 		b->target = tok_str(p, target);
 		if (i >= n || !is_op(&v[i], ','))
 			break;
 		i++;
 	}
-	free(module);
 }
 
 /* --- __all__ -------------------------------------------------------------- */
 
 static void clear_all(ap_py_module *m)
 {
-	for (size_t i = 0; i < m->nall; i++)
-		free(m->all[i]);
 	m->nall = 0;
 }
 
@@ -1021,15 +1388,15 @@ static bool str_elems(struct parser *p, size_t a, size_t b, unsigned d, bool tup
 		if (a == g)
 			return false;
 		if (take) {
-			ap_buf val = AP_BUF_INIT;
 			ap_py_module *m = p->m;
+			p->scratch.len = 0;
 			for (size_t k = g; k < a; k++) {
 				size_t len;
 				const char *body = string_body(p, &v[k], &len);
-				ap_buf_append(&val, body, len);
+				ap_buf_append(&p->scratch, body, len);
 			}
 			ap_xgrow((void **)&m->all, &p->all_cap, m->nall + 1, sizeof *m->all);
-			m->all[m->nall++] = ap_buf_detach(&val);
+			m->all[m->nall++] = scratch_str(p);
 		}
 		count++;
 		if (a == b)
@@ -1303,6 +1670,294 @@ static void statements(struct parser *p, const struct ctx *c, bool block, bool d
 	}
 }
 
+/* NULs after the module's copy of the source: mid_next reads up to 63
+ * bytes past one that is not in mid_stops, and the first NUL is; tail_scan
+ * up to 20 past one that is not in tail_stops. */
+#define SRC_PAD 64
+
+/* The start of the token that holds s[q], lexing from b on: b <= q is a
+ * token boundary (or between tokens), and s[b, q) holds only names, numbers
+ * and operators (no space, string, comment or line end). The last space
+ * before q, if any, is a boundary too: lexing starts there. s is the
+ * module's copy, with its NULs. */
+static size_t token_start(const char *s, size_t n, size_t b, size_t q)
+{
+	size_t k = q, e;
+	uint8_t code;
+
+	while (k > b && byte_class[(unsigned char)s[k - 1]] != C_SPACE)
+		k--;
+	while (k < q) {
+		switch (byte_class[(unsigned char)s[k]]) {
+		case C_NAME:
+			for (e = k + 1; ident_chars[(unsigned char)s[e]]; e++)
+				;
+			/* A prefix and its string. */
+			if (e == q && e - k <= 2 && (s[q] == '"' || s[q] == '\'') &&
+			    string_prefix(s, k, e) != 0)
+				return k;
+			break;
+		case C_DOT:
+			if (!is_digit(s[k + 1])) {
+				e = lex_punct(s, k, n, &code);
+				break;
+			}
+			/* fallthrough */
+		case C_DIGIT:
+			e = lex_number(s, k, n);
+			break;
+		default:
+			e = lex_punct(s, k, n, &code);
+			break;
+		}
+		if (e > q)
+			return k;
+		k = e;
+	}
+	return q;
+}
+
+/* The bytes that skim's reading of the middle of a statement stops at: the
+ * NUL after the source (and any in it), line ends, comments, strings,
+ * backslashes, brackets and ';'. */
+#if !defined(__SSE2__) || defined(AP_PY_NO_SIMD)
+static const bool mid_stops[256] = {
+	['\0'] = true, ['\n'] = true, ['#'] = true, ['"'] = true, ['\''] = true, ['\\'] = true,
+	['('] = true, [')'] = true, ['['] = true, [']'] = true, ['{'] = true, ['}'] = true,
+	[';'] = true,
+};
+#endif
+
+/* Where mid_next looks: a bit for each byte of s[base, base + 64) that is
+ * in mid_stops. */
+struct mid_window {
+	size_t base;
+	uint64_t mask;
+};
+
+#if defined(__SSE2__) && !defined(AP_PY_NO_SIMD)
+/* The bits of s[0, 16) in mid_stops: ( and ) are c | 1 == ')', [ and { are
+ * c | 0x20 == '{', ] and } are c | 0x20 == '}', " and # are c | 1 == '#'. */
+static inline uint64_t mid_bits16(const char *s)
+{
+	const __m128i one = _mm_set1_epi8(1), x20 = _mm_set1_epi8(0x20);
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+	__m128i v1 = _mm_or_si128(v, one), v20 = _mm_or_si128(v, x20);
+	__m128i m = _mm_or_si128(
+		_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_setzero_si128()),
+		                          _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+		             _mm_or_si128(_mm_cmpeq_epi8(v1, _mm_set1_epi8('#')),
+		                          _mm_cmpeq_epi8(v, _mm_set1_epi8('\'')))),
+		_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
+		                          _mm_cmpeq_epi8(v1, _mm_set1_epi8(')'))),
+		             _mm_or_si128(_mm_cmpeq_epi8(v20, _mm_set1_epi8('{')),
+		                          _mm_or_si128(_mm_cmpeq_epi8(v20, _mm_set1_epi8('}')),
+		                                       _mm_cmpeq_epi8(v, _mm_set1_epi8(';'))))));
+	return (uint64_t)(unsigned)_mm_movemask_epi8(m);
+}
+
+static inline uint64_t mid_bits64(const char *s)
+{
+	return mid_bits16(s) | mid_bits16(s + 16) << 16 | mid_bits16(s + 32) << 32 |
+	       mid_bits16(s + 48) << 48;
+}
+#endif
+
+/* The first byte of mid_stops from s[i] on (there is one: the NUL at s[n]).
+ * With SSE2 the bits of 64 bytes at a time, kept in w for the next call. */
+static inline size_t mid_next(const char *s, size_t i, struct mid_window *w)
+{
+#if defined(__SSE2__) && !defined(AP_PY_NO_SIMD)
+	uint64_t m;
+
+	if (i - w->base >= 64) {
+		w->base = i;
+		w->mask = mid_bits64(s + i);
+	}
+	m = w->mask >> (i - w->base);
+	if (m != 0)
+		return i + (size_t)__builtin_ctzll(m);
+	do {
+		w->base += 64;
+		w->mask = mid_bits64(s + w->base);
+	} while (w->mask == 0);
+	return w->base + (size_t)__builtin_ctzll(w->mask);
+#else
+	/* Four bytes at a time. */
+	(void)w;
+	while (!(mid_stops[(unsigned char)s[i]] | mid_stops[(unsigned char)s[i + 1]] |
+	         mid_stops[(unsigned char)s[i + 2]] | mid_stops[(unsigned char)s[i + 3]]))
+		i += 4;
+	while (!mid_stops[(unsigned char)s[i]])
+		i++;
+	return i;
+#endif
+}
+
+/* The bytes that params_tail stops at: mid_stops, ',', '=' and the 'l' of a
+ * lambda (in the scalar version any 'l'). */
+#if !defined(__SSE2__) || defined(AP_PY_NO_SIMD)
+static const bool tail_stops[256] = {
+	['\0'] = true, ['\n'] = true, ['#'] = true, ['"'] = true, ['\''] = true, ['\\'] = true,
+	['('] = true, [')'] = true, ['['] = true, [']'] = true, ['{'] = true, ['}'] = true,
+	[';'] = true, [','] = true, ['='] = true, ['l'] = true,
+};
+#endif
+
+/* The first byte from s[i] on that params_tail stops at (there is one: the
+ * NUL at s[n]). */
+static inline size_t tail_scan(const char *s, size_t i)
+{
+#if defined(__SSE2__) && !defined(AP_PY_NO_SIMD)
+	/* mid_stops' bits, ',', '=', and an 'l' with an 'a' one and five bytes
+	 * on: sixteen bytes at a time. */
+	for (;;) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		__m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 1));
+		__m128i a5 = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 5));
+		__m128i lam = _mm_and_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('l')),
+		                            _mm_and_si128(_mm_cmpeq_epi8(a1, _mm_set1_epi8('a')),
+		                                          _mm_cmpeq_epi8(a5, _mm_set1_epi8('a'))));
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')),
+		                                      _mm_cmpeq_epi8(v, _mm_set1_epi8('='))),
+		                         lam);
+		uint64_t mask = mid_bits16(s + i) | (unsigned)_mm_movemask_epi8(m);
+		if (mask != 0)
+			return i + (size_t)__builtin_ctzll(mask);
+		i += 16;
+	}
+#else
+	while (!tail_stops[(unsigned char)s[i]])
+		i++;
+	return i;
+#endif
+}
+
+/* Moves p->pos, in a parameter list whose '(' has depth depth, over the
+ * tokens after the current one that params() would only count. It is called
+ * once a segment can take no name, '/' or '*' any more and no lambda is
+ * open, when what still counts is a ',' or '=' at depth + 1, a lambda there
+ * and the closing ')'. A ',' there it reads itself and returns true; an '='
+ * there sets *has_default when has_name. It stops (returning false) at the
+ * first byte of a token that may be the ')' or a lambda, of a string (for
+ * advance to record), or of anything unusual (an error, the end of input),
+ * for advance to read from there; what it passes over it reads as lex_next
+ * would, keeping lines and brackets. bound is a token boundary: the end of
+ * a token a stop byte ends (not a deeper '=', which may end "==" or "<=");
+ * token_start finds where the token holding an '=', a quote or "lambda"
+ * begins. */
+static bool params_tail(struct parser *p, unsigned depth, bool has_name, bool *has_default)
+{
+	const char *s = p->s; /* NULs follow s[n]: see ap_py_parse */
+	size_t n = p->n, i = p->pos, bound = i, j;
+	size_t top = depth + 1;
+
+	if (p->dead || p->at_bol || p->dedents > 0 || p->nbracket < top)
+		return false;
+	for (;;) {
+		i = tail_scan(s, i);
+		switch (s[i]) {
+		case '\0':
+			if (i >= n)
+				goto out;
+			i++;
+			bound = i;
+			break;
+		case '\n':
+			i++;
+			p->line++;
+			bound = i;
+			break;
+		case '#': {
+			const char *nl = memchr(s + i, '\n', n - i);
+			i = nl ? (size_t)(nl - s) : n;
+			bound = i;
+			break;
+		}
+		case '\\':
+			j = s[i + 1] == '\r' ? i + 2 : i + 1;
+			if (j >= n || s[j] != '\n')
+				goto out;
+			i = j + 1;
+			p->line++;
+			bound = i;
+			break;
+		case '(':
+		case '[':
+		case '{':
+			if (p->nindent - 1 + p->nbracket >= AP_PY_MAX_DEPTH)
+				goto out;
+			p->bracket[p->nbracket] = s[i];
+			p->bracket_line[p->nbracket++] = p->line;
+			i++;
+			bound = i;
+			break;
+		case ')':
+		case ']':
+		case '}': {
+			char c = s[i];
+			if (p->nbracket == top ||
+			    p->bracket[p->nbracket - 1] != (c == ')' ? '(' : c == ']' ? '[' : '{'))
+				goto out;
+			p->nbracket--;
+			i++;
+			bound = i;
+			break;
+		}
+		case ';':
+			i++;
+			bound = i;
+			break;
+		case ',':
+			i++;
+			if (p->nbracket == top) {
+				/* The segment's end, read here. */
+				p->pos = i;
+				p->line_has_tokens = true;
+				return true;
+			}
+			bound = i;
+			break;
+		case '=':
+			if (p->nbracket == top) {
+				/* A default's '=', or one of "==", "<=", "+=" ... */
+				size_t k = token_start(s, n, bound, i);
+				uint8_t code;
+				size_t e = lex_punct(s, k, n, &code);
+				if (code == '=')
+					*has_default |= has_name;
+				i = bound = e;
+				break;
+			}
+			i++;
+			break;
+		case '"':
+		case '\'':
+			i = token_start(s, n, bound, i);
+			goto out;
+		default: /* an 'l' */
+			if (p->nbracket == top && memcmp(s + i, "lambda", 6) == 0) {
+				/* The name or number holding it, passed over whole
+				 * unless it is the keyword. */
+				size_t k = token_start(s, n, bound, i), e;
+				uint8_t kind, code;
+				bool plain;
+				int bad;
+				e = lex_token(s, k, n, &kind, &code, &plain, &bad);
+				if (kind == T_NAME && code == KW_LAMBDA)
+					goto out;
+				i = bound = e;
+				break;
+			}
+			i++;
+			break;
+		}
+	}
+out:
+	p->pos = i;
+	return false;
+}
+
 /* A def's parameters, from its '(' (the current token) to the matching ')'. */
 static void params(struct parser *p, size_t di)
 {
@@ -1314,20 +1969,47 @@ static void params(struct parser *p, size_t di)
 	bool slash = false, has_name = false, has_default = false;
 	tok name = {0};
 	unsigned lambdas = 0;
-	size_t cap = 0;
+	/* read into p->pv, then into the arena at their number */
+	size_t np = 0;
 
 	advance(p);
 	for (;;) {
 		bool end = p->t.kind == T_END || (p->t.depth == depth && is_op(&p->t, ')'));
 		const tok *t = &p->t;
 
-		if (end || (t->depth == depth + 1 && lambdas == 0 && is_op(t, ','))) {
-			ap_py_def *d = &p->m->defs[di];
+		if (!end && !(t->depth == depth + 1 && lambdas == 0 && is_op(t, ','))) {
+			if (t->depth == depth + 1) {
+				if (is_kw(t, KW_LAMBDA))
+					lambdas++;
+				else if (lambdas > 0 && is_op(t, ':'))
+					lambdas--;
+				else if (lambdas == 0 && has_name && is_op(t, '='))
+					has_default = true;
+			}
+			if (k == 0 && is_op(t, '/')) {
+				slash = true;
+			} else if (k == 0 && (is_op(t, '*') || is_op(t, OP_POW))) {
+				stars = t->len;
+			} else if (k == (stars > 0) && t->kind == T_NAME && !has_name) {
+				name = *t;
+				has_name = true;
+			}
+			k++;
+			/* Past its start a segment's ',' (or the closing ')') is found
+			 * faster: params_tail says whether it read the ','. */
+			if (lambdas > 0 || !(has_name || k > (size_t)(stars > 0)) ||
+			    !params_tail(p, depth, has_name, &has_default)) {
+				advance(p);
+				continue;
+			}
+		}
+		/* The segment ends at a ',' or at the end. */
+		{
 			if (has_name) {
 				ap_py_param *pa;
-				ap_xgrow((void **)&d->params, &cap, d->nparams + 1,
-				         sizeof *d->params);
-				pa = &d->params[d->nparams++];
+				if (np == p->pcap)
+					ap_xgrow((void **)&p->pv, &p->pcap, np + 1, sizeof *p->pv);
+				pa = &p->pv[np++];
 				pa->name = tok_str(p, &name);
 				pa->has_default = has_default;
 				pa->kind = stars == 1   ? AP_PY_VARARGS
@@ -1338,39 +2020,22 @@ static void params(struct parser *p, size_t di)
 			if (stars == 1)
 				kwonly = true;
 			if (slash)
-				for (size_t i = 0; i < d->nparams; i++)
-					d->params[i].kind = AP_PY_POSONLY;
+				for (size_t i = 0; i < np; i++)
+					p->pv[i].kind = AP_PY_POSONLY;
 			if (end) {
-				/* Most defs have few parameters: give back the rest. */
-				if (cap > d->nparams)
-					d->params = ap_xrealloc(d->params,
-					                        d->nparams * sizeof *d->params);
+				ap_py_def *d = &p->m->defs[di];
+				if (np > 0) {
+					d->params = arena_alloc(p->mod, np * sizeof *d->params);
+					memcpy(d->params, p->pv, np * sizeof *d->params);
+				}
+				d->nparams = np;
 				break;
 			}
 			k = 0;
 			stars = 0;
 			slash = has_name = has_default = false;
 			advance(p);
-			continue;
 		}
-		if (t->depth == depth + 1) {
-			if (is_kw(t, KW_LAMBDA))
-				lambdas++;
-			else if (lambdas > 0 && is_op(t, ':'))
-				lambdas--;
-			else if (lambdas == 0 && has_name && is_op(t, '='))
-				has_default = true;
-		}
-		if (k == 0 && is_op(t, '/')) {
-			slash = true;
-		} else if (k == 0 && (is_op(t, '*') || is_op(t, OP_POW))) {
-			stars = t->len;
-		} else if (k == (stars > 0) && t->kind == T_NAME && !has_name) {
-			name = *t;
-			has_name = true;
-		}
-		k++;
-		advance(p);
 	}
 	advance(p);
 }
@@ -1391,10 +2056,11 @@ static void enter_doc(struct body_state *b, size_t mark)
 	b->strings = false;
 }
 
-/* Moves b over the current token. */
-static void body_step(struct parser *p, struct body_state *b)
+/* Moves b over the token t: the current one, or one skim read without
+ * making it current (no string, line end or indentation). */
+static inline __attribute__((always_inline)) void body_step(struct parser *p,
+                                                            struct body_state *b, const tok *t)
 {
-	const tok *t = &p->t;
 	bool ends = t->kind == T_NEWLINE || (t->depth == 0 && is_op(t, ';'));
 
 	for (;;) {
@@ -1429,7 +2095,7 @@ static void body_step(struct parser *p, struct body_state *b)
 				b->state = S_INDENT;
 				return;
 			}
-			enter_doc(b, string_mark(p));
+			enter_doc(b, p->m->nstrings - (t->kind == T_STRING));
 			continue;
 		case S_INDENT:
 			if (t->kind == T_INDENT) {
@@ -1449,6 +2115,260 @@ static void body_step(struct parser *p, struct body_state *b)
 			continue;
 		}
 	}
+}
+
+/* The keyword code of a name for body_step: def, class, async and lambda
+ * only, 0 for other names. */
+static uint8_t body_keyword(const char *s, size_t len)
+{
+	switch (len) {
+	case 3:
+		return memcmp(s, "def", 3) == 0 ? KW_DEF : 0;
+	case 5:
+		return memcmp(s, "class", 5) == 0 ? KW_CLASS : memcmp(s, "async", 5) == 0 ? KW_ASYNC : 0;
+	case 6:
+		return memcmp(s, "lambda", 6) == 0 ? KW_LAMBDA : 0;
+	default:
+		return 0;
+	}
+}
+
+
+
+/* Reads the tokens of a def body after the current one, moving b over each,
+ * until one that skip_body must see itself (INDENT, DEDENT, T_END, or the
+ * NEWLINE that ends a one-line body: block false), which it leaves current.
+ * It reads most tokens itself as lex_next would have, without making them
+ * current, and hands anything unusual (an error to report, the end of
+ * input, a line of nothing but a continuation) to lex_next from the token's
+ * first byte.
+ *
+ * A statement's first tokens are read one by one (names need no keyword
+ * code beyond body_keyword's; an operator of several bytes passes as one
+ * token per byte, but for ':=' and '...', which could start a number
+ * otherwise: body_step moves the same over one "other" token as over
+ * several). Once b is in S_MID, where only the statement's end counts, skim
+ * jumps from one byte of mid_stops to the next: what lies between is names,
+ * numbers, operators and spaces, none of which can fail, count or end the
+ * statement. A quote there begins a string whose prefix, if any, is found
+ * by reading the tokens since the last space or stop byte (a token boundary
+ * either way) up to it. */
+static void skim(struct parser *p, struct body_state *b, bool block)
+{
+	const char *s = p->s; /* s[n] is a NUL: see ap_py_parse */
+	size_t n = p->n, i = p->pos, j, k, bound;
+	struct mid_window w = {SIZE_MAX - 64, 0};
+	uint8_t kind, code, depth;
+	bool plain;
+	unsigned pfx;
+	char c;
+
+	if (p->dead || p->dedents > 0)
+		goto generic;
+	if (p->at_bol)
+		goto bol;
+next:
+	if (b->state == S_MID)
+		goto mid;
+	while (s[i] == ' ')
+		i++;
+	if (i >= n)
+		goto out;
+	c = s[i];
+	code = 0;
+	plain = true;
+	depth = (uint8_t)p->nbracket;
+	switch (byte_class[(unsigned char)c]) {
+	case C_SPACE:
+		i++;
+		goto next;
+	case C_HASH: {
+		const char *nl = memchr(s + i, '\n', n - i);
+		i = nl ? (size_t)(nl - s) : n;
+		goto next;
+	}
+	case C_BSLASH:
+		j = s[i + 1] == '\r' ? i + 2 : i + 1;
+		if (j >= n || s[j] != '\n')
+			goto out;
+		i = j + 1;
+		p->line++;
+		goto next;
+	case C_NL:
+		if (p->nbracket == 0)
+			goto newline;
+		i++;
+		p->line++;
+		goto next;
+	case C_NAME:
+		j = i + 1;
+		while (ident_chars[(unsigned char)s[j]])
+			j++;
+		if (j - i <= 2 && (s[j] == '"' || s[j] == '\'') &&
+		    (pfx = string_prefix(s, i, j)) != 0)
+			goto string;
+		kind = T_NAME;
+		code = body_keyword(s + i, j - i);
+		i = j;
+		break;
+	case C_QUOTE:
+		pfx = PFX_STRING;
+		j = i;
+		goto string;
+	case C_DOT:
+		if (is_digit(s[i + 1])) {
+			kind = T_NUMBER;
+			i = lex_number(s, i, n);
+		} else {
+			kind = T_OP;
+			code = '.';
+			i += s[i + 1] == '.' && i + 2 < n && s[i + 2] == '.' ? 3 : 1;
+		}
+		break;
+	case C_DIGIT:
+		kind = T_NUMBER;
+		i = lex_number(s, i, n);
+		break;
+	default:
+		kind = T_OP;
+		code = (uint8_t)c;
+		if (c == '(' || c == '[' || c == '{') {
+			if (p->nindent - 1 + p->nbracket >= AP_PY_MAX_DEPTH)
+				goto out;
+			p->bracket[p->nbracket] = c;
+			p->bracket_line[p->nbracket++] = p->line;
+		} else if (c == ')' || c == ']' || c == '}') {
+			if (p->nbracket == 0 ||
+			    p->bracket[p->nbracket - 1] != (c == ')' ? '(' : c == ']' ? '[' : '{'))
+				goto out;
+			depth = (uint8_t)--p->nbracket;
+		} else if (c == ':' && s[i + 1] == '=') {
+			code = OP_WALRUS;
+			i++;
+		}
+		i++;
+		break;
+	}
+token:
+	/* The token read, in scalars: a tok written byte by byte and read back
+	 * whole would stall the loads. */
+	p->line_has_tokens = true;
+	{
+		tok t = {.kind = kind, .code = code, .depth = depth, .plain = plain};
+		body_step(p, b, &t);
+	}
+	goto next;
+
+string: /* from s[i], its quote at s[j], the prefix's flags pfx */
+	{
+		int bad = STR_OK;
+		size_t e = pfx & PFX_F ? lex_fstring(s, j, n, (pfx & PFX_RAW) != 0, &bad)
+		                       : lex_string(s, j, n, &bad);
+		tok t;
+		if (bad != STR_OK)
+			goto out;
+		t.kind = kind = T_STRING;
+		t.off = (uint32_t)i;
+		t.len = (uint32_t)(e - i);
+		t.line = p->line;
+		t.depth = depth = (uint8_t)p->nbracket;
+		t.code = code = 0;
+		t.plain = plain = !(pfx & (PFX_BYTES | PFX_F));
+		p->line += count_lines(s + i, e - i);
+		record_string(p, &t);
+		i = e;
+	}
+	goto token;
+
+newline: /* s[i] is a line end out of brackets */
+	if (!block || !p->line_has_tokens)
+		goto out;
+	p->pos = i + 1;
+	p->line++;
+	p->at_bol = true;
+	p->line_has_tokens = false;
+	{
+		tok t = {.kind = T_NEWLINE};
+		body_step(p, b, &t);
+	}
+bol:
+	if (indentation(p, &p->t))
+		return;
+	if (p->dead)
+		goto generic;
+	i = p->pos;
+	goto next;
+
+mid:
+	for (bound = i;; bound = i) {
+		i = mid_next(s, i, &w);
+		switch (s[i]) {
+		case '\0':
+			if (i >= n)
+				goto out;
+			i++;
+			break;
+		case '\n':
+			if (p->nbracket == 0)
+				goto newline;
+			i++;
+			p->line++;
+			break;
+		case '#': {
+			const char *nl = memchr(s + i, '\n', n - i);
+			i = nl ? (size_t)(nl - s) : n;
+			break;
+		}
+		case '\\':
+			j = s[i + 1] == '\r' ? i + 2 : i + 1;
+			if (j >= n || s[j] != '\n')
+				goto out;
+			i = j + 1;
+			p->line++;
+			break;
+		case '(':
+		case '[':
+		case '{':
+			if (p->nindent - 1 + p->nbracket >= AP_PY_MAX_DEPTH)
+				goto out;
+			p->bracket[p->nbracket] = s[i];
+			p->bracket_line[p->nbracket++] = p->line;
+			i++;
+			break;
+		case ')':
+		case ']':
+		case '}':
+			c = s[i];
+			if (p->nbracket == 0 ||
+			    p->bracket[p->nbracket - 1] != (c == ')' ? '(' : c == ']' ? '[' : '{'))
+				goto out;
+			p->nbracket--;
+			i++;
+			break;
+		case ';':
+			i++;
+			if (p->nbracket > 0)
+				break;
+			kind = T_OP;
+			code = ';';
+			depth = 0;
+			plain = true;
+			goto token;
+		default:
+			/* A quote at j: the token holding it starts at k, at j or at
+			 * its prefix. */
+			j = i;
+			k = token_start(s, n, bound, j);
+			pfx = k < j ? string_prefix(s, k, j) : PFX_STRING;
+			i = k;
+			goto string;
+		}
+	}
+
+out:
+	p->pos = i;
+generic:
+	advance(p);
 }
 
 /* Skips a def's body, recording where it lies and dropping the docstrings of
@@ -1481,8 +2401,8 @@ static void skip_body(struct parser *p, size_t di)
 			level++;
 		else if (t->kind == T_DEDENT && --level == 0)
 			break;
-		body_step(p, &b);
-		advance(p);
+		body_step(p, &b, t);
+		skim(p, &b, level > 0);
 	}
 	end = p->t.off;
 	if (b.state == S_DOC && b.strings)
@@ -1495,11 +2415,11 @@ static void skip_body(struct parser *p, size_t di)
 }
 
 /* The prefix of c, the name and then tail. */
-static char *qualname(const struct parser *p, const struct ctx *c, const tok *name,
+static char *qualname(struct parser *p, const struct ctx *c, const tok *name,
                       const char *tail)
 {
 	size_t plen = c->prefix ? strlen(c->prefix) : 0, tlen = strlen(tail);
-	char *q = ap_xmalloc(plen + name->len + tlen + 1);
+	char *q = arena_alloc(p->mod, plen + name->len + tlen + 1);
 
 	if (plen > 0)
 		memcpy(q, c->prefix, plen);
@@ -1570,7 +2490,6 @@ static void class_stmt(struct parser *p, const struct ctx *c)
 	prefix = qualname(p, c, &name, ".");
 	in.prefix = prefix;
 	suite(p, &in, true);
-	free(prefix);
 }
 
 enum cond { COND_UNKNOWN, COND_FALSE, COND_TRUE };
@@ -1721,46 +2640,45 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 
 void ap_py_module_free(ap_py_module *m)
 {
+	struct module *mod = (struct module *)m;
+
 	if (m == NULL)
 		return;
-	for (size_t i = 0; i < m->ndefs; i++) {
-		for (size_t k = 0; k < m->defs[i].nparams; k++)
-			free(m->defs[i].params[k].name);
-		free(m->defs[i].params);
-		free(m->defs[i].qualname);
+	/* Strings and parameter arrays lie in the arena. */
+	while (mod->arena != NULL) {
+		struct chunk *c = mod->arena;
+		mod->arena = c->next;
+		free(c);
 	}
 	free(m->defs);
-	for (size_t i = 0; i < m->nbindings; i++) {
-		free(m->bindings[i].name);
-		free(m->bindings[i].module);
-		free(m->bindings[i].target);
-	}
 	free(m->bindings);
-	clear_all(m);
 	free(m->all);
-	for (size_t i = 0; i < m->nstrings; i++)
-		free(m->strings[i].value);
 	free(m->strings);
 	free(m->src);
-	free(m);
+	free(mod);
 }
 
 int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_options *opt)
 {
 	static const struct ctx top = {NULL, true, false};
 	struct parser *p;
+	struct module *mod;
 	ap_py_module *m;
 	int rc;
 
 	*out = NULL;
-	if (len > UINT32_MAX) {
+	if (len > UINT32_MAX || len > SIZE_MAX - SRC_PAD) {
 		ap_error_set("line 1: input of 4 GiB or more");
 		return AP_ELIMIT;
 	}
-	m = ap_xcalloc(1, sizeof *m);
-	m->src = ap_xmalloc(len);
+	mod = ap_xcalloc(1, sizeof *mod);
+	m = &mod->pub;
+	/* NULs after the copy end skim's scans without a bound check: none
+	 * reads past them, and none reads past len on their account. */
+	m->src = ap_xmalloc(len + SRC_PAD);
 	if (len > 0)
 		memcpy(m->src, src, len);
+	memset(m->src + len, 0, SRC_PAD);
 	m->src_len = len;
 	/* The parser holds the bracket and indentation stacks: a few KiB, on the heap. */
 	p = ap_xcalloc(1, sizeof *p);
@@ -1770,6 +2688,7 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	p->at_bol = true;
 	p->nindent = 1;
 	p->m = m;
+	p->mod = mod;
 	p->false_names = opt ? opt->false_names : NULL;
 	if (len >= 3 && memcmp(src, "\xef\xbb\xbf", 3) == 0)
 		p->pos = 3;
@@ -1780,6 +2699,8 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 		clear_all(m);
 	rc = p->err;
 	free(p->sv);
+	free(p->pv);
+	ap_buf_free(&p->scratch);
 	free(p);
 	if (rc < 0) {
 		ap_py_module_free(m);

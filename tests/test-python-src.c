@@ -787,6 +787,87 @@ static void test_bound(void **state)
 
 /* --- Syntax errors and limits --------------------------------------------- */
 
+/* The reader skims def bodies and the tails of parameters (past their
+ * names) without making every token current: what it passes over must read
+ * as the tokens would. */
+static void test_skimmed_tokens(void **state)
+{
+	const ap_py_def *d;
+
+	(void)state;
+	parse_ok("def f(a=lambda x, y: x, b: Dict[str, int] = {'k': 1}, c=x == 1,\n"
+	         "      d: int=2, e=(lambda: 1), f=lambdas, g=xlambda, *, h,\n"
+	         "      i: int == 3, j <= 4, k: 'x' = rb'y', l=f\"{1}\",  # a ( ' comment\n"
+	         "      m=\\\n"
+	         "        [1,\n"
+	         "         2], n: 'a=b' , o=0x1f, p=1.5e-3, q=a.b(c=1)[0], r: int):\n"
+	         "    x = foo(rb\"s1\", f'{b}', u's2') + (1.jb's3')\n"
+	         "    def inner(): 'dropped'; y = 's4'\n"
+	         "    class Inner:\n"
+	         "        '''dropped too'''\n"
+	         "    z = [lambda: 's5',\n"
+	         "         # ( ' \"\n"
+	         "         \"s6\"]; w = 's7' \\\n"
+	         "        's8'\n"
+	         "    return x\n"
+	         "v = 1\n");
+	d = def("f");
+	assert_int_equal(d->nparams, 18);
+	assert_param(d, 0, "a", AP_PY_POS, true);
+	assert_param(d, 1, "b", AP_PY_POS, true);
+	assert_param(d, 2, "c", AP_PY_POS, true);
+	assert_param(d, 3, "d", AP_PY_POS, true);
+	assert_param(d, 4, "e", AP_PY_POS, true);
+	assert_param(d, 5, "f", AP_PY_POS, true);
+	assert_param(d, 6, "g", AP_PY_POS, true);
+	assert_param(d, 7, "h", AP_PY_KWONLY, false);
+	/* "==" and "<=" are no defaults. */
+	assert_param(d, 8, "i", AP_PY_KWONLY, false);
+	assert_param(d, 9, "j", AP_PY_KWONLY, false);
+	assert_param(d, 10, "k", AP_PY_KWONLY, true);
+	assert_param(d, 11, "l", AP_PY_KWONLY, true);
+	assert_param(d, 12, "m", AP_PY_KWONLY, true);
+	assert_param(d, 13, "n", AP_PY_KWONLY, false);
+	assert_param(d, 14, "o", AP_PY_KWONLY, true);
+	assert_param(d, 15, "p", AP_PY_KWONLY, true);
+	assert_param(d, 16, "q", AP_PY_KWONLY, true);
+	assert_param(d, 17, "r", AP_PY_KWONLY, false);
+	assert_int_equal(d->body_line, 7);
+	assert_names("f v");
+	assert_int_equal(binding("v")->line, 16);
+	assert_int_equal(mod->nstrings, 14);
+	assert_string_at(0, "k", 1);
+	assert_string_at(1, "x", 3);
+	assert_string_at(2, "y", 3);
+	assert_string_at(3, "{1}", 3);
+	assert_string_at(4, "a=b", 6);
+	assert_string_at(5, "s1", 7);
+	assert_string_at(6, "{b}", 7);
+	assert_string_at(7, "s2", 7);
+	assert_string_at(8, "s3", 7);
+	assert_string_at(9, "s4", 8);
+	assert_string_at(10, "s5", 11);
+	assert_string_at(11, "s6", 13);
+	assert_string_at(12, "s7", 13);
+	assert_string_at(13, "s8", 14);
+
+	/* Errors in skimmed tokens are the tokenizer's. */
+	parse_err("def f(a: int = (1, 2]):\n    pass\n", AP_EINPUT,
+	          "line 1: mismatched ']' for '(' of line 1");
+	parse_err("def f(a: int = 'x):\n    pass\n", AP_EINPUT, "line 1: unterminated string");
+	parse_err("def f(a: int = (1,\n", AP_EINPUT, "line 1: unbalanced '('");
+	parse_err("def f(a: int = 1 \\ 2):\n    pass\n", AP_EINPUT,
+	          "line 1: unexpected character after line continuation character");
+	parse_err("def f():\n    x = g(a,\n          b]\n", AP_EINPUT,
+	          "line 3: mismatched ']' for '(' of line 2");
+	parse_err("def f():\n    x = g(a) + rb'x\n", AP_EINPUT, "line 2: unterminated string");
+	parse_err("def f():\n    x = g(a) + \\ 1\n", AP_EINPUT,
+	          "line 2: unexpected character after line continuation character");
+	parse_err("def f():\n    x = (\n", AP_EINPUT, "line 2: unbalanced '('");
+	parse_err("def f():\n    x = 1\n  y = 2\n", AP_EINPUT,
+	          "line 3: unindent does not match any outer indentation level");
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -935,6 +1016,29 @@ static void test_pathological(void **state)
 	memcpy(s + big - 3, "\"\"\"", 3);
 	parse_ok(s);
 	assert_int_equal(mod->nstrings, 1);
+	free(s);
+
+	/* Many "lambda"s in one name, '=' and strings with no space between,
+	 * in a parameter's default and in a body. */
+	s = repeat("xlambda", big);
+	memcpy(s, "def f(a=", 8);
+	memcpy(s + big - 13, "):\n    x = 1\n", 13);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	parse_ok(s);
+	assert_int_equal(mod->ndefs, 1);
+	assert_true(mod->defs[0].params[0].has_default);
+	assert_true(seconds_since(&t0) < FAST_SECONDS);
+	free(s);
+
+	s = repeat("=b\"ss\"b=", big);
+	memcpy(s, "def f(a=", 8);
+	memcpy(s + big - 16, "0):\n  x = a \"s\"\n", 16);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	parse_ok(s);
+	assert_int_equal(mod->ndefs, 1);
+	assert_true(mod->defs[0].params[0].has_default);
+	assert_int_equal(mod->nstrings, big / 8 - 2);
+	assert_true(seconds_since(&t0) < FAST_SECONDS);
 	free(s);
 
 	/* 200,000 defs: quadratic work would take hours. */
@@ -1138,6 +1242,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_all, teardown),
 		cmocka_unit_test_teardown(test_docstrings, teardown),
 		cmocka_unit_test_teardown(test_bound, teardown),
+		cmocka_unit_test_teardown(test_skimmed_tokens, teardown),
 		cmocka_unit_test_teardown(test_errors, teardown),
 		cmocka_unit_test_teardown(test_nesting_limit, teardown),
 		cmocka_unit_test_teardown(test_pathological, teardown),
