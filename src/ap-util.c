@@ -135,3 +135,8 @@ void ap_buf_free(ap_buf *b)
 	b->data = NULL;
 	b->len = b->cap = 0;
 }
+
+int ap_cmp_strs(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}

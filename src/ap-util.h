@@ -13,6 +13,9 @@ void *ap_xrealloc(void *p, size_t n);
 void ap_xgrow(void **p, size_t *cap, size_t need, size_t elem);
 char *ap_xstrdup(const char *s);
 char *ap_xstrndup(const char *s, size_t n);
+/* qsort's comparison of two char * by strcmp (byte order). */
+int ap_cmp_strs(const void *a, const void *b);
+
 char *ap_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 typedef struct ap_buf {

@@ -30,6 +30,19 @@ const char *ap_path_refusal(const char *rel)
 	return NULL;
 }
 
+char *ap_real_folder(const char *dir)
+{
+	struct stat st;
+	char *real = realpath(dir, NULL);
+
+	if (real != NULL && (stat(real, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		free(real);
+		errno = ENOTDIR;
+		return NULL;
+	}
+	return real;
+}
+
 bool ap_is_folder(const char *path)
 {
 	struct stat st;
@@ -203,11 +216,6 @@ void ap_sha256_hex(const unsigned char digest[AP_SHA256_SIZE], char hex[2 * AP_S
 	hex[2 * AP_SHA256_SIZE] = '\0';
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, size_t *len,
                                int *err)
 {
@@ -271,7 +279,7 @@ ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, s
 	}
 	closedir(d);
 	if (n > 0)
-		qsort(names, n, sizeof *names, cmp_names);
+		qsort(names, n, sizeof *names, ap_cmp_strs);
 	for (size_t i = 0; i < n; i++) {
 		ap_buf_printf(&out, "%s\n", names[i]);
 		free(names[i]);

@@ -24,6 +24,11 @@ bool ap_path_in_meta(const char *rel);
 /* Whether path is root or below it; both canonical (realpath). */
 bool ap_path_under(const char *root, const char *path);
 
+/* The canonical path of dir when it is a folder, else NULL with errno set
+ * (ENOTDIR for a path that is something else): the roots the reader and
+ * verify read beneath. */
+char *ap_real_folder(const char *dir);
+
 /* path exists and is a folder (symlinks followed). */
 bool ap_is_folder(const char *path);
 

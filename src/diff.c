@@ -8,11 +8,6 @@
 #include "diff.h"
 #include "manifest.h"
 
-static int compare_strings(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* The keys of two objects, sorted and without repeats (borrowed strings),
  * so a report reads the same whatever order the manifests wrote. */
 static const char **union_keys(const json_t *a, const json_t *b, size_t *n)
@@ -27,7 +22,7 @@ static const char **union_keys(const json_t *a, const json_t *b, size_t *n)
 	json_object_foreach((json_t *)b, key, v)
 		if (json_object_get(a, key) == NULL)
 			keys[count++] = key;
-	qsort(keys, count, sizeof *keys, compare_strings);
+	qsort(keys, count, sizeof *keys, ap_cmp_strs);
 	for (i = 0; i < count; i++)
 		if (kept == 0 || strcmp(keys[kept - 1], keys[i]) != 0)
 			keys[kept++] = keys[i];

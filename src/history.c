@@ -268,11 +268,6 @@ fail:
 	return AP_FILE_ERROR;
 }
 
-static int cmp_entry_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* A folder's listing as ap_list_under writes it: files and folders only. */
 static ap_file_status list_tree(git_source *src, const git_oid *oid, char **data, size_t *len,
                                 char **reason)
@@ -304,7 +299,7 @@ static ap_file_status list_tree(git_source *src, const git_oid *oid, char **data
 			names[n++] = ap_xasprintf("%s/", git_tree_entry_name(e));
 	}
 	git_tree_free(tree);
-	qsort(names, n, sizeof *names, cmp_entry_names);
+	qsort(names, n, sizeof *names, ap_cmp_strs);
 	for (size_t i = 0; i < n; i++) {
 		ap_buf_printf(&out, "%s\n", names[i]);
 		free(names[i]);
@@ -435,11 +430,6 @@ typedef struct history {
 	size_t verdicts_cap;
 } history;
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* The pathset of what reader looked up, added to the known ones if new. */
 static size_t record_pathset(history *h, const ap_reader *reader)
 {
@@ -450,7 +440,7 @@ static size_t record_pathset(history *h, const ap_reader *reader)
 
 	for (size_t i = 0; i < n; i++)
 		paths[i] = ap_xstrdup(ap_reader_at(reader, i)->path);
-	qsort(paths, n, sizeof *paths, cmp_str);
+	qsort(paths, n, sizeof *paths, ap_cmp_strs);
 	for (size_t i = 0; i < n; i++)
 		ap_buf_append(&joined, paths[i], strlen(paths[i]) + 1);
 	id = ap_map_get(h->set_ids, joined.data ? joined.data : "", joined.len);

@@ -138,11 +138,6 @@ static int glob_load(const ap_kind_load *l, void **state)
 	return rc;
 }
 
-static int by_path(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void glob_run(const void *state, ap_kind_run *run)
 {
 	const struct glob_rule *gr = state;
@@ -155,7 +150,7 @@ static void glob_run(const void *state, ap_kind_run *run)
 		walk(&w, 0, "", 0);
 	}
 	if (w.npaths > 0)
-		qsort(w.paths, w.npaths, sizeof *w.paths, by_path);
+		qsort(w.paths, w.npaths, sizeof *w.paths, ap_cmp_strs);
 	if (w.error != NULL) {
 		ap_rule_set_error(res, "%s", w.error);
 	} else {

@@ -187,19 +187,11 @@ static const ap_source_ops fs_ops = {.load = fs_load, .free = fs_free};
 /* The canonical path of a folder, or NULL with a message naming what. */
 static char *canonical_folder(const char *what, const char *dir)
 {
-	struct stat st;
-	char *real;
+	char *real = ap_real_folder(dir);
 
-	if (stat(dir, &st) != 0) {
-		ap_error_set("%s '%s': %s", what, dir, strerror(errno));
-		return NULL;
-	}
-	if (!S_ISDIR(st.st_mode)) {
+	if (real == NULL && errno == ENOTDIR)
 		ap_error_set("%s '%s' is not a folder", what, dir);
-		return NULL;
-	}
-	real = realpath(dir, NULL);
-	if (real == NULL)
+	else if (real == NULL)
 		ap_error_set("%s '%s': %s", what, dir, strerror(errno));
 	return real;
 }

@@ -875,11 +875,6 @@ static bool is_pack_name(const char *name)
 	       (len > 4 && strcmp(name + len - 4, ".yml") == 0);
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The folder's packs in strcmp order, so every machine loads them alike. */
 static int load_dir(ap_ruleset *rs, const char *dir)
 {
@@ -903,7 +898,7 @@ static int load_dir(ap_ruleset *rs, const char *dir)
 		rc = io_error(dir, errno);
 	closedir(d);
 	if (nnames > 0)
-		qsort(names, nnames, sizeof *names, cmp_names);
+		qsort(names, nnames, sizeof *names, ap_cmp_strs);
 	/* A .yaml or .yml entry that is not a regular file (a folder, a FIFO, a
 	 * device) is refused, not skipped: a pack that silently does not load
 	 * checks nothing. */

@@ -166,15 +166,11 @@ static int verify_input(const char *name, const char *root, const char *meta,
 /* The canonical path of a manifest's folder, or NULL with a message. */
 static char *canonical_folder(const char *name, const char *what, const char *dir)
 {
-	struct stat st;
-	char *real = realpath(dir, NULL);
+	char *real = ap_real_folder(dir);
 
-	if (real == NULL || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (real == NULL)
 		ap_error_set("%s: %s '%s': %s", name, what, dir,
-		             real == NULL ? strerror(errno) : "not a folder");
-		free(real);
-		return NULL;
-	}
+		             errno == ENOTDIR ? "not a folder" : strerror(errno));
 	return real;
 }
 
