@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Independent reading of AITER, tag by tag, against aiter-probe.
 
 For every v* tag of an AITER git directory (and each --ref, each --tree) this

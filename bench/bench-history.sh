@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Whole-process time of `aiter-probe history` over a git range with every
 # shipped pack, against a shell loop doing the same reading with git: one
 # `git show COMMIT:PATH` per commit and path the packs name, whitespace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* In-process throughput of the normalizer and the three matchers on a large
  * synthetic C-like input: bench-match [MiB] [runs]. Prints figures only. */
 #include "config.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """PyTorch eager peer of bench-mla: the same MLA decode shapes (batch 64,
 q [64, H, 576] bf16, a paged KV cache [pages, page_size, 576] bf16 with
 scattered pages, output [64, H, 512]) through einsum, gather and softmax, timed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench-mla: MLA decode time, KV bandwidth as a fraction of the same GPU's
  * device-to-device copy bandwidth (measured in the same run), and the
  * padded (24 -> 32 heads) over native (24) time ratio.

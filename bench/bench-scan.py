@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Whole-process time of `aiter-probe scan` (every shipped pack, no launch)
 against vLLM's two probes in Python (bench/vllm-probe.py), and against a
 Python process that does nothing but `ast.parse` the Python files the scan

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """vLLM's two MLA probes, re-implemented for the side-by-side benchmark:
 read AITER's source, drop every whitespace character, look for a literal."""
 import os

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* How a serving backend routes MLA decode with a manifest instead of probing
  * AITER's sources: can 24 heads run natively, and if not, how many heads to
  * launch and how to pad.

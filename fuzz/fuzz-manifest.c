@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: arbitrary bytes as a manifest file. The reader must load
  * it or refuse it with a message. A manifest it accepts is then verified
  * against a small tree of our own (its aiter.root replaced) holding a file, a

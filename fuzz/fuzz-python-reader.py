@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Mutation fuzzing of the Python manifest reader (python/aiter_probe.py),
+# SPDX-License-Identifier: MIT
+"""Mutation fuzzing of the Python manifest reader (python/aiter_probe/),
 standard library only: manifests from the seed folder, mutated (bytes
 flipped, cut, spliced; JSON values replaced by other types, nested deep,
 numbers pushed past their ranges) must load or raise ManifestError, never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bytes as a Python module (the reader of the python-* kinds) and as a
  * table (csv), and as aiter/_version.py: parsed, then asked what the kinds
  * ask of them. Any input must parse or fail with a message, in linear time,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: arbitrary bytes as a rule pack. Loading must either
  * succeed or fail with a message; finishing must resolve or refuse the
  * references. Nothing may crash, leak or hang. */

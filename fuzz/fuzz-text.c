@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: normalize a text and run a matcher over it.
  *
  * Input layout: byte 0 picks the language (bits 0-1), the whitespace mode

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Writes the fuzz targets' seed corpora from the repository's own files:
 #   seeds.sh SRCDIR OUTDIR  ->  OUTDIR/rules, OUTDIR/text, OUTDIR/manifest, OUTDIR/python
 # Text seeds are fuzz-text's layout: a mode byte, the pattern's length, the

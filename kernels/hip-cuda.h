@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The HIP runtime names the kernels and the launcher use, mapped onto CUDA,
  * so the same HIP sources build with nvcc (reached through
  * compat/hip/hip_runtime.h). Only what is used is mapped: a new HIP call

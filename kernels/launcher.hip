@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* aiter-probe-launcher: runs one kernel cross-check on one GPU and prints
  * one JSON object (the contract is in src/launch.h). The engine runs it as a
  * child process under a timeout, so a fault or a hang here costs the engine

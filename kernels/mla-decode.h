@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host entry points of the MLA decode kernels (kernels/mla-decode.hip), for
  * the launcher and the benchmark. Every pointer is device memory; bf16 is
  * carried as its 16 bits. Calls queue work on the default stream and return

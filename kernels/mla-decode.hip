@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MLA decode in the shape of AITER's persistent decode: stage 1 walks the
  * KV splits the planner assigned to each block and writes a partial output
  * and log-sum-exp per split; the reducer combines the splits of a sequence.

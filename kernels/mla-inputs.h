@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host-side inputs shared by the launcher and the benchmark: a seeded
  * generator, bf16 conversion, and AITER-style page tables whose pages are
  * scattered through the cache the way a serving backend's allocator leaves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host-side planning for MLA decode, plain C shared by the engine (the head
  * routing table of the manifest) and the launcher (work and reduce metadata). */
 #ifndef AP_MLA_PLAN_H

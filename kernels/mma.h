@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one per-platform seam of the kernels: matrix-unit tiles, shared-memory
  * copies and warp shuffles. Everything above this header is the same HIP
  * source on AMD and NVIDIA.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* aiter-probe: read capability manifests from C and C++.
  *
  *	aiter_probe_manifest *m;

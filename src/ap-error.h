@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error reporting shared by the engine: every failing function returns a
  * negative code and leaves exactly one message, with its context, here. */
 #ifndef AP_ERROR_H

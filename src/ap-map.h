@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one hash table: byte-string keys (copied in) to indexes. Rule ids,
  * the reader's paths and history's object-id tuples all go through it. */
 #ifndef AP_MAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Allocation that never returns NULL and a growable byte buffer. Running out
  * of memory ends the process with a message: no caller could do better. */
 #ifndef AP_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Child processes run under a time limit, their output collected: the
  * kernel launcher (one per GPU, at once) and the Python that locates the
  * aiter package. A child runs in a process group of its own, so that a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "config.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include "cmd.h"
 #include "manifest.h"
 #include "rules.h"
+#include "text.h"
 
 int ap_cli_fail(const char *fmt, ...)
 {
@@ -40,10 +42,28 @@ int ap_cli_usage_error(const struct ap_cmd *cmd, const char *fmt, ...)
 	return AP_EXIT_ERROR;
 }
 
+static ap_color_mode color_mode = AP_COLOR_AUTO;
+
 int ap_cli_color(FILE *to)
 {
-	const char *no_color = getenv("NO_COLOR");
-	return isatty(fileno(to)) && (no_color == NULL || *no_color == '\0');
+	return ap_text_color(to, color_mode);
+}
+
+int ap_cli_color_option(const struct ap_cmd *cmd, char **argv, int *i)
+{
+	const char *arg = argv[*i];
+
+	if (strcmp(arg, "--color") == 0) {
+		color_mode = AP_COLOR_ALWAYS;
+		return 1;
+	}
+	if (strncmp(arg, "--color=", 8) != 0)
+		return 0;
+	if (ap_color_mode_parse(arg + 8, &color_mode) < 0) {
+		ap_cli_usage_error(cmd, "--color takes auto, always or never, not '%s'", arg + 8);
+		return -1;
+	}
+	return 1;
 }
 
 int ap_cli_print_help(const struct ap_cmd *cmd, FILE *to)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The command table: one file per subcommand (cmd-*.c), each defining one
  * struct ap_cmd. main.c dispatches; a command reports its own errors. */
 #ifndef AP_CMD_H
@@ -67,8 +68,13 @@ int ap_cli_format_is_json(const struct ap_cmd *cmd, const char *format);
  * newline-terminated. */
 void ap_cli_print_json(const struct json_t *doc);
 
-/* Colour only on a terminal, and never with NO_COLOR set (no-color.org). */
+/* Whether to paint text written to `to`: as --color said, else only on a
+ * terminal, never with NO_COLOR set (no-color.org) or TERM=dumb. */
 int ap_cli_color(FILE *to);
+/* Takes --color or --color=auto|always|never at argv[*i] (bare: always) for
+ * every later ap_cli_color. Returns 1 when taken, 0 when argv[*i] is another
+ * argument, -1 after a usage error. */
+int ap_cli_color_option(const struct ap_cmd *cmd, char **argv, int *i);
 
 /* Prints "aiter-probe: <message>" on stderr; returns AP_EXIT_ERROR. */
 int ap_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading under a root only: the one check the reader and verify share, so
  * that neither a rule, a tampered manifest nor a symlink makes them read
  * outside the AITER root, and one streaming SHA-256 for what they read. */

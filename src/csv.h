@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RFC 4180 tables, such as AITER's kernel lists (hsa/<arch>/mla/mla_asm.csv)
  * and tuned configurations (aiter/configs/<name>.csv): a header row of
  * column names, then data rows.

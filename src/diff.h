@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Differences between two manifests, for a CI gate on AITER upgrades.
  *
  * Classes, each contained in the next:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Finding the AITER tree and what it says about itself. */
 #ifndef AP_DISCOVER_H
 #define AP_DISCOVER_H

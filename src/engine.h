@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The scan: every rule checked against a reader, every probe evaluated, and
  * the kernel cross-checks run where asked. */
 #ifndef AP_ENGINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Glob patterns over relative paths of a source tree, such as
  * "hsa/gfx9??/mla/mla_*.co" or "aiter/configs/[a-m]*_tuned_*.csv".
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Finding the programs aiter-probe runs: the kernel launcher and the history
  * command's program. */
 #ifndef AP_HELPER_H

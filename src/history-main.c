@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* aiter-probe-history: the history command as a program of its own, run by
  * `aiter-probe history`, so that only it links libgit2 (see main.c). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* History: the rule set evaluated on every commit of a git range, read
  * straight from the object database (nothing is checked out), reporting the
  * commits where a rule's verdict or captures, or a capability, changed. */

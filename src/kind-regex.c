@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "config.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rule kinds. A rule names one kind by its YAML key (`literal`, `csv`,
  * `python-def`, ...); each kind is one kind-*.c file behind the table in
  * kind.c, and the loader and the engine reach it only through that table. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The seam between the engine and the GPU: the engine never links GPU code.
  * It runs the launcher (kernels/launcher) as a child process, one per device,
  * each under a timeout, and reads one JSON object from each child's stdout.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The C family's lexical rules that the normalizer (on a file as written)
  * and the token matcher (on normalized text) must agree on: what an
  * identifier character is and where a raw string literal ends. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "config.h"
 
 #include <errno.h>
@@ -73,7 +74,10 @@ int main(int argc, char **argv)
 		return ap_cli_stdout_done(AP_EXIT_OK);
 	}
 	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
-		printf("aiter-probe %s\n", PACKAGE_VERSION);
+		printf("aiter-probe %s\n"
+		       "License MIT (SPDX-License-Identifier: MIT): see the LICENSE file, or\n"
+		       "<https://spdx.org/licenses/MIT.html>. There is NO WARRANTY.\n",
+		       PACKAGE_VERSION);
 		return ap_cli_stdout_done(AP_EXIT_OK);
 	}
 	for (i = 0; i < NCOMMANDS; i++)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one manifest loader every consumer shares (diff, verify, the C API):
  * it parses the JSON, refuses any schema but aiter-probe.manifest/1, and
  * checks the keys and types consumers rely on, so they can then trust them. */

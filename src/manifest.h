@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The capability manifest (schema aiter-probe.manifest/1): built from a scan,
  * written atomically, and printed as text for people. */
 #ifndef AP_MANIFEST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Matches: what a rule found, with the line of the original file and named
  * captures. Every kind reports through these. */
 #ifndef AP_MATCH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Language-aware normalization with an offset map back to the original file,
  * so that a match found in normalized text is reported at its original line. */
 #ifndef AP_NORMALIZE_H

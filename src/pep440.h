@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PEP 440 versions and version specifiers, with the semantics of Python's
  * `packaging` library (Version, SpecifierSet.contains with prereleases=None),
  * so that a rule's "aiter >= 0.1.10" means what it means to Python tools.

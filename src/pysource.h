@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the Python rule kinds share: modules parsed once per file (and set
  * of names read as false), names resolved through imports as Python binds
  * them on a default import, and calls bound to a def's signature. Every file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A static reader of Python source, for rule kinds that ask what a module
  * defines without importing it: signatures, module-level bindings, __all__,
  * string literals and the bounds a function body puts on a name. It reads

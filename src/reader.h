@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The confined reader: every file a rule names is read at most once, from
  * under the AITER root only, with a size cap and a binary check, and its
  * digest is kept for the manifest's inputs. Files come from a source, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rule packs: YAML files of rules (static checks) and probes (capabilities),
  * validated when loaded. Every loading error names file, line and column. */
 #ifndef AP_RULES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Freshness: does a manifest still describe the tree it was made from?
  * Every recorded input is re-read under the recorded aiter.root and hashed;
  * where the scan read nothing (sha256 null: absent, or refused unread), no

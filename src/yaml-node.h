@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* YAML read into a small tree that keeps every node's position, and typed
  * access to it whose every refusal names file, line and column. The rule
  * loader and each rule kind read their keys through it. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The engine with the real launcher on the GPUs of this node: a passing
 # cross-check on every GPU at once, and a kernel that faults, hangs or
 # overflows undersized metadata on one GPU recorded as that GPU's failure,

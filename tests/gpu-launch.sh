@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # GPU tests of aiter-probe-launcher: padded/native equality for every head
 # count 1..128, the float64 reference, canaries catching undersized metadata,
 # and faults and hangs reported as failures. Skips (77) without a GPU build or

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Hostile inputs at the command line: children (the launcher, the Python that
 # locates aiter) that flood their output or leave something holding it open;
 # FIFOs, folders and devices given or found as rule packs; rule sets that

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Hostile outputs: -o onto something that is not a regular file, stdout on a
 # full device, a signal in the middle of the manifest write, a bad
 # SOURCE_DATE_EPOCH, and control bytes from the tree or its git history on a

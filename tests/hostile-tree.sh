@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Hostile trees: what a scanned tree (anyone's wheel) may hold must not make
 # the tool read outside the root, block, grow without bound or lie about
 # freshness. Each run is bounded in time and memory, so that a regression

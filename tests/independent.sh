@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The verdicts on every fixture tree and the sample equal an independent
 # reading (bench/aiter-tags.py's own C lexer), lines included, so the golden
 # manifests are not only the tool agreeing with itself.

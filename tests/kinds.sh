@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Rule kinds, one by one: a match and a non-match, captures and `collect: all`
 # where the kind allows it; every refusal when a pack loads (exit 2, the exact
 # file:line:column: message); every run-time failure, which makes the rule an

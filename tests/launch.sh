@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The engine's side of kernel launches, with a stand-in launcher
 # (tests/fake/launcher): results per device, a failed check, a crash, a hang,
 # garbage output, several GPUs at once, device selection, and no GPU at all.

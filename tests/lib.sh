@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by the command-line tests: run aiter-probe, then assert on its exit
 # status, stdout and stderr. Sourced by tests/*.sh.
 set -u

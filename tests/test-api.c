@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The C API, through the shared library's exported symbols only. */
 #include "config.h"
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # aiter-probe diff: the exact text and JSON reports, the --fail-on classes
 # and exit statuses, refusals of bad input, and a diff of two scanned trees
 # that differ in one reducer case.

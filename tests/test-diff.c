@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Manifest differences: classes, capability states, per-device launch
  * changes, case tables, and the text report. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The git source of history: paths looked up in a tree built here with
  * libgit2, symlinks followed only inside it, folders, submodules and
  * oversized blobs refused with the reader's wording. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # history: builds a small git repository that mimics AITER's reducer, then
 # checks the exact changes reported over ranges of it (text and JSON), which
 # commits are evaluated, and the errors.

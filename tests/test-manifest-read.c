@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The manifest loader: what it accepts, and the exact message for each thing
  * it refuses. */
 #include "config.h"

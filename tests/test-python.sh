@@ -1,5 +1,6 @@
 #!/bin/sh
-# The Python reader (python/aiter_probe.py), with the python3 configure found.
+# SPDX-License-Identifier: MIT
+# The Python reader (python/aiter_probe/), with the python3 configure found.
 : "${AP_SRCDIR:?run through make check}"
 PY=${PYTHON3:-python3}
 if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 6))' 2>/dev/null; then

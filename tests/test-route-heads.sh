@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # examples/route-heads, the C API example: what it prints for a manifest
 # where 24 heads run natively, one where they are padded, and a bad one.
 . "$AP_SRCDIR/tests/lib.sh"

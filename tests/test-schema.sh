@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Every manifest under tests/manifests/ and tests/golden/, and manifests the
 # built tool writes, validated against schema/manifest-v1.schema.json with a
 # real validator (python3-jsonschema). Files named invalid-*.json must fail.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Temporary folders for the unit tests: made fresh, filled, removed whole. */
 #ifndef AP_TEST_TREE_H
 #define AP_TEST_TREE_H

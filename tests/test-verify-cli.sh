@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # aiter-probe verify: fresh, changed, vanished, appeared, a tampered input
 # path, a missing root, bad manifests; and how long a verify takes.
 . "$AP_SRCDIR/tests/lib.sh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Freshness: every way an input can differ, and the refusals that keep a
  * tampered manifest from reading outside the root. */
 #include "config.h"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The Python reader: loading, lookups, freshness, refusals, agreement with
 the aiter-probe command, and how a serving backend routes 24 heads."""
 

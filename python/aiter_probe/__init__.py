@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Read aiter-probe capability manifests (schema aiter-probe.manifest/1).
 
 Standard library only. Copy this file next to your code, or add

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "text.h"
+
+int ap_color_mode_parse(const char *text, ap_color_mode *mode)
+{
+	static const struct {
+		const char *name;
+		ap_color_mode mode;
+	} names[] = {{"auto", AP_COLOR_AUTO}, {"always", AP_COLOR_ALWAYS}, {"never", AP_COLOR_NEVER}};
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(text, names[i].name) == 0) {
+			*mode = names[i].mode;
+			return 0;
+		}
+	return -1;
+}
+
+bool ap_text_color(FILE *to, ap_color_mode mode)
+{
+	const char *no_color = getenv("NO_COLOR");
+	const char *term = getenv("TERM");
+
+	if (mode != AP_COLOR_AUTO)
+		return mode == AP_COLOR_ALWAYS;
+	return isatty(fileno(to)) && (no_color == NULL || *no_color == '\0') &&
+	       (term == NULL || strcmp(term, "dumb") != 0);
+}
+
+int ap_text_width(FILE *to)
+{
+	const char *columns = getenv("COLUMNS");
+	struct winsize ws;
+
+	if (columns != NULL) {
+		char *end;
+		long n = strtol(columns, &end, 10);
+		if (end != columns && *end == '\0' && n >= 20 && n <= 10000)
+			return (int)n;
+	}
+	if (isatty(fileno(to)) && ioctl(fileno(to), TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 80;
+}
+
+/* Characters in s[0..n): UTF-8 continuation bytes take no column. */
+static int columns_of(const char *s, size_t n)
+{
+	int cols = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		cols += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return cols;
+}
+
+void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width)
+{
+	const char *p = text;
+	bool line_empty = true;
+
+	while (*p != '\0') {
+		size_t spaces = strspn(p, " ");
+		size_t len;
+		int cols;
+
+		p += spaces;
+		if (*p == '\0')
+			break;
+		len = strcspn(p, " ");
+		cols = columns_of(p, len);
+		if (!line_empty && col + 1 + cols > width) {
+			fprintf(to, "\n%*s", indent, "");
+			col = indent;
+			line_empty = true;
+		}
+		if (!line_empty) {
+			fputc(' ', to);
+			col++;
+		}
+		fwrite(p, 1, len, to);
+		col += cols;
+		line_empty = false;
+		p += len;
+	}
+	fputc('\n', to);
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Text for people: colour, the width to fit and wrapping to it. One place,
+ * so every command's text breaks and paints the same way. */
+#ifndef AP_TEXT_H
+#define AP_TEXT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef enum ap_color_mode {
+	AP_COLOR_AUTO,   /* on a terminal, unless NO_COLOR is set or TERM=dumb */
+	AP_COLOR_ALWAYS,
+	AP_COLOR_NEVER,
+} ap_color_mode;
+
+/* --color's value (auto, always, never) in *mode; -1 for anything else. */
+int ap_color_mode_parse(const char *text, ap_color_mode *mode);
+/* Whether text written to `to` is painted under mode. */
+bool ap_text_color(FILE *to, ap_color_mode mode);
+/* The columns to fit: $COLUMNS when it is a number from 20 to 10000, else
+ * the terminal's width when `to` is one, else 80. */
+int ap_text_width(FILE *to);
+
+/* Writes text (already escaped for a terminal) starting at column col, on as
+ * many lines as it takes to stay within width: breaks at spaces, continues
+ * each further line after indent spaces, never cuts a word (one longer than
+ * the room is written whole on a line of its own), and ends with a newline.
+ * Columns count UTF-8 characters, not bytes. */
+void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width);
+
+#endif
