@@ -90,9 +90,16 @@ int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **ar
                  const char **value)
 {
 	size_t n = strlen(name);
+	int is_short = n == 2 && name[0] == '-' && name[1] != '-';
 
 	if (strncmp(argv[*i], name, n) != 0)
 		return 0;
+	/* getopt's convention: the value of a short option may follow it in
+	 * the same argument (-oFILE); a long one's after '='. */
+	if (is_short && argv[*i][n] != '\0') {
+		*value = argv[*i] + n;
+		return 1;
+	}
 	if (argv[*i][n] == '=') {
 		*value = argv[*i] + n + 1;
 		return 1;
@@ -104,6 +111,21 @@ int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **ar
 		return -1;
 	}
 	*value = argv[++*i];
+	return 1;
+}
+
+int ap_cli_operand(const struct ap_cmd *cmd, const char *arg, int *operands_only)
+{
+	if (*operands_only)
+		return 1;
+	if (strcmp(arg, "--") == 0) {
+		*operands_only = 1;
+		return 0;
+	}
+	if (arg[0] == '-' && arg[1] != '\0') {
+		ap_cli_usage_error(cmd, "unknown option '%s'", arg);
+		return -1;
+	}
 	return 1;
 }
 

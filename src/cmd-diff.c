@@ -47,21 +47,25 @@ static int cmd_diff_exec(int argc, char **argv)
 	size_t npaths = 0;
 	json_t *old = NULL, *new = NULL, *report;
 	ap_diff_class cls = AP_DIFF_ANY;
-	int i, r, rc, json_out;
+	int i, r, rc, json_out, operands_only = 0;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-			return ap_cli_print_help(&ap_cmd_diff, stdout);
-		if ((r = ap_cli_value(&ap_cmd_diff, "--format", argc, argv, &i, &v)) > 0)
-			format = v;
-		else if (r == 0 && (r = ap_cli_value(&ap_cmd_diff, "--fail-on", argc, argv, &i, &v)) > 0)
-			fail_on = v;
-		else if (r == 0 && argv[i][0] == '-' && argv[i][1] != '\0')
-			return ap_cli_usage_error(&ap_cmd_diff, "unknown option '%s'", argv[i]);
-		else if (r == 0 && npaths == 2)
-			return ap_cli_usage_error(&ap_cmd_diff, "unexpected argument '%s'", argv[i]);
-		else if (r == 0)
+		r = 0;
+		if (!operands_only) {
+			if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+				return ap_cli_print_help(&ap_cmd_diff, stdout);
+			if ((r = ap_cli_value(&ap_cmd_diff, "--format", argc, argv, &i, &v)) > 0)
+				format = v;
+			else if (r == 0 &&
+			         (r = ap_cli_value(&ap_cmd_diff, "--fail-on", argc, argv, &i, &v)) > 0)
+				fail_on = v;
+		}
+		if (r == 0 && (r = ap_cli_operand(&ap_cmd_diff, argv[i], &operands_only)) > 0) {
+			if (npaths == 2)
+				return ap_cli_usage_error(&ap_cmd_diff, "unexpected argument '%s'",
+				                          argv[i]);
 			paths[npaths++] = argv[i];
+		}
 		if (r < 0)
 			return AP_EXIT_ERROR;
 	}

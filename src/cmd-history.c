@@ -277,19 +277,24 @@ static int take_option(history_args *a, int argc, char **argv, int *i)
 /* Returns -1 when parsed, else the exit status (help or usage error). */
 static int parse_args(history_args *a, int argc, char **argv)
 {
-	int i, r;
+	int i, r, operands_only = 0;
 
 	a->json_out = 0;
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-			return ap_cli_print_help(&ap_cmd_history, stdout);
-		r = take_option(a, argc, argv, &i);
+		if (!operands_only) {
+			if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+				return ap_cli_print_help(&ap_cmd_history, stdout);
+			r = take_option(a, argc, argv, &i);
+			if (r < 0)
+				return AP_EXIT_ERROR;
+			if (r > 0)
+				continue;
+		}
+		r = ap_cli_operand(&ap_cmd_history, argv[i], &operands_only);
 		if (r < 0)
 			return AP_EXIT_ERROR;
-		if (r > 0)
+		if (r == 0)
 			continue;
-		if (argv[i][0] == '-' && argv[i][1] != '\0')
-			return ap_cli_usage_error(&ap_cmd_history, "unknown argument '%s'", argv[i]);
 		if (a->range != NULL)
 			return ap_cli_usage_error(&ap_cmd_history, "one REV_RANGE only, not '%s'",
 			                          argv[i]);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,7 +33,8 @@ const struct ap_cmd ap_cmd_scan = {
 	"                         installed aiter Python package)\n"
 	"  --rules PATH           also load this rule pack (file or folder); repeatable\n"
 	"  --no-default-rules     do not load the installed rule packs\n"
-	"  -o, --output FILE      write the JSON manifest to FILE (atomically)\n"
+	"  -o, --output FILE      write the JSON manifest to FILE (atomically); '-o -'\n"
+	"                         writes it to stdout\n"
 	"  --format text|json     what to print on stdout (default: text on a terminal,\n"
 	"                         else json; with -o, only when given)\n"
 	"  --no-launch            skip the GPU cross-checks\n"
@@ -271,27 +273,29 @@ static int cmd_scan_exec(int argc, char **argv)
 	struct ap_scan_cli o = {0};
 	const char *output = NULL, *format = NULL, *v;
 	json_t *manifest = NULL;
-	int i, r, rc = AP_EXIT_OK, json_out = -1;
+	int i, r, rc = AP_EXIT_OK, json_out = -1, operands_only = 0;
+	bool to_stdout;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+		if (!operands_only && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)) {
 			ap_scan_cli_free(&o);
 			return ap_cli_print_help(&ap_cmd_scan, stdout);
 		}
-		if ((r = ap_scan_cli_option(&ap_cmd_scan, &o, argc, argv, &i)) == 0) {
-			if (strcmp(argv[i], "-o") == 0)
-				r = ap_cli_value(&ap_cmd_scan, "-o", argc, argv, &i, &output);
-			else if ((r = ap_cli_value(&ap_cmd_scan, "--output", argc, argv, &i, &v)) > 0)
+		r = 0;
+		if (!operands_only && (r = ap_scan_cli_option(&ap_cmd_scan, &o, argc, argv, &i)) == 0) {
+			if ((r = ap_cli_value(&ap_cmd_scan, "-o", argc, argv, &i, &v)) > 0)
 				output = v;
-			else if ((r = ap_cli_value(&ap_cmd_scan, "--format", argc, argv, &i, &v)) > 0)
+			else if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--output", argc, argv, &i, &v)) > 0)
+				output = v;
+			else if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--format", argc, argv, &i, &v)) > 0)
 				format = v;
+		}
+		if (r == 0 && (r = ap_cli_operand(&ap_cmd_scan, argv[i], &operands_only)) > 0) {
+			rc = ap_cli_usage_error(&ap_cmd_scan, "unexpected argument '%s'", argv[i]);
+			goto out;
 		}
 		if (r < 0) {
 			rc = AP_EXIT_ERROR;
-			goto out;
-		}
-		if (r == 0) {
-			rc = ap_cli_usage_error(&ap_cmd_scan, "unknown argument '%s'", argv[i]);
 			goto out;
 		}
 	}
@@ -299,10 +303,19 @@ static int cmd_scan_exec(int argc, char **argv)
 		rc = AP_EXIT_ERROR;
 		goto out;
 	}
+	/* "-o -" is the manifest on stdout, and nothing else there. */
+	to_stdout = output != NULL && strcmp(output, "-") == 0;
+	if (to_stdout && json_out == 0) {
+		rc = ap_cli_usage_error(&ap_cmd_scan, "-o - writes the JSON manifest to stdout; "
+		                        "--format text cannot go there too");
+		goto out;
+	}
 	rc = ap_scan_cli_run(&o, &manifest);
 	if (rc != AP_EXIT_OK)
 		goto out;
-	if (output != NULL && ap_manifest_write(manifest, output) < 0) {
+	if (to_stdout) {
+		json_out = 1;
+	} else if (output != NULL && ap_manifest_write(manifest, output) < 0) {
 		rc = ap_cli_fail("%s", ap_error_last());
 		goto out;
 	}

@@ -17,12 +17,13 @@ const struct ap_cmd ap_cmd_verify = {
 	.name = "verify",
 	.summary = "is a manifest still fresh? re-hash its inputs",
 	.usage =
-	"Usage: aiter-probe verify MANIFEST\n"
+	"Usage: aiter-probe verify [--format text|json] [--] MANIFEST\n"
 	"Re-hash every input the manifest records, under its recorded aiter.root.\n"
 	"Where the scan read nothing (sha256 null), no regular file may have appeared.\n"
 	"Prints on stdout 'MANIFEST: fresh (N inputs under ROOT)', or\n"
 	"'MANIFEST: stale (K of N inputs differ under ROOT)' followed by one line per\n"
-	"input that changed, vanished or appeared.\n\n"
+	"input that changed, vanished or appeared. With --format json: one object,\n"
+	"{root, fresh, inputs, stale: [{path, change}]}.\n\n"
 	"Exit status: 0 fresh, 1 stale, 2 usage or input error (unreadable or\n"
 	"invalid manifest, missing root, an input path that is absolute or has '..').\n",
 	.exec = cmd_verify_exec,
@@ -35,7 +36,7 @@ static char *safe(const char *s)
 	return ap_terminal_text(s, strlen(s));
 }
 
-static int report(const char *path, const ap_verify_result *res)
+static int report_text(const char *path, const ap_verify_result *res)
 {
 	char *safe_path = safe(path), *safe_root = safe(res->root);
 	size_t i;
@@ -59,30 +60,58 @@ static int report(const char *path, const ap_verify_result *res)
 	return AP_EXIT_FAIL;
 }
 
+static int report_json(const ap_verify_result *res)
+{
+	json_t *stale = json_array();
+	json_t *doc;
+	size_t i;
+
+	for (i = 0; i < res->nstale; i++)
+		json_array_append_new(stale, json_pack("{s:s, s:s}", "path", res->stale[i].path,
+		                                       "change",
+		                                       ap_input_change_name(res->stale[i].change)));
+	/* Not the manifest's path: an argument need not be UTF-8, JSON must. */
+	doc = json_pack("{s:s, s:b, s:I, s:o}", "root", res->root, "fresh", res->nstale == 0,
+	                "inputs", (json_int_t)res->ninputs, "stale", stale);
+	ap_cli_print_json(doc);
+	json_decref(doc);
+	return res->nstale == 0 ? AP_EXIT_OK : AP_EXIT_FAIL;
+}
+
 static int cmd_verify_exec(int argc, char **argv)
 {
 	ap_verify_result res = AP_VERIFY_RESULT_INIT;
-	const char *path = NULL;
+	const char *path = NULL, *format = "text", *v;
 	json_t *m;
-	int i, rc;
+	int i, r, rc, json_out, operands_only = 0;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-			return ap_cli_print_help(&ap_cmd_verify, stdout);
-		if (argv[i][0] == '-' && argv[i][1] != '\0')
-			return ap_cli_usage_error(&ap_cmd_verify, "unknown option '%s'", argv[i]);
-		if (path != NULL)
-			return ap_cli_usage_error(&ap_cmd_verify, "unexpected argument '%s'", argv[i]);
-		path = argv[i];
+		r = 0;
+		if (!operands_only) {
+			if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+				return ap_cli_print_help(&ap_cmd_verify, stdout);
+			if ((r = ap_cli_value(&ap_cmd_verify, "--format", argc, argv, &i, &v)) > 0)
+				format = v;
+		}
+		if (r == 0 && (r = ap_cli_operand(&ap_cmd_verify, argv[i], &operands_only)) > 0) {
+			if (path != NULL)
+				return ap_cli_usage_error(&ap_cmd_verify, "unexpected argument '%s'",
+				                          argv[i]);
+			path = argv[i];
+		}
+		if (r < 0)
+			return AP_EXIT_ERROR;
 	}
 	if (path == NULL)
 		return ap_cli_usage_error(&ap_cmd_verify, "needs a MANIFEST");
+	if ((json_out = ap_cli_format_is_json(&ap_cmd_verify, format)) < 0)
+		return AP_EXIT_ERROR;
 	if (ap_manifest_read_file(path, &m) < 0)
 		return ap_cli_fail("%s", ap_error_last());
 	if (ap_verify_manifest(m, path, &res) < 0)
 		rc = ap_cli_fail("%s", ap_error_last());
 	else
-		rc = report(path, &res);
+		rc = json_out ? report_json(&res) : report_text(path, &res);
 	ap_verify_result_free(&res);
 	json_decref(m);
 	return rc;

@@ -57,10 +57,18 @@ int ap_scan_cli_option(const struct ap_cmd *cmd, struct ap_scan_cli *o, int argc
 int ap_scan_cli_run(const struct ap_scan_cli *o, struct json_t **manifest);
 void ap_scan_cli_free(struct ap_scan_cli *o);
 
-/* Takes "--name VALUE" or "--name=VALUE" at argv[*i]. Returns 1 with *value
- * set, 0 when argv[*i] is another option, -1 after a usage error (no value). */
+/* Takes "--name VALUE" or "--name=VALUE" at argv[*i], and for a short name
+ * "-n VALUE" or "-nVALUE". Returns 1 with *value set, 0 when argv[*i] is
+ * another option, -1 after a usage error (no value). */
 int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **argv, int *i,
                  const char **value);
+
+/* Reads an argument that no option of the command took: returns 1 when it
+ * is an operand, 0 for "--" (taken: every later argument is an operand, and
+ * *operands_only is set), or -1 after the usage error "unknown option" for
+ * anything else that starts with '-' ("-" alone is an operand). Commands
+ * check no option once *operands_only is set. */
+int ap_cli_operand(const struct ap_cmd *cmd, const char *arg, int *operands_only);
 
 /* --format's value: 0 for text, 1 for json, or -1 after a usage error. */
 int ap_cli_format_is_json(const struct ap_cmd *cmd, const char *format);

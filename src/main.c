@@ -57,7 +57,8 @@ static void print_tool_help(FILE *to)
 	fputs("\nOptions:\n"
 	      "  -h, --help     show this help (COMMAND --help: that command's)\n"
 	      "  -V, --version  show the version\n\n"
-	      "Exit status: 0 done or all good, 1 the answer is no, 2 usage or input error.\n",
+	      "Exit status: 0 done or all good, 1 the answer is no, 2 usage or input error.\n\n"
+	      "Report bugs to <" PACKAGE_BUGREPORT ">.\n",
 	      to);
 }
 

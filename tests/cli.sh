@@ -39,7 +39,7 @@ expect_out_has "Usage: aiter-probe check --require CAP[,CAP...] [OPTION]..."
 case_ "unknown option"
 probe scan --bogus
 expect_rc 2
-expect_err "aiter-probe scan: unknown argument '--bogus'
+expect_err "aiter-probe scan: unknown option '--bogus'
 Try 'aiter-probe scan --help'."
 
 case_ "option without its value"
