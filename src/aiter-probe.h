@@ -10,9 +10,29 @@
  *		...
  *	aiter_probe_manifest_free(m);
  *
- * Strings returned by the accessors belong to the manifest and stay valid
- * until aiter_probe_manifest_free. A manifest may be read from several
- * threads at once; errors are kept per thread. Link with
+ * Conventions, the same for every function:
+ * - A function returning int returns AITER_PROBE_OK (0) on success, or 1/0
+ *   where it answers a question (documented with it), and a negative
+ *   AITER_PROBE_* code on failure.
+ * - A function returning a pointer returns NULL on failure.
+ * - A function returning a count (size_t) returns 0 on failure; an unknown
+ *   id then also fails the id's other accessors (NULL or a negative code),
+ *   which is how a caller tells it from an empty list.
+ * - Every failure leaves a message for aiter_probe_last_error() (per
+ *   thread, until the thread's next failure): "unknown capability 'x'",
+ *   "capability 'x' has 2 evidence entries, no entry 2",
+ *   "aiter_probe_manifest_supported: capability is NULL".
+ * - What is asked for and not in the manifest (an unknown capability or
+ *   rule id, an index past the end, a head count without a plan row) is
+ *   AITER_PROBE_UNKNOWN, except in the two ABI 1 functions that return -1
+ *   for it (aiter_probe_manifest_supported, aiter_probe_manifest_mla_heads).
+ * - A NULL manifest or id is AITER_PROBE_INVALID (NULL, 0); output pointers
+ *   documented as optional may be NULL.
+ * - Ids and indexes follow the manifest's order (the order of its keys).
+ * - Strings returned belong to the manifest and stay valid until
+ *   aiter_probe_manifest_free; buffers are the caller's, sized as each
+ *   function says (AITER_PROBE_MLA_MAX_HEADS entries always suffice).
+ * A manifest may be read from several threads at once. Link with
  * `pkg-config --libs aiter-probe`. */
 #ifndef AITER_PROBE_H
 #define AITER_PROBE_H
@@ -32,13 +52,17 @@ typedef struct aiter_probe_manifest aiter_probe_manifest;
 /* aiter_probe_manifest_open flags. */
 #define AITER_PROBE_VERIFY_FRESH 0x1u /* re-hash the recorded inputs; refuse a stale manifest */
 
-/* aiter_probe_manifest_open results. */
+/* Results. */
 #define AITER_PROBE_OK 0
-#define AITER_PROBE_ERROR (-1) /* unreadable, not JSON, other schema, missing keys, bad flags */
+#define AITER_PROBE_ERROR (-1) /* unreadable, not JSON, other schema, missing keys, bad flags,
+                                  a plan row the manifest's own rules contradict */
 #define AITER_PROBE_STALE (-2) /* VERIFY_FRESH: an input changed, vanished or appeared */
+#define AITER_PROBE_UNKNOWN (-3) /* no such capability, rule, index or plan row */
+#define AITER_PROBE_INVALID (-4) /* a NULL manifest, id or required pointer */
+#define AITER_PROBE_SHORT_BUFFER (-5) /* a caller's buffer holds fewer entries than needed */
 
 /* Loads the manifest at path into *out. Returns AITER_PROBE_OK, or another
- * result with *out NULL and aiter_probe_last_error() saying why, e.g.
+ * result (AITER_PROBE_INVALID when out or path is NULL) with *out NULL and aiter_probe_last_error() saying why, e.g.
  * "m.json: schema 'aiter-probe.manifest/2' is newer than this reader
  * understands (aiter-probe.manifest/1)" or
  * "m.json: stale: csrc/kernels/mla/reduce.cu changed". */
@@ -46,6 +70,37 @@ int aiter_probe_manifest_open(aiter_probe_manifest **out, const char *path, unsi
 
 /* 1 supported, 0 not supported, -1 no such capability in the manifest. */
 int aiter_probe_manifest_supported(const aiter_probe_manifest *m, const char *capability);
+
+/* How many capabilities the manifest has, and the id of capability i (from
+ * 0), NULL past the end:
+ *	for (size_t i = 0; i < aiter_probe_manifest_capability_count(m); i++)
+ *		puts(aiter_probe_manifest_capability_id(m, i)); */
+size_t aiter_probe_manifest_capability_count(const aiter_probe_manifest *m);
+const char *aiter_probe_manifest_capability_id(const aiter_probe_manifest *m, size_t i);
+
+/* Why the capability is (not) supported, in words; NULL for an unknown one. */
+const char *aiter_probe_manifest_capability_reason(const aiter_probe_manifest *m,
+                                                   const char *capability);
+
+/* The deciding matches, "file:line" each: how many, and entry i (from 0),
+ * NULL past the end or for an unknown capability. */
+size_t aiter_probe_manifest_capability_evidence_count(const aiter_probe_manifest *m,
+                                                      const char *capability);
+const char *aiter_probe_manifest_capability_evidence(const aiter_probe_manifest *m,
+                                                     const char *capability, size_t i);
+
+/* The kernel launch cross-check: 1 with *status ("passed", "failed",
+ * "error", "skipped") and *reason (NULL when the manifest has none) when the
+ * capability records one, 0 with both NULL when it does not (its probe has
+ * no launch), AITER_PROBE_UNKNOWN for an unknown capability. status and
+ * reason may be NULL. */
+int aiter_probe_manifest_capability_launch(const aiter_probe_manifest *m, const char *capability,
+                                           const char **status, const char **reason);
+
+/* How many rules the manifest has, and the id of rule i (from 0), NULL past
+ * the end. */
+size_t aiter_probe_manifest_rule_count(const aiter_probe_manifest *m);
+const char *aiter_probe_manifest_rule_id(const aiter_probe_manifest *m, size_t i);
 
 /* "matched", "unmatched", "missing" or "error"; NULL for an unknown rule. */
 const char *aiter_probe_manifest_rule_status(const aiter_probe_manifest *m, const char *rule_id);
@@ -65,6 +120,34 @@ const char *aiter_probe_manifest_rule_capture(const aiter_probe_manifest *m, con
  * for heads. */
 int aiter_probe_manifest_mla_heads(const aiter_probe_manifest *m, int heads, int *launch_heads,
                                    const char **mode, int *verified);
+
+/* The most heads a plan row names, real or launched. */
+#define AITER_PROBE_MLA_MAX_HEADS 128
+
+/* The plan's rows in manifest order (one per head count 1..128 as the
+ * scanner writes it): how many, and row i (from 0) as
+ * aiter_probe_manifest_mla_heads gives it, with its real head count. Any
+ * output pointer may be NULL. Returns AITER_PROBE_OK, or
+ * AITER_PROBE_UNKNOWN past the end. */
+size_t aiter_probe_manifest_mla_plan_count(const aiter_probe_manifest *m);
+int aiter_probe_manifest_mla_plan_row(const aiter_probe_manifest *m, size_t i, int *heads,
+                                      int *launch_heads, const char **mode, int *verified);
+
+/* The index maps that pad `heads` query heads to the plan's launch count
+ * and take the real heads' outputs back (the plan's mode decides them, as
+ * the scanner's launch does):
+ *	q_launch[j] = q[pad_source[j]]       for j in 0..launch_heads-1
+ *	out[h]      = out_launch[unpad[h]]   for h in 0..heads-1
+ * e.g. 8 heads as 16 (repeat-interleave): pad_source 0 0 1 1 .. 7 7, unpad
+ * 0 2 4 .. 14; 24 as 32 (tile-slice): pad_source 0 .. 23 0 .. 7, unpad
+ * 0 .. 23. pad_source holds pad_len ints and gets launch_heads of them,
+ * unpad holds unpad_len and gets heads; either may be NULL (its length is
+ * then ignored). Returns AITER_PROBE_OK; AITER_PROBE_UNKNOWN when the plan
+ * has no row for heads; AITER_PROBE_SHORT_BUFFER, writing nothing, when a
+ * buffer is too short; AITER_PROBE_ERROR when the row's mode is not the one
+ * its head counts call for. */
+int aiter_probe_manifest_mla_head_maps(const aiter_probe_manifest *m, int heads, int *pad_source,
+                                       size_t pad_len, int *unpad, size_t unpad_len);
 
 void aiter_probe_manifest_free(aiter_probe_manifest *m);
 

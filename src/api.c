@@ -2,18 +2,37 @@
 #include "config.h"
 
 #include <jansson.h>
-#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "aiter-probe.h"
 #include "ap-error.h"
 #include "ap-util.h"
 #include "manifest-read.h"
+#include "mla-plan.h"
 #include "verify.h"
+
+/* The ids in manifest order, kept once at open so that the i-th id costs no
+ * walk of the object and the manifest stays read-only for its threads. */
+typedef struct ids {
+	const char **id;
+	size_t n;
+} ids;
 
 struct aiter_probe_manifest {
 	json_t *doc;
+	ids capabilities;
+	ids rules;
 };
+
+/* Every entry point refuses a NULL argument it needs, naming itself. */
+#define REFUSE_NULL(arg, result)                                                                   \
+	do {                                                                                       \
+		if ((arg) == NULL) {                                                               \
+			ap_error_set("%s: %s is NULL", __func__, #arg);                            \
+			return result;                                                             \
+		}                                                                                  \
+	} while (0)
 
 const char *aiter_probe_version(void)
 {
@@ -37,13 +56,26 @@ static int refuse_if_stale(const json_t *doc, const char *path)
 	return rc;
 }
 
+static ids ids_of(const json_t *object)
+{
+	ids all = {ap_xcalloc(json_object_size(object) + 1, sizeof *all.id), 0};
+	const char *id;
+	json_t *v;
+
+	json_object_foreach((json_t *)object, id, v)
+		all.id[all.n++] = id;
+	return all;
+}
+
 int aiter_probe_manifest_open(aiter_probe_manifest **out, const char *path, unsigned flags)
 {
 	json_t *doc;
 	int rc;
 
-	*out = NULL;
 	ap_error_clear();
+	REFUSE_NULL(out, AITER_PROBE_INVALID);
+	*out = NULL;
+	REFUSE_NULL(path, AITER_PROBE_INVALID);
 	if (flags & ~AITER_PROBE_VERIFY_FRESH) {
 		ap_error_set("%s: unknown flags 0x%x", path, flags & ~AITER_PROBE_VERIFY_FRESH);
 		return AITER_PROBE_ERROR;
@@ -59,7 +91,21 @@ int aiter_probe_manifest_open(aiter_probe_manifest **out, const char *path, unsi
 	}
 	*out = ap_xmalloc(sizeof **out);
 	(*out)->doc = doc;
+	(*out)->capabilities = ids_of(json_object_get(doc, "capabilities"));
+	(*out)->rules = ids_of(json_object_get(doc, "rules"));
 	return AITER_PROBE_OK;
+}
+
+/* The i-th of `all`, with the message a backend's loop needs when it runs
+ * past the end: "the manifest has 4 rules, no rule 4". */
+static const char *id_at(const ids *all, const char *one, const char *many, size_t i)
+{
+	if (i >= all->n) {
+		ap_error_set("the manifest has %zu %s, no %s %zu", all->n, all->n == 1 ? one : many,
+		             one, i);
+		return NULL;
+	}
+	return all->id[i];
 }
 
 static const json_t *entry(const aiter_probe_manifest *m, const char *section, const char *what,
@@ -72,28 +118,128 @@ static const json_t *entry(const aiter_probe_manifest *m, const char *section, c
 	return v;
 }
 
+static const json_t *cap_entry(const aiter_probe_manifest *m, const char *id)
+{
+	return entry(m, "capabilities", "capability", id);
+}
+
 int aiter_probe_manifest_supported(const aiter_probe_manifest *m, const char *capability)
 {
-	const json_t *cap = entry(m, "capabilities", "capability", capability);
+	REFUSE_NULL(m, AITER_PROBE_INVALID);
+	REFUSE_NULL(capability, AITER_PROBE_INVALID);
+	const json_t *cap = cap_entry(m, capability);
 
 	if (cap == NULL)
 		return -1;
 	return json_is_true(json_object_get(cap, "supported"));
 }
 
+size_t aiter_probe_manifest_capability_count(const aiter_probe_manifest *m)
+{
+	REFUSE_NULL(m, 0);
+	return m->capabilities.n;
+}
+
+const char *aiter_probe_manifest_capability_id(const aiter_probe_manifest *m, size_t i)
+{
+	REFUSE_NULL(m, NULL);
+	return id_at(&m->capabilities, "capability", "capabilities", i);
+}
+
+const char *aiter_probe_manifest_capability_reason(const aiter_probe_manifest *m,
+                                                   const char *capability)
+{
+	REFUSE_NULL(m, NULL);
+	REFUSE_NULL(capability, NULL);
+	return json_string_value(json_object_get(cap_entry(m, capability), "reason"));
+}
+
+size_t aiter_probe_manifest_capability_evidence_count(const aiter_probe_manifest *m,
+                                                      const char *capability)
+{
+	REFUSE_NULL(m, 0);
+	REFUSE_NULL(capability, 0);
+	return json_array_size(json_object_get(cap_entry(m, capability), "evidence"));
+}
+
+const char *aiter_probe_manifest_capability_evidence(const aiter_probe_manifest *m,
+                                                     const char *capability, size_t i)
+{
+	REFUSE_NULL(m, NULL);
+	REFUSE_NULL(capability, NULL);
+	const json_t *evidence = json_object_get(cap_entry(m, capability), "evidence");
+	const char *where;
+
+	if (evidence == NULL)
+		return NULL;
+	if (i >= json_array_size(evidence)) {
+		ap_error_set("capability '%s' has %zu evidence entries, no entry %zu", capability,
+		             json_array_size(evidence), i);
+		return NULL;
+	}
+	/* The loader checks the list, not what it holds. */
+	where = json_string_value(json_array_get(evidence, i));
+	if (where == NULL)
+		ap_error_set("capability '%s' evidence entry %zu is not a string", capability, i);
+	return where;
+}
+
+int aiter_probe_manifest_capability_launch(const aiter_probe_manifest *m, const char *capability,
+                                           const char **status, const char **reason)
+{
+	if (status != NULL)
+		*status = NULL;
+	if (reason != NULL)
+		*reason = NULL;
+	REFUSE_NULL(m, AITER_PROBE_INVALID);
+	REFUSE_NULL(capability, AITER_PROBE_INVALID);
+	const json_t *cap = cap_entry(m, capability);
+	const json_t *launch;
+
+	if (cap == NULL)
+		return AITER_PROBE_UNKNOWN;
+	launch = json_object_get(cap, "launch");
+	if (launch == NULL)
+		return 0;
+	if (status != NULL)
+		*status = json_string_value(json_object_get(launch, "status"));
+	if (reason != NULL)
+		*reason = json_string_value(json_object_get(launch, "reason"));
+	return 1;
+}
+
+size_t aiter_probe_manifest_rule_count(const aiter_probe_manifest *m)
+{
+	REFUSE_NULL(m, 0);
+	return m->rules.n;
+}
+
+const char *aiter_probe_manifest_rule_id(const aiter_probe_manifest *m, size_t i)
+{
+	REFUSE_NULL(m, NULL);
+	return id_at(&m->rules, "rule", "rules", i);
+}
+
 const char *aiter_probe_manifest_rule_status(const aiter_probe_manifest *m, const char *rule_id)
 {
+	REFUSE_NULL(m, NULL);
+	REFUSE_NULL(rule_id, NULL);
 	return json_string_value(json_object_get(entry(m, "rules", "rule", rule_id), "status"));
 }
 
 size_t aiter_probe_manifest_rule_matches(const aiter_probe_manifest *m, const char *rule_id)
 {
+	REFUSE_NULL(m, 0);
+	REFUSE_NULL(rule_id, 0);
 	return json_array_size(json_object_get(entry(m, "rules", "rule", rule_id), "matches"));
 }
 
 const char *aiter_probe_manifest_rule_capture(const aiter_probe_manifest *m, const char *rule_id,
                                               size_t match, const char *name)
 {
+	REFUSE_NULL(m, NULL);
+	REFUSE_NULL(rule_id, NULL);
+	REFUSE_NULL(name, NULL);
 	const json_t *matches = json_object_get(entry(m, "rules", "rule", rule_id), "matches");
 	const char *value;
 
@@ -111,33 +257,111 @@ const char *aiter_probe_manifest_rule_capture(const aiter_probe_manifest *m, con
 	return value;
 }
 
-int aiter_probe_manifest_mla_heads(const aiter_probe_manifest *m, int heads, int *launch_heads,
-                                   const char **mode, int *verified)
+static const json_t *plan_rows(const aiter_probe_manifest *m)
 {
-	const json_t *rows = json_object_get(json_object_get(m->doc, "plans"), "mla_heads");
+	return json_object_get(json_object_get(m->doc, "plans"), "mla_heads");
+}
+
+/* The first row for `heads`, NULL (with the message) when there is none. */
+static const json_t *plan_row_for(const aiter_probe_manifest *m, int heads)
+{
 	const json_t *row;
 	size_t i;
 
-	json_array_foreach(rows, i, row) {
-		json_int_t launch = json_integer_value(json_object_get(row, "launch_heads"));
-
-		if (json_integer_value(json_object_get(row, "heads")) != heads)
-			continue;
-		/* The loader keeps launch_heads to 1..128; an int is never cut. */
-		if (launch < 1 || launch > INT_MAX) {
-			ap_error_set("plans.mla_heads has no usable row for %d heads", heads);
-			return -1;
-		}
-		if (launch_heads != NULL)
-			*launch_heads = (int)launch;
-		if (mode != NULL)
-			*mode = json_string_value(json_object_get(row, "mode"));
-		if (verified != NULL)
-			*verified = json_is_true(json_object_get(row, "verified"));
-		return 0;
+	json_array_foreach(plan_rows(m), i, row) {
+		if (json_integer_value(json_object_get(row, "heads")) == heads)
+			return row;
 	}
 	ap_error_set("plans.mla_heads has no row for %d heads", heads);
-	return -1;
+	return NULL;
+}
+
+/* The loader keeps heads and launch_heads to 1..AITER_PROBE_MLA_MAX_HEADS,
+ * so an int never cuts them. */
+static void plan_row_read(const json_t *row, int *heads, int *launch_heads, const char **mode,
+                          int *verified)
+{
+	if (heads != NULL)
+		*heads = (int)json_integer_value(json_object_get(row, "heads"));
+	if (launch_heads != NULL)
+		*launch_heads = (int)json_integer_value(json_object_get(row, "launch_heads"));
+	if (mode != NULL)
+		*mode = json_string_value(json_object_get(row, "mode"));
+	if (verified != NULL)
+		*verified = json_is_true(json_object_get(row, "verified"));
+}
+
+int aiter_probe_manifest_mla_heads(const aiter_probe_manifest *m, int heads, int *launch_heads,
+                                   const char **mode, int *verified)
+{
+	REFUSE_NULL(m, AITER_PROBE_INVALID);
+	const json_t *row = plan_row_for(m, heads);
+
+	if (row == NULL)
+		return -1;
+	plan_row_read(row, NULL, launch_heads, mode, verified);
+	return AITER_PROBE_OK;
+}
+
+size_t aiter_probe_manifest_mla_plan_count(const aiter_probe_manifest *m)
+{
+	REFUSE_NULL(m, 0);
+	return json_array_size(plan_rows(m));
+}
+
+int aiter_probe_manifest_mla_plan_row(const aiter_probe_manifest *m, size_t i, int *heads,
+                                      int *launch_heads, const char **mode, int *verified)
+{
+	REFUSE_NULL(m, AITER_PROBE_INVALID);
+	const json_t *rows = plan_rows(m);
+
+	if (i >= json_array_size(rows)) {
+		ap_error_set("plans.mla_heads has %zu rows, no row %zu", json_array_size(rows), i);
+		return AITER_PROBE_UNKNOWN;
+	}
+	plan_row_read(json_array_get(rows, i), heads, launch_heads, mode, verified);
+	return AITER_PROBE_OK;
+}
+
+static int refuse_short(const char *buffer, size_t len, int heads, int launch_heads, int need)
+{
+	ap_error_set("plans.mla_heads: %d heads as %d: %s holds %zu entries, needs %d", heads,
+	             launch_heads, buffer, len, need);
+	return AITER_PROBE_SHORT_BUFFER;
+}
+
+int aiter_probe_manifest_mla_head_maps(const aiter_probe_manifest *m, int heads, int *pad_source,
+                                       size_t pad_len, int *unpad, size_t unpad_len)
+{
+	REFUSE_NULL(m, AITER_PROBE_INVALID);
+	const json_t *row = plan_row_for(m, heads);
+	const char *recorded;
+	ap_pad_mode mode;
+	int launch;
+
+	if (row == NULL)
+		return AITER_PROBE_UNKNOWN;
+	plan_row_read(row, NULL, &launch, &recorded, NULL);
+	/* The maps follow from the mode; a row whose mode the planner would not
+	 * give its head counts would index past the real heads. */
+	if (ap_mla_pad_mode(heads, launch, &mode) < 0) {
+		ap_error_prefix("plans.mla_heads");
+		return AITER_PROBE_ERROR;
+	}
+	if (strcmp(recorded, ap_pad_mode_name(mode)) != 0) {
+		ap_error_set("plans.mla_heads: the row for %d heads says %s, but %d heads as %d pad "
+		             "by %s", heads, recorded, heads, launch, ap_pad_mode_name(mode));
+		return AITER_PROBE_ERROR;
+	}
+	if (pad_source != NULL && pad_len < (size_t)launch)
+		return refuse_short("pad_source", pad_len, heads, launch, launch);
+	if (unpad != NULL && unpad_len < (size_t)heads)
+		return refuse_short("unpad", unpad_len, heads, launch, heads);
+	for (int j = 0; pad_source != NULL && j < launch; j++)
+		pad_source[j] = ap_mla_pad_source(heads, launch, mode, j);
+	for (int h = 0; unpad != NULL && h < heads; h++)
+		unpad[h] = ap_mla_unpad_index(heads, launch, mode, h);
+	return AITER_PROBE_OK;
 }
 
 void aiter_probe_manifest_free(aiter_probe_manifest *m)
@@ -145,6 +369,8 @@ void aiter_probe_manifest_free(aiter_probe_manifest *m)
 	if (m == NULL)
 		return;
 	json_decref(m->doc);
+	free(m->capabilities.id);
+	free(m->rules.id);
 	free(m);
 }
 
