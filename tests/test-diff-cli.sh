@@ -101,7 +101,8 @@ Try 'aiter-probe diff --help'."
 case_ "bad --format"
 probe diff good.json second.json --format yaml
 expect_rc 2
-expect_err_has "aiter-probe diff: --format takes text or json, not 'yaml'"
+expect_err "aiter-probe diff: --format takes text, json or sarif, not 'yaml'
+Try 'aiter-probe diff --help'."
 
 case_ "one manifest"
 probe diff good.json
@@ -116,7 +117,7 @@ expect_err_has "aiter-probe diff: unexpected argument 'stale.json'"
 case_ "--help"
 probe diff --help
 expect_rc 0
-expect_out_has "Usage: aiter-probe diff OLD NEW [--format text|json] [--fail-on lost|changed|any]"
+expect_out_has "Usage: aiter-probe diff OLD NEW [--format text|json|sarif]"
 
 # Two trees that differ in one reducer case, scanned by the tool itself.
 case_ "scanned trees"
