@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -76,23 +77,28 @@ static json_t *location(const char *file, json_int_t line)
 	return json_pack("{s:o}", "physicalLocation", physical);
 }
 
-/* A capability's evidence item, "FILE:LINE" (a file without a line number
- * is located at the file). */
+/* A capability's evidence item, "FILE:LINE"; a line number out of range
+ * locates the file only, as does an item without ":LINE". NULL without a
+ * file. */
 static json_t *evidence_location(const char *item)
 {
 	const char *colon = strrchr(item, ':');
-	char *end, *file;
+	size_t flen = strlen(item);
 	unsigned long line = 0;
+	char *file;
 	json_t *loc;
 
-	if (colon != NULL && colon[1] >= '0' && colon[1] <= '9') {
-		line = strtoul(colon + 1, &end, 10);
-		if (*end != '\0' || line > INT32_MAX)
+	if (colon != NULL && colon[1] != '\0' &&
+	    strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+		flen = (size_t)(colon - item);
+		errno = 0;
+		line = strtoul(colon + 1, NULL, 10);
+		if (errno != 0 || line > INT32_MAX)
 			line = 0;
 	}
-	if (line == 0)
-		return location(item, 0);
-	file = ap_xstrndup(item, (size_t)(colon - item));
+	if (flen == 0)
+		return NULL;
+	file = ap_xstrndup(item, flen);
 	loc = location(file, (json_int_t)line);
 	free(file);
 	return loc;
@@ -205,9 +211,11 @@ static void capability_result(sarif_log *log, const json_t *d)
 		              name != NULL ? name : "", name != NULL ? ")" : "",
 		              or_absent(string_at(dev, "before")), or_absent(string_at(dev, "after")));
 	}
-	json_array_foreach(json_object_get(old_cap, "evidence"), i, item)
-		if (json_is_string(item))
-			json_array_append_new(locations, evidence_location(json_string_value(item)));
+	json_array_foreach(json_object_get(old_cap, "evidence"), i, item) {
+		json_t *loc = json_is_string(item) ? evidence_location(json_string_value(item)) : NULL;
+		if (loc != NULL)
+			json_array_append_new(locations, loc);
+	}
 	add_result(log, "capability", id, NULL, lost ? "error" : "warning", change,
 	           lost ? "lost" : "changed", NULL, &msg, locations);
 }
@@ -221,7 +229,7 @@ static json_t *rule_locations(const json_t *old_rule, const json_t *match, ap_bu
 	json_int_t line = match_line(match);
 	json_t *locations = json_array();
 
-	if (file == NULL)
+	if (file == NULL || file[0] == '\0')
 		return locations;
 	if (line > 0)
 		ap_buf_printf(msg, " (was at %s:%" JSON_INTEGER_FORMAT ")", file, line);

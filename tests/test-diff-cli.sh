@@ -127,7 +127,8 @@ del m["rules"]["mla.reduce.native_h24_d512"]
 write("no-rule.json", m)
 m = copy.deepcopy(good)
 m["aiter"]["root"] = "/srv/my aiter/100%"
-m["capabilities"]["mla.decode.native_h24"]["evidence"] = ["csrc/mla/r\u00e9duce #2.cu:7", "csrc/mla/plain.cu"]
+m["capabilities"]["mla.decode.native_h24"]["evidence"] = ["csrc/mla/r\u00e9duce #2.cu:7", "csrc/mla/plain.cu",
+    ":5", "", "csrc/a.cu:0", "csrc/b.cu:99999999999999999999999", "csrc/c.cu:7x", "c:/d.cu:3"]
 write("escaped.json", m)
 m = copy.deepcopy(good)
 m["aiter"]["root"] = "aiter"
@@ -158,13 +159,13 @@ expect_json '[(r["ruleId"], r["level"], "locations" in r, r["message"]["text"]) 
 expect_json '[r["shortDescription"]["text"] for r in j["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "rule/mla.reduce.native_h24_d512"]' \
 	"['aiter-probe rule mla.reduce.native_h24_d512']"
 
-case_ "sarif: URIs percent-encoded"
+case_ "sarif: URIs percent-encoded, evidence without a file or a usable line"
 probe diff "$TMP/escaped.json" second.json --format sarif
 expect_rc 0
 sarif_ok --located
 expect_json 'j["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]' "file:///srv/my%20aiter/100%25/"
 expect_json '[(l["physicalLocation"]["artifactLocation"]["uri"], l["physicalLocation"].get("region")) for l in j["runs"][0]["results"][0]["locations"]]' \
-	"[('csrc/mla/r%C3%A9duce%20%232.cu', {'startLine': 7}), ('csrc/mla/plain.cu', None)]"
+	"[('csrc/mla/r%C3%A9duce%20%232.cu', {'startLine': 7}), ('csrc/mla/plain.cu', None), ('csrc/a.cu', None), ('csrc/b.cu', None), ('csrc/c.cu%3A7x', None), ('c%3A/d.cu', {'startLine': 3})]"
 
 case_ "sarif: fingerprints do not move with the lines; a relative root maps to nothing"
 probe diff "$TMP/moved.json" second.json --format sarif
