@@ -102,6 +102,16 @@ expect_json '[r["message"]["text"] for r in j["runs"][0]["results"]]' \
 expect_json '[list(l["physicalLocation"]) for r in j["runs"][0]["results"] for l in r["locations"]]' \
 	"[['artifactLocation'], ['artifactLocation']]"
 
+if [ -w /dev/full ]; then
+	case_ "sarif to a full disk"
+	set +e
+	"$AP" diff good.json second.json --format sarif >/dev/full 2>"$TMP/err"
+	rc=$?
+	set -e
+	expect_rc 2
+	expect_err "aiter-probe: writing to stdout: No space left on device"
+fi
+
 case_ "sarif identical manifests"
 probe diff good.json good.json --format sarif --fail-on any
 expect_rc 0
