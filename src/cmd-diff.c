@@ -10,6 +10,7 @@
 #include "diff.h"
 #include "manifest-read.h"
 #include "manifest.h"
+#include "sarif.h"
 
 static int cmd_diff_exec(int argc, char **argv);
 
@@ -17,12 +18,18 @@ const struct ap_cmd ap_cmd_diff = {
 	.name = "diff",
 	.summary = "compare two manifests: capabilities gained, lost, changed",
 	.usage =
-	"Usage: aiter-probe diff OLD NEW [--format text|json] [--fail-on lost|changed|any]\n"
+	"Usage: aiter-probe diff OLD NEW [--format text|json|sarif]\n"
+	"                        [--fail-on lost|changed|any]\n"
 	"Compare two manifests: capabilities gained, lost and changed (supported\n"
 	"flag, launch status per device), rule status changes, and case tables\n"
 	"(the capture tuples of a rule's matches, e.g. the reducer's head counts).\n\n"
 	"Options:\n"
-	"  --format text|json   what to print (default text)\n"
+	"  --format FORMAT      what to print: text (the default), json (the report)\n"
+	"                       or sarif (SARIF 2.1.0 for code scanning: each\n"
+	"                       difference located at its file and line in OLD's\n"
+	"                       tree; lost is an error, other changes and removed\n"
+	"                       cases warnings, newly matched rules and added cases\n"
+	"                       notes)\n"
 	"  --fail-on CLASS      exit 1 when a difference of CLASS exists:\n"
 	"                         lost     a capability supported in OLD is unsupported\n"
 	"                                  or absent in NEW\n"
@@ -45,9 +52,9 @@ static int cmd_diff_exec(int argc, char **argv)
 {
 	const char *format = "text", *fail_on = NULL, *paths[2], *v;
 	size_t npaths = 0;
-	json_t *old = NULL, *new = NULL, *report;
+	json_t *old = NULL, *new = NULL, *report, *sarif;
 	ap_diff_class cls = AP_DIFF_ANY;
-	int i, r, rc, json_out, operands_only = 0;
+	int i, r, rc, json_out = 0, sarif_out, operands_only = 0;
 
 	for (i = 1; i < argc; i++) {
 		r = 0;
@@ -71,8 +78,10 @@ static int cmd_diff_exec(int argc, char **argv)
 	}
 	if (npaths != 2)
 		return ap_cli_usage_error(&ap_cmd_diff, "needs two manifests, OLD and NEW");
-	if ((json_out = ap_cli_format_is_json(&ap_cmd_diff, format)) < 0)
-		return AP_EXIT_ERROR;
+	sarif_out = strcmp(format, "sarif") == 0;
+	if (!sarif_out && strcmp(format, "text") != 0 && !(json_out = strcmp(format, "json") == 0))
+		return ap_cli_usage_error(&ap_cmd_diff, "--format takes text, json or sarif, not '%s'",
+		                          format);
 	if (fail_on != NULL && ap_diff_class_parse(fail_on, &cls) < 0)
 		return ap_cli_usage_error(&ap_cmd_diff, "--fail-on takes lost, changed or any, not '%s'",
 		                          fail_on);
@@ -81,7 +90,11 @@ static int cmd_diff_exec(int argc, char **argv)
 		return rc;
 	}
 	report = ap_diff_manifests(old, paths[0], new, paths[1]);
-	if (json_out) {
+	if (sarif_out) {
+		sarif = ap_sarif_from_diff(report, old);
+		ap_cli_print_json(sarif);
+		json_decref(sarif);
+	} else if (json_out) {
 		ap_cli_print_json(report);
 	} else {
 		/* Values from the trees (captures, reasons, paths) never reach a

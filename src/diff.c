@@ -171,9 +171,27 @@ static void put_capture_value(ap_buf *b, const char *value)
 	json_decref(string);
 }
 
-/* The capture tuples of a rule's matches, "heads=24 head_dim=512", as an
- * ordered set (an object whose keys keep the manifest's order). Empty when
- * no match captured anything: such a rule has no case table. */
+char *ap_diff_case_tuple(const json_t *match)
+{
+	const json_t *captures = json_object_get(match, "captures");
+	const char *name;
+	json_t *value;
+	ap_buf tuple = AP_BUF_INIT;
+
+	if (json_object_size(captures) == 0)
+		return NULL;
+	json_object_foreach((json_t *)captures, name, value) {
+		if (tuple.len > 0)
+			ap_buf_putc(&tuple, ' ');
+		ap_buf_printf(&tuple, "%s=", name);
+		put_capture_value(&tuple, json_string_value(value));
+	}
+	return ap_buf_detach(&tuple);
+}
+
+/* The capture tuples of a rule's matches as an ordered set (an object whose
+ * keys keep the manifest's order). Empty when no match captured anything:
+ * such a rule has no case table. */
 static json_t *case_set(const json_t *rule)
 {
 	json_t *set = json_object();
@@ -181,21 +199,11 @@ static json_t *case_set(const json_t *rule)
 	size_t i;
 
 	json_array_foreach(json_object_get(rule, "matches"), i, match) {
-		const json_t *captures = json_object_get(match, "captures");
-		const char *name;
-		json_t *value;
-		ap_buf tuple = AP_BUF_INIT;
+		char *tuple = ap_diff_case_tuple(match);
 
-		if (json_object_size(captures) == 0)
-			continue;
-		json_object_foreach((json_t *)captures, name, value) {
-			if (tuple.len > 0)
-				ap_buf_putc(&tuple, ' ');
-			ap_buf_printf(&tuple, "%s=", name);
-			put_capture_value(&tuple, json_string_value(value));
-		}
-		json_object_set_new(set, tuple.data, json_true());
-		ap_buf_free(&tuple);
+		if (tuple != NULL)
+			json_object_set_new(set, tuple, json_true());
+		free(tuple);
 	}
 	return set;
 }
@@ -325,7 +333,7 @@ static void print_side(const char *label, const json_t *side, FILE *to)
 	fputs(")\n", to);
 }
 
-static const char *state_word(const json_t *state)
+const char *ap_diff_state_word(const json_t *state)
 {
 	if (json_is_null(state))
 		return "absent";
@@ -347,7 +355,7 @@ static void print_capability(const json_t *d, FILE *to)
 	size_t i;
 
 	fprintf(to, "  %-8s %s: %s -> %s\n", string_at(d, "change"), string_at(d, "id"),
-	        state_word(before), state_word(after));
+	        ap_diff_state_word(before), ap_diff_state_word(after));
 	if (!json_is_null(after) && !is_supported(after))
 		fprintf(to, "           reason: %s\n", string_at(after, "reason"));
 	if (!same_string(was_launch, is_launch))

@@ -24,6 +24,15 @@ typedef enum { AP_DIFF_LOST, AP_DIFF_CHANGED, AP_DIFF_ANY } ap_diff_class;
 json_t *ap_diff_manifests(const json_t *old, const char *old_name, const json_t *new,
                           const char *new_name);
 
+/* A match's case tuple as the report's "cases" write it, "heads=24
+ * head_dim=512" (captures in the manifest's order); NULL when the match
+ * captured nothing. The caller frees it. */
+char *ap_diff_case_tuple(const json_t *match);
+
+/* A capability's before or after in the report: "supported",
+ * "unsupported" or "absent" (null). */
+const char *ap_diff_state_word(const json_t *state);
+
 /* Whether the report holds a difference of the class. */
 bool ap_diff_has(const json_t *report, ap_diff_class cls);
 /* Parses "lost", "changed" or "any"; negative when it is none of them. */

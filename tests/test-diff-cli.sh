@@ -70,6 +70,126 @@ expect_rc 0
 expect_out_has "  changed  mla.decode.native_h24: unsupported -> absent"
 expect_out_has "  changed  mla.decode.renamed: absent -> unsupported"
 
+# SARIF: the golden log, checked for structure as code scanning reads it.
+SARIF_CHECK="$AP_SRCDIR/tests/sarif-check.py"
+# sarif_ok [--located]: stdout is a SARIF log of the expected structure.
+sarif_ok() {
+	"${PYTHON3:-python3}" "$SARIF_CHECK" "$TMP/out" "$@" >"$TMP/check" ||
+		{ fail "$(cat "$TMP/check")"; return 0; }
+}
+
+case_ "sarif report"
+probe diff good.json second.json --format sarif
+expect_rc 0
+diff -u "$EXP/diff-good-second.sarif" "$TMP/out" >&2 || fail "sarif report differs"
+expect_quiet err
+sarif_ok --located
+cp "$TMP/out" "$TMP/good-second.sarif"
+
+case_ "sarif --fail-on lost"
+probe diff good.json second.json --format=sarif --fail-on lost
+expect_rc 1
+cmp -s "$TMP/out" "$TMP/good-second.sarif" || fail "the log differs with --fail-on"
+
+case_ "sarif reversed: the gain is no result, the rule and the case are notes"
+probe diff second.json good.json --format sarif --fail-on changed
+expect_rc 1
+sarif_ok --located
+expect_json '[(r["ruleId"], r["level"], r["properties"]["change"]) for r in j["runs"][0]["results"]]' \
+	"[('rule/mla.reduce.native_h24_d512', 'note', 'changed'), ('rule/mla.reduce.cases', 'note', 'added')]"
+expect_json '[r["message"]["text"] for r in j["runs"][0]["results"]]' \
+	"['changed: rule mla.reduce.native_h24_d512: unmatched -> matched (in csrc/kernels/mla/reduce.cu)', \"gained: case heads=24 head_dim=512 of rule mla.reduce.cases (not in OLD's csrc/kernels/mla/reduce.cu)\"]"
+expect_json '[list(l["physicalLocation"]) for r in j["runs"][0]["results"] for l in r["locations"]]' \
+	"[['artifactLocation'], ['artifactLocation']]"
+
+if [ -w /dev/full ]; then
+	case_ "sarif to a full disk"
+	set +e
+	"$AP" diff good.json second.json --format sarif >/dev/full 2>"$TMP/err"
+	rc=$?
+	set -e
+	expect_rc 2
+	expect_err "aiter-probe: writing to stdout: No space left on device"
+fi
+
+case_ "sarif identical manifests"
+probe diff good.json good.json --format sarif --fail-on any
+expect_rc 0
+sarif_ok
+expect_json '(j["runs"][0]["tool"]["driver"]["rules"], j["runs"][0]["results"])' "([], [])"
+
+# Variants of OLD written for the locations: a rule whose file was missing,
+# a capability with no evidence, a name that needs escaping, lines moved.
+"${PYTHON3:-python3}" - good.json second.json "$TMP" <<'PYEOF'
+import copy, json, sys
+good, second = (json.load(open(p)) for p in sys.argv[1:3])
+out = sys.argv[3]
+def write(name, doc):
+    with open(out + "/" + name, "w") as f:
+        json.dump(doc, f, indent=1)
+m = copy.deepcopy(good)
+m["capabilities"]["mla.decode.native_h24"]["evidence"] = []
+m["rules"]["mla.reduce.native_h24_d512"]["matches"] = []
+m["rules"]["mla.reduce.native_h24_d512"]["status"] = "missing"
+write("unlocated.json", m)
+m = copy.deepcopy(good)
+del m["rules"]["mla.reduce.native_h24_d512"]
+write("no-rule.json", m)
+m = copy.deepcopy(good)
+m["aiter"]["root"] = "/srv/my aiter/100%"
+m["capabilities"]["mla.decode.native_h24"]["evidence"] = ["csrc/mla/r\u00e9duce #2.cu:7", "csrc/mla/plain.cu",
+    ":5", "", "csrc/a.cu:0", "csrc/b.cu:99999999999999999999999", "csrc/c.cu:7x", "c:/d.cu:3"]
+write("escaped.json", m)
+m = copy.deepcopy(good)
+m["aiter"]["root"] = "aiter"
+for rule in m["rules"].values():
+    for match in rule["matches"]:
+        match["line"] += 100
+m["capabilities"]["mla.decode.native_h24"]["evidence"] = ["csrc/kernels/mla/reduce.cu:110", "csrc/kernels/mla/metadata/v1_2_device.cuh:106"]
+write("moved.json", m)
+PYEOF
+
+case_ "sarif: a rule without a line is located at its file, a capability without evidence nowhere"
+probe diff "$TMP/unlocated.json" second.json --format sarif
+expect_rc 0
+sarif_ok
+expect_json '[(r["ruleId"], [l["physicalLocation"] for l in r.get("locations", [])]) for r in j["runs"][0]["results"][:2]]' \
+	"[('capability/mla.decode.native_h24', []), ('rule/mla.reduce.native_h24_d512', [{'artifactLocation': {'uri': 'csrc/kernels/mla/reduce.cu', 'uriBaseId': '%SRCROOT%'}}])]"
+expect_json 'j["runs"][0]["results"][1]["message"]["text"]' \
+	"changed: rule mla.reduce.native_h24_d512: missing -> unmatched (in csrc/kernels/mla/reduce.cu)"
+"${PYTHON3:-python3}" "$SARIF_CHECK" "$TMP/out" --located >"$TMP/check" && fail "--located passed a result without a location"
+grep -qF "results[0]: no location" "$TMP/check" || fail "check said: $(cat "$TMP/check")"
+
+case_ "sarif: a rule absent from OLD has no location"
+probe diff "$TMP/no-rule.json" second.json --format sarif
+expect_rc 0
+sarif_ok
+expect_json '[(r["ruleId"], r["level"], "locations" in r, r["message"]["text"]) for r in j["runs"][0]["results"] if r["ruleId"].startswith("rule/mla.reduce.native")]' \
+	"[('rule/mla.reduce.native_h24_d512', 'warning', False, 'changed: rule mla.reduce.native_h24_d512: absent -> unmatched')]"
+expect_json '[r["shortDescription"]["text"] for r in j["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "rule/mla.reduce.native_h24_d512"]' \
+	"['aiter-probe rule mla.reduce.native_h24_d512']"
+
+case_ "sarif: URIs percent-encoded, evidence without a file or a usable line"
+probe diff "$TMP/escaped.json" second.json --format sarif
+expect_rc 0
+sarif_ok --located
+expect_json 'j["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]' "file:///srv/my%20aiter/100%25/"
+expect_json '[(l["physicalLocation"]["artifactLocation"]["uri"], l["physicalLocation"].get("region")) for l in j["runs"][0]["results"][0]["locations"]]' \
+	"[('csrc/mla/r%C3%A9duce%20%232.cu', {'startLine': 7}), ('csrc/mla/plain.cu', None), ('csrc/a.cu', None), ('csrc/b.cu', None), ('csrc/c.cu%3A7x', None), ('c%3A/d.cu', {'startLine': 3})]"
+
+case_ "sarif: fingerprints do not move with the lines; a relative root maps to nothing"
+probe diff "$TMP/moved.json" second.json --format sarif
+expect_rc 0
+sarif_ok --located
+expect_json '"originalUriBaseIds" in j["runs"][0]' False
+expect_json '[l["physicalLocation"]["region"]["startLine"] for r in j["runs"][0]["results"] for l in r["locations"]]' \
+	"[110, 106, 110, 110]"
+json_get '[r["partialFingerprints"] for r in j["runs"][0]["results"]]' >"$TMP/fp-moved"
+cp "$TMP/good-second.sarif" "$TMP/out"
+json_get '[r["partialFingerprints"] for r in j["runs"][0]["results"]]' >"$TMP/fp-good"
+cmp -s "$TMP/fp-good" "$TMP/fp-moved" || fail "fingerprints moved with the lines"
+expect_json 'len(set(v for r in j["runs"][0]["results"] for v in r["partialFingerprints"].values()))' 3
+
 case_ "truncated manifest"
 probe diff good.json invalid-truncated.json --fail-on any
 expect_rc 2
@@ -101,7 +221,8 @@ Try 'aiter-probe diff --help'."
 case_ "bad --format"
 probe diff good.json second.json --format yaml
 expect_rc 2
-expect_err_has "aiter-probe diff: --format takes text or json, not 'yaml'"
+expect_err "aiter-probe diff: --format takes text, json or sarif, not 'yaml'
+Try 'aiter-probe diff --help'."
 
 case_ "one manifest"
 probe diff good.json
@@ -116,7 +237,7 @@ expect_err_has "aiter-probe diff: unexpected argument 'stale.json'"
 case_ "--help"
 probe diff --help
 expect_rc 0
-expect_out_has "Usage: aiter-probe diff OLD NEW [--format text|json] [--fail-on lost|changed|any]"
+expect_out_has "Usage: aiter-probe diff OLD NEW [--format text|json|sarif]"
 
 # Two trees that differ in one reducer case, scanned by the tool itself.
 case_ "scanned trees"
@@ -135,5 +256,11 @@ expect_json '[(c["id"], c["change"]) for c in j["capabilities"]]' "[('mla.decode
 expect_json '[(r["id"], r["before"], r["after"]) for r in j["rules"]]' "[('mla.reduce.native_h24_d512', 'matched', 'unmatched')]"
 expect_json 'j["cases"]' "[{'rule': 'mla.reduce.cases', 'added': [], 'removed': ['heads=24 head_dim=512']}]"
 expect_json 'j["summary"]' "{'lost': 1, 'changed': 2, 'differences': 3}"
+probe diff a.json b.json --format sarif --fail-on lost
+expect_rc 1
+sarif_ok --located
+expect_json 'j["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]' "file://$TMP/a/"
+expect_json '[(r["level"], r["message"]["text"]) for r in j["runs"][0]["results"]]' \
+	"[('error', 'lost: capability mla.decode.native_h24: supported -> unsupported (rule mla.reduce.native_h24_d512 did not match in csrc/kernels/mla/reduce.cu)'), ('warning', 'changed: rule mla.reduce.native_h24_d512: matched -> unmatched (was at csrc/kernels/mla/reduce.cu:10)'), ('warning', 'lost: case heads=24 head_dim=512 of rule mla.reduce.cases (was at csrc/kernels/mla/reduce.cu:10)')]"
 
 finish
