@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "launch.h"
 #include "manifest.h"
+#include "manifest-path.h"
 #include "reader.h"
 #include "rules.h"
 
@@ -33,6 +34,9 @@ const struct ap_cmd ap_cmd_scan = {
 	"  --rules PATH           also load this rule pack (file or folder); repeatable\n"
 	"  --no-default-rules     do not load the installed rule packs\n"
 	"  -o, --output FILE      write the JSON manifest to FILE (atomically)\n"
+	"  --save                 write it where consumers find it: the file for this\n"
+	"                         tree in $AITER_PROBE_MANIFEST_DIR, else\n"
+	"                         ${XDG_CACHE_HOME:-$HOME/.cache}/aiter-probe\n"
 	"  --format text|json     what to print on stdout (default: text on a terminal,\n"
 	"                         else json; with -o, only when given)\n"
 	"  --no-launch            skip the GPU cross-checks\n"
@@ -271,7 +275,8 @@ static int cmd_scan_exec(int argc, char **argv)
 	struct ap_scan_cli o = {0};
 	const char *output = NULL, *format = NULL, *v;
 	json_t *manifest = NULL;
-	int i, r, rc = AP_EXIT_OK, json_out = -1;
+	char *saved = NULL;
+	int i, r, rc = AP_EXIT_OK, json_out = -1, save = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -285,6 +290,8 @@ static int cmd_scan_exec(int argc, char **argv)
 				output = v;
 			else if ((r = ap_cli_value(&ap_cmd_scan, "--format", argc, argv, &i, &v)) > 0)
 				format = v;
+			else if (strcmp(argv[i], "--save") == 0)
+				r = save = 1;
 		}
 		if (r < 0) {
 			rc = AP_EXIT_ERROR;
@@ -299,21 +306,45 @@ static int cmd_scan_exec(int argc, char **argv)
 		rc = AP_EXIT_ERROR;
 		goto out;
 	}
+	if (save && output != NULL) {
+		rc = ap_cli_usage_error(&ap_cmd_scan, "--save and -o both name where to write; "
+		                        "give one");
+		goto out;
+	}
 	rc = ap_scan_cli_run(&o, &manifest);
 	if (rc != AP_EXIT_OK)
 		goto out;
+	if (save) {
+		const char *root = json_string_value(json_object_get(json_object_get(manifest,
+		                                                                     "aiter"),
+		                                                     "root"));
+		char *dir = ap_manifest_default_dir();
+
+		if (dir == NULL || ap_manifest_dir_prepare(dir) < 0 ||
+		    ap_manifest_default_path(root, &saved) < 0) {
+			free(dir);
+			rc = ap_cli_fail("%s", ap_error_last());
+			goto out;
+		}
+		free(dir);
+		output = saved;
+	}
 	if (output != NULL && ap_manifest_write(manifest, output) < 0) {
 		rc = ap_cli_fail("%s", ap_error_last());
 		goto out;
 	}
 	if (format == NULL && output == NULL)
 		json_out = !isatty(STDOUT_FILENO);
+	/* Where it went: the name is derived, not given. */
+	if (format == NULL && saved != NULL)
+		printf("%s\n", saved);
 	if (json_out == 1)
 		ap_cli_print_json(manifest);
 	else if (json_out == 0)
 		ap_manifest_print_text(manifest, stdout, ap_cli_color(stdout));
 	rc = ap_cli_stdout_done(rc);
 out:
+	free(saved);
 	json_decref(manifest);
 	ap_scan_cli_free(&o);
 	return rc;
