@@ -144,6 +144,8 @@ class Backend:
             where = rule["matches"][0]["line"] if rule["matches"] else None
             return "rule %s matched%s" % (
                 rule_id, " at %s:%d" % (rule["file"], where) if where else "")
+        if rule["status"] == "unmatched" and rule["file"]:
+            return "rule %s did not match in %s" % (rule_id, rule["file"])
         return "rule %s is %s%s" % (rule_id, rule["status"],
                                     ": " + rule["reason"] if rule.get("reason") else "")
 
