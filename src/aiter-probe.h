@@ -60,6 +60,7 @@ typedef struct aiter_probe_manifest aiter_probe_manifest;
 #define AITER_PROBE_UNKNOWN (-3) /* no such capability, rule, index or plan row */
 #define AITER_PROBE_INVALID (-4) /* a NULL manifest, id or required pointer */
 #define AITER_PROBE_SHORT_BUFFER (-5) /* a caller's buffer holds fewer entries than needed */
+#define AITER_PROBE_MISSING (-6) /* aiter_probe_manifest_for_root: no manifest where it looked */
 
 /* Loads the manifest at path into *out. Returns AITER_PROBE_OK, or another
  * result (AITER_PROBE_INVALID when out or path is NULL) with *out NULL and aiter_probe_last_error() saying why, e.g.
@@ -153,6 +154,29 @@ void aiter_probe_manifest_free(aiter_probe_manifest *m);
 
 /* Why the last failing call of this thread failed ("no error" when none). */
 const char *aiter_probe_last_error(void);
+
+/* --- The manifest saved for one AITER tree (aiter-probe scan --save) ------ */
+
+/* *path (free() it) = where `aiter-probe scan --save` writes the manifest of
+ * the AITER tree at aiter_root (the folder holding the aiter package, or a
+ * checkout): aiter-<16 hex digits of the sha256 of its canonical path>.json
+ * in $AITER_PROBE_MANIFEST_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/aiter-probe.
+ * Returns AITER_PROBE_OK, or AITER_PROBE_ERROR (AITER_PROBE_INVALID for a
+ * NULL argument) with *path NULL and aiter_probe_last_error() saying why. */
+int aiter_probe_manifest_default_path(const char *aiter_root, char **path);
+
+/* Loads the manifest for the AITER tree the caller will load, at aiter_root:
+ * $AITER_PROBE_MANIFEST when set, else the one `aiter-probe scan --save`
+ * wrote for that tree. It is accepted only when its aiter.root is that tree
+ * and its inputs are fresh (AITER_PROBE_VERIFY_FRESH). Returns AITER_PROBE_OK,
+ * or, with *out NULL and the reason in aiter_probe_last_error() (and in
+ * *reason, when reason is not NULL, valid until this thread's next failing
+ * call): AITER_PROBE_MISSING "no manifest at P: run 'aiter-probe scan --save'",
+ * AITER_PROBE_STALE "P is stale: aiter/mla.py changed: run 'aiter-probe scan
+ * --save'", AITER_PROBE_ERROR "P was made for /a/site-packages, not
+ * /b/site-packages", or the manifest's own error. */
+int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_root,
+                                  const char **reason);
 
 #ifdef __cplusplus
 }

@@ -67,6 +67,17 @@ static ids ids_of(const json_t *object)
 	return all;
 }
 
+/* Takes doc over. */
+static aiter_probe_manifest *manifest_new(json_t *doc)
+{
+	aiter_probe_manifest *m = ap_xmalloc(sizeof *m);
+
+	m->doc = doc;
+	m->capabilities = ids_of(json_object_get(doc, "capabilities"));
+	m->rules = ids_of(json_object_get(doc, "rules"));
+	return m;
+}
+
 int aiter_probe_manifest_open(aiter_probe_manifest **out, const char *path, unsigned flags)
 {
 	json_t *doc;
@@ -89,10 +100,7 @@ int aiter_probe_manifest_open(aiter_probe_manifest **out, const char *path, unsi
 			return rc;
 		}
 	}
-	*out = ap_xmalloc(sizeof **out);
-	(*out)->doc = doc;
-	(*out)->capabilities = ids_of(json_object_get(doc, "capabilities"));
-	(*out)->rules = ids_of(json_object_get(doc, "rules"));
+	*out = manifest_new(doc);
 	return AITER_PROBE_OK;
 }
 
@@ -377,4 +385,125 @@ void aiter_probe_manifest_free(aiter_probe_manifest *m)
 const char *aiter_probe_last_error(void)
 {
 	return ap_error_last();
+}
+
+/* --- The manifest saved for one AITER tree ------------------------------- */
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "manifest-path.h"
+
+/* The canonical form of the root a caller names, as a scan records it. */
+static char *canonical_root(const char *aiter_root)
+{
+	char *real = realpath(aiter_root, NULL);
+
+	if (real == NULL)
+		ap_error_set("AITER root '%s': %s", aiter_root, strerror(errno));
+	return real;
+}
+
+int aiter_probe_manifest_default_path(const char *aiter_root, char **path)
+{
+	char *real;
+	int rc;
+
+	ap_error_clear();
+	REFUSE_NULL(path, AITER_PROBE_INVALID);
+	*path = NULL;
+	REFUSE_NULL(aiter_root, AITER_PROBE_INVALID);
+	if ((real = canonical_root(aiter_root)) == NULL)
+		return AITER_PROBE_ERROR;
+	rc = ap_manifest_default_path(real, path);
+	free(real);
+	return rc < 0 ? AITER_PROBE_ERROR : AITER_PROBE_OK;
+}
+
+/* AITER_PROBE_OK when doc, read from path, was made for the tree at real and
+ * is fresh; redo says how to make a new one. */
+static int accept_for_root(const json_t *doc, const char *path, const char *real,
+                           const char *redo)
+{
+	const char *recorded = json_string_value(json_object_get(json_object_get(doc, "aiter"),
+	                                                         "root"));
+	ap_verify_result res = AP_VERIFY_RESULT_INIT;
+	int rc = AITER_PROBE_OK;
+
+	if (strcmp(recorded, real) != 0) {
+		char *now = realpath(recorded, NULL);
+		int same = now != NULL && strcmp(now, real) == 0;
+
+		free(now);
+		if (!same) {
+			ap_error_set("%s was made for %s, not %s", path, recorded, real);
+			return AITER_PROBE_ERROR;
+		}
+	}
+	if (ap_verify_manifest(doc, path, &res) < 0) {
+		rc = AITER_PROBE_ERROR;
+	} else if (res.nstale > 0) {
+		char *which = ap_verify_describe(&res);
+		ap_error_set("%s is stale: %s: %s", path, which, redo);
+		free(which);
+		rc = AITER_PROBE_STALE;
+	}
+	ap_verify_result_free(&res);
+	return rc;
+}
+
+int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_root,
+                                  const char **reason)
+{
+	const char *named = getenv("AITER_PROBE_MANIFEST");
+	int from_env = named != NULL && *named != '\0';
+	char *real, *path = NULL, *redo;
+	json_t *doc = NULL;
+	struct stat st;
+	int rc = AITER_PROBE_ERROR;
+
+	if (reason != NULL)
+		*reason = NULL;
+	ap_error_clear();
+	if (out == NULL || aiter_root == NULL) {
+		ap_error_set("%s: %s is NULL", __func__, out == NULL ? "out" : "aiter_root");
+		if (out != NULL)
+			*out = NULL;
+		rc = AITER_PROBE_INVALID;
+		goto fail;
+	}
+	*out = NULL;
+	if ((real = canonical_root(aiter_root)) == NULL)
+		goto fail;
+	if (from_env) {
+		path = ap_xstrdup(named);
+		redo = ap_xasprintf("run 'aiter-probe scan -o %s'", named);
+	} else if (ap_manifest_default_path(real, &path) == AP_OK) {
+		redo = ap_xstrdup("run 'aiter-probe scan --save'");
+	} else {
+		free(real);
+		goto fail;
+	}
+	if (lstat(path, &st) != 0 && errno == ENOENT) {
+		ap_error_set("no manifest at %s%s: %s", path,
+		             from_env ? " (AITER_PROBE_MANIFEST)" : "", redo);
+		rc = AITER_PROBE_MISSING;
+	} else if (ap_manifest_read_file(path, &doc) == AP_OK) {
+		rc = accept_for_root(doc, path, real, redo);
+	}
+	if (rc == AITER_PROBE_OK) {
+		*out = manifest_new(doc);
+		doc = NULL;
+	}
+	json_decref(doc);
+	free(redo);
+	free(path);
+	free(real);
+	if (rc == AITER_PROBE_OK)
+		return rc;
+fail:
+	if (reason != NULL)
+		*reason = ap_error_last();
+	return rc;
 }

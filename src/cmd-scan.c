@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "launch.h"
 #include "manifest.h"
+#include "manifest-path.h"
 #include "reader.h"
 #include "rules.h"
 
@@ -35,6 +36,9 @@ const struct ap_cmd ap_cmd_scan = {
 	"  --no-default-rules     do not load the installed rule packs\n"
 	"  -o, --output FILE      write the JSON manifest to FILE (atomically); '-o -'\n"
 	"                         writes it to stdout\n"
+	"  --save                 write it where consumers find it: the file for this\n"
+	"                         tree in $AITER_PROBE_MANIFEST_DIR, else\n"
+	"                         ${XDG_CACHE_HOME:-$HOME/.cache}/aiter-probe\n"
 	"  --format text|json     what to print on stdout (default: text on a terminal,\n"
 	"                         else json; with -o, only when given)\n"
 	"  --no-launch            skip the GPU cross-checks\n"
@@ -273,7 +277,8 @@ static int cmd_scan_exec(int argc, char **argv)
 	struct ap_scan_cli o = {0};
 	const char *output = NULL, *format = NULL, *v;
 	json_t *manifest = NULL;
-	int i, r, rc = AP_EXIT_OK, json_out = -1, operands_only = 0;
+	char *saved = NULL;
+	int i, r, rc = AP_EXIT_OK, json_out = -1, operands_only = 0, save = 0;
 	bool to_stdout;
 
 	for (i = 1; i < argc; i++) {
@@ -289,6 +294,8 @@ static int cmd_scan_exec(int argc, char **argv)
 				output = v;
 			else if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--format", argc, argv, &i, &v)) > 0)
 				format = v;
+			else if (strcmp(argv[i], "--save") == 0)
+				r = save = 1;
 		}
 		if (r == 0 && (r = ap_cli_operand(&ap_cmd_scan, argv[i], &operands_only)) > 0) {
 			rc = ap_cli_usage_error(&ap_cmd_scan, "unexpected argument '%s'", argv[i]);
@@ -303,6 +310,11 @@ static int cmd_scan_exec(int argc, char **argv)
 		rc = AP_EXIT_ERROR;
 		goto out;
 	}
+	if (save && output != NULL) {
+		rc = ap_cli_usage_error(&ap_cmd_scan, "--save and -o both name where to write; "
+		                        "give one");
+		goto out;
+	}
 	/* "-o -" is the manifest on stdout, and nothing else there. */
 	to_stdout = output != NULL && strcmp(output, "-") == 0;
 	if (to_stdout && json_out == 0) {
@@ -313,6 +325,21 @@ static int cmd_scan_exec(int argc, char **argv)
 	rc = ap_scan_cli_run(&o, &manifest);
 	if (rc != AP_EXIT_OK)
 		goto out;
+	if (save) {
+		const char *root = json_string_value(json_object_get(json_object_get(manifest,
+		                                                                     "aiter"),
+		                                                     "root"));
+		char *dir = ap_manifest_default_dir();
+
+		if (dir == NULL || ap_manifest_dir_prepare(dir) < 0 ||
+		    ap_manifest_default_path(root, &saved) < 0) {
+			free(dir);
+			rc = ap_cli_fail("%s", ap_error_last());
+			goto out;
+		}
+		free(dir);
+		output = saved;
+	}
 	if (to_stdout) {
 		json_out = 1;
 	} else if (output != NULL && ap_manifest_write(manifest, output) < 0) {
@@ -321,12 +348,16 @@ static int cmd_scan_exec(int argc, char **argv)
 	}
 	if (format == NULL && output == NULL)
 		json_out = !isatty(STDOUT_FILENO);
+	/* Where it went: the name is derived, not given. */
+	if (format == NULL && saved != NULL)
+		printf("%s\n", saved);
 	if (json_out == 1)
 		ap_cli_print_json(manifest);
 	else if (json_out == 0)
 		ap_manifest_print_text(manifest, stdout, ap_cli_color(stdout));
 	rc = ap_cli_stdout_done(rc);
 out:
+	free(saved);
 	json_decref(manifest);
 	ap_scan_cli_free(&o);
 	return rc;

@@ -668,3 +668,9 @@ def load(path, verify_fresh=False):
     if verify_fresh:
         m.verify()
     return m
+
+
+# The manifest of the AITER this interpreter imports (installed.py).
+from .installed import default_manifest_path, for_installed_aiter  # noqa: E402
+
+__all__ += ["default_manifest_path", "for_installed_aiter"]

@@ -1,0 +1,352 @@
+# SPDX-License-Identifier: MIT
+"""Every decision vLLM and SGLang make about AITER, answered from the manifest.
+
+    from aiter_probe.backend import for_this_process
+
+    aiter = for_this_process()          # once, at server start
+    launch_heads, mode = aiter.mla_launch_heads(24)
+    q = q[:, aiter.mla_pad_index(24)] if aiter.mla_pad_index(24) is not None else q
+    aiter.why("mla_launch_heads")       # the reason of the last answer
+
+One method per decision. Without a manifest (none saved, stale, made for
+another AITER) every answer is the conservative one the backends take
+today: not supported, the Gluon head bound 16, MLA heads padded as vLLM pads
+them, and the reason is logged once (logger "aiter_probe"). Answers that
+depend on the node at run time (the GPU architecture, environment switches)
+stay the caller's: these say what the AITER tree holds.
+"""
+
+import logging
+
+from .installed import for_installed_aiter
+
+__all__ = ["Backend", "for_this_process"]
+
+LOG = logging.getLogger("aiter_probe")
+# Reasons already logged: a server builds several backends from one state.
+_LOGGED = set()
+
+# The ASM MLA decode's head granularity (vLLM's _AITER_MIN_MLA_HEADS).
+MLA_HEAD_STEP = 16
+# The Gluon decode's head bound when nothing says otherwise (vLLM's fallback).
+GLUON_MAX_HEADS = 16
+# The heads plans.mla_heads covers; above it only multiples of MLA_HEAD_STEP.
+PLAN_MAX_HEADS = 128
+# vLLM's constant "LSE only for qseqlen {1, 4}" (gfx950), the answer without
+# a manifest; the rules that read each architecture's table.
+_PS_LSE_QLENS_TODAY = {"gfx950": frozenset({1, 4})}
+_PS_LSE_QLENS_RULES = {"gfx950": "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"}
+# The optional keywords of aiter.mla.mla_decode_fwd and the capability of each.
+_DECODE_FWD_KEYWORDS = (("q_scale", "mla.decode_fwd.fp8_scales"),
+                        ("kv_scale", "mla.decode_fwd.fp8_scales"),
+                        ("causal", "mla.decode_fwd.causal"),
+                        ("return_lse", "mla.decode_fwd.return_lse"))
+
+# Decisions that are a capability's verdict: method name -> capability id.
+_CAPABILITIES = {
+    "native_h24": "mla.decode.native_h24",
+    "fp8_mla_prefill": "mla.fp8_prefill_ps",
+    "segmented_decode": "mla.segmented_decode",
+    "fused_moe_gate_mode": "fused_moe.gate_mode",
+    "dsv4_shared_expert": "fused_moe.dsv4_shared_expert",
+    "topk_softmax_shared_experts": "topk_softmax.num_shared_experts",
+    "hipb_mm": "aiter.hipb_mm",
+    "qr_all_reduce_rmsnorm": "aiter.qr_all_reduce_rmsnorm",
+    "vllm_calls_bind": "vllm.calls_bind",
+}
+# Decisions that are one rule's status: method name -> rule id.
+_RULES = {
+    "native_h24_reducer": "mla.reduce.native_h24_d512",
+    "native_h24_planner": "mla.metadata.native_h24",
+}
+
+
+def _vllm_padding(heads):
+    """(launch_heads, mode) as vLLM pads without native 24 heads: up to a
+    multiple of 16; repeated when that is a multiple of heads, else tiled."""
+    launch = -(-heads // MLA_HEAD_STEP) * MLA_HEAD_STEP
+    if launch == heads:
+        return launch, "none"
+    return launch, "repeat-interleave" if launch % heads == 0 else "tile-slice"
+
+
+def _row_refusal(heads, launch, mode):
+    """Why a plan row is not a padding the index lists can express, or None."""
+    if mode == "none":
+        return None if launch == heads else "mode none with %d launch heads" % launch
+    if launch <= heads:
+        return "%d launch heads for %d heads with mode %s" % (launch, heads, mode)
+    if mode == "repeat-interleave" and launch % heads != 0:
+        return "repeat-interleave to %d, not a multiple of %d" % (launch, heads)
+    return None
+
+
+def _check_heads(heads):
+    if isinstance(heads, bool) or not isinstance(heads, int):
+        raise TypeError("heads must be an int, not %s" % type(heads).__name__)
+    if heads < 1 or (heads > PLAN_MAX_HEADS and heads % MLA_HEAD_STEP != 0):
+        raise ValueError("MLA decode takes 1 to %d heads or a multiple of %d, not %d"
+                         % (PLAN_MAX_HEADS, MLA_HEAD_STEP, heads))
+
+
+class Backend:
+    """The AITER decisions of one serving process, from one manifest.
+
+    manifest: an aiter_probe.Manifest, already checked fresh and for this
+    AITER (for_installed_aiter does both), or None; reason: why there is none."""
+
+    def __init__(self, manifest, reason=None):
+        self.manifest = manifest
+        self.reason = reason
+        self._why = {}
+        self._plans = {}
+        if manifest is None:
+            self._none = "no manifest (%s)" % (reason or "none given")
+            message = "no AITER capability manifest, so every AITER decision takes the " \
+                      "conservative answer: %s" % (reason or "none given")
+            if message not in _LOGGED:
+                _LOGGED.add(message)
+                LOG.warning("%s", message)
+
+    # --- how an answer is found and its reason kept --------------------------
+
+    def _answer(self, name, value, why):
+        self._why[name] = why
+        return value
+
+    def _verdict(self, cap):
+        """(supported, reason) of a capability; not supported without it."""
+        if self.manifest is None:
+            return False, "%s: %s" % (cap, self._none)
+        entry = self.manifest.data["capabilities"].get(cap)
+        if entry is None:
+            return False, "%s: not in %s (scanned without its pack)" % (cap, self.manifest.path)
+        return entry["supported"], "%s %s: %s" % (
+            cap, "supported" if entry["supported"] else "not supported", entry["reason"])
+
+    def _capability(self, name):
+        return self._answer(name, *self._verdict(_CAPABILITIES[name]))
+
+    def _rule(self, name, rule_id):
+        """The rule's entry, or None with the conservative reason kept."""
+        if self.manifest is None:
+            self._why[name] = "%s: %s" % (rule_id, self._none)
+            return None
+        rule = self.manifest.data["rules"].get(rule_id)
+        if rule is None:
+            self._why[name] = "%s: not in %s (scanned without its pack)" % (
+                rule_id, self.manifest.path)
+        return rule
+
+    @staticmethod
+    def _rule_words(rule_id, rule):
+        if rule["status"] == "matched":
+            where = rule["matches"][0]["line"] if rule["matches"] else None
+            return "rule %s matched%s" % (
+                rule_id, " at %s:%d" % (rule["file"], where) if where else "")
+        if rule["status"] == "unmatched" and rule["file"]:
+            return "rule %s did not match in %s" % (rule_id, rule["file"])
+        return "rule %s is %s%s" % (rule_id, rule["status"],
+                                    ": " + rule["reason"] if rule.get("reason") else "")
+
+    def _rule_matched(self, name):
+        rule_id = _RULES[name]
+        rule = self._rule(name, rule_id)
+        if rule is None:
+            return False
+        return self._answer(name, rule["status"] == "matched", self._rule_words(rule_id, rule))
+
+    # --- the decisions ------------------------------------------------------
+
+    def native_h24(self):
+        """MLA decode runs 24 heads natively: the reducer and the planner both
+        take 24 (and a launch, where one ran, agreed). vLLM's
+        _aiter_mla_native_h24_supported."""
+        return self._capability("native_h24")
+
+    def native_h24_reducer(self):
+        """The reducer half: a 24 x 512 dispatch case (vLLM's
+        _aiter_mla_native_h24_reducer_supported)."""
+        return self._rule_matched("native_h24_reducer")
+
+    def native_h24_planner(self):
+        """The planner half: a num_heads == 24 branch (vLLM's
+        _aiter_mla_native_h24_metadata_supported)."""
+        return self._rule_matched("native_h24_planner")
+
+    def mla_launch_heads(self, heads):
+        """(launch_heads, mode) for MLA decode with `heads` query heads, mode
+        "none", "repeat-interleave" or "tile-slice" (plans.mla_heads)."""
+        _check_heads(heads)
+        # Asked per layer and step: the plan is read once per head count.
+        if heads not in self._plans:
+            self._plans[heads] = self._plan(heads)
+        answer, self._why["mla_launch_heads"] = self._plans[heads]
+        return answer
+
+    def _plan(self, heads):
+        if heads > PLAN_MAX_HEADS:
+            return (heads, "none"), "%d heads: a multiple of %d, run as is" % (
+                heads, MLA_HEAD_STEP)
+        if self.manifest is None:
+            launch, mode = _vllm_padding(heads)
+            return (launch, mode), "%d heads launch as %d (%s), as vLLM pads: %s" % (
+                heads, launch, mode, self._none)
+        try:
+            launch, mode, verified = self.manifest.launch_heads(heads)
+        except KeyError:
+            refusal, verified = "no row for %d heads" % heads, False
+        else:
+            refusal = _row_refusal(heads, launch, mode)
+        if refusal is not None:
+            launch, mode = _vllm_padding(heads)
+            return (launch, mode), "%d heads launch as %d (%s), as vLLM pads: plans.mla_heads " \
+                "of %s has %s" % (heads, launch, mode, self.manifest.path, refusal)
+        return (launch, mode), "%d heads launch as %d (%s): plans.mla_heads of %s (%s)" % (
+            heads, launch, mode, self.manifest.path,
+            "verified by a launch" if verified else "not verified by a launch")
+
+    def mla_pad_index(self, heads):
+        """For each launch head, the query head it holds (q[:, index]); None
+        when heads run as they are (no copy)."""
+        launch, mode = self.mla_launch_heads(heads)
+        self._why["mla_pad_index"] = self._why["mla_launch_heads"]
+        if mode == "none":
+            return None
+        if mode == "repeat-interleave":
+            step = launch // heads
+            return [j // step for j in range(launch)]
+        return [j % heads for j in range(launch)]
+
+    def mla_unpad_index(self, heads):
+        """The launch heads that hold the real heads, in order (o[:, index]);
+        None when no copy is needed."""
+        launch, mode = self.mla_launch_heads(heads)
+        self._why["mla_unpad_index"] = self._why["mla_launch_heads"]
+        if mode == "none":
+            return None
+        if mode == "repeat-interleave":
+            return list(range(0, launch, launch // heads))
+        return list(range(heads))
+
+    def fp8_mla_prefill(self):
+        """FP8 persistent ASM MLA prefill binds vLLM's calls (the AITER half of
+        vLLM's _fp8_mla_prefill_supported; gfx950 is the caller's)."""
+        return self._capability("fp8_mla_prefill")
+
+    def gluon_max_heads(self):
+        """The most heads the Gluon MLA decode entry takes (vLLM's
+        _gluon_mla_max_bh16_heads); 16 when the tree does not say."""
+        name, rule_id = "gluon_max_heads", "mla.gluon_decode.max_heads"
+        rule = self._rule(name, rule_id)
+        if rule is None:
+            return GLUON_MAX_HEADS
+        words = self._rule_words(rule_id, rule)
+        heads = rule["matches"][0]["captures"].get("heads", "") if rule["matches"] else ""
+        if rule["status"] == "matched" and heads.isdigit() and 0 < int(heads) <= 1 << 20:
+            return self._answer(name, int(heads), "%s, bound %s" % (words, heads))
+        return self._answer(name, GLUON_MAX_HEADS, "%s: no bound read, %d" % (
+            words, GLUON_MAX_HEADS))
+
+    def segmented_decode(self):
+        """The Triton MLA decode binds vLLM's segmented (DCP verify) call."""
+        return self._capability("segmented_decode")
+
+    def mla_decode_fwd_keywords(self):
+        """The optional keywords aiter.mla.mla_decode_fwd takes, of q_scale,
+        kv_scale, causal and return_lse (a frozenset)."""
+        taken, reasons = set(), []
+        for keyword, cap in _DECODE_FWD_KEYWORDS:
+            supported, why = self._verdict(cap)
+            if supported:
+                taken.add(keyword)
+            if why not in reasons:
+                reasons.append(why)
+        return self._answer("mla_decode_fwd_keywords", frozenset(taken), "; ".join(reasons))
+
+    def fused_moe_gate_mode(self):
+        """aiter.fused_moe.fused_moe takes gate_mode."""
+        return self._capability("fused_moe_gate_mode")
+
+    def dsv4_shared_expert(self):
+        """Fused MoE with the DSV4 shared expert (the static half of vLLM's
+        _probe_dsv4_i384_fhmoe_capability)."""
+        return self._capability("dsv4_shared_expert")
+
+    def topk_softmax_shared_experts(self):
+        """The exported topk_softmax takes num_shared_experts (vLLM's
+        topk_softmax_supports_fused_sigmoid)."""
+        return self._capability("topk_softmax_shared_experts")
+
+    def hipb_mm(self):
+        """aiter exports hipb_mm (vLLM's hasattr(aiter, "hipb_mm"))."""
+        return self._capability("hipb_mm")
+
+    def qr_all_reduce_rmsnorm(self):
+        """aiter exports the fused quick all-reduce + RMSNorm."""
+        return self._capability("qr_all_reduce_rmsnorm")
+
+    def ps_lse_qlens(self, arch):
+        """The query lengths arch's persistent bf16 MLA decode kernels with
+        16 query heads per KV head return LSE for (a frozenset of ints).
+        Without a manifest, vLLM's constant ({1, 4} on gfx950)."""
+        name = "ps_lse_qlens"
+        today = _PS_LSE_QLENS_TODAY.get(arch, frozenset())
+        rule_id = _PS_LSE_QLENS_RULES.get(arch)
+        if rule_id is None:
+            return self._answer(name, today, "no rule reads the query lengths of %s's MLA ASM "
+                                "table" % arch)
+        rule = self._rule(name, rule_id)
+        if rule is None:
+            return today
+        words = self._rule_words(rule_id, rule)
+        if rule["status"] == "error":
+            return self._answer(name, today, "%s: vLLM's constant" % words)
+        try:
+            qlens = frozenset(int(c["qlen"]) for c in self.manifest.captures(rule_id))
+        except (KeyError, ValueError):
+            return self._answer(name, today, "%s: a qlen that is not a number: vLLM's "
+                                "constant" % words)
+        return self._answer(name, qlens, words)
+
+    def reducer_cases(self):
+        """Every (heads, head_dim) case the MLA reducer dispatches (a frozenset
+        of int pairs); empty without a manifest (no case assumed)."""
+        name, rule_id = "reducer_cases", "mla.reduce.cases"
+        rule = self._rule(name, rule_id)
+        if rule is None:
+            return frozenset()
+        words = self._rule_words(rule_id, rule)
+        cases = set()
+        for c in self.manifest.captures(rule_id):
+            try:
+                cases.add((int(c["heads"]), int(c["head_dim"])))
+            except (KeyError, ValueError):
+                return self._answer(name, frozenset(), "%s: a case that is not a number"
+                                    % words)
+        return self._answer(name, frozenset(cases), "rule %s: %d cases in %s" % (
+            rule_id, len(cases), rule["file"]) if cases else words)
+
+    def vllm_calls_bind(self):
+        """Every call vLLM makes into AITER without a guard binds."""
+        return self._capability("vllm_calls_bind")
+
+    def why(self, name):
+        """The reason of the last answer of the decision `name` (a method
+        name). A decision without arguments not asked yet is asked now."""
+        if name in self._why:
+            return self._why[name]
+        method = getattr(self, name, None) if not name.startswith("_") else None
+        if method is None or name == "why" or not callable(method):
+            raise KeyError("no decision named '%s'" % name)
+        try:
+            method()
+        except TypeError:
+            raise KeyError("decision '%s' has not been asked yet" % name) from None
+        return self._why[name]
+
+
+def for_this_process():
+    """A Backend over the manifest of the AITER this interpreter imports
+    (aiter_probe.for_installed_aiter)."""
+    return Backend(*for_installed_aiter())

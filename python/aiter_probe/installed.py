@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: MIT
+"""The manifest of the AITER this interpreter imports.
+
+`aiter-probe scan --save` writes one manifest per AITER tree, named after the
+tree, in one folder: $AITER_PROBE_MANIFEST_DIR when set, else
+${XDG_CACHE_HOME:-$HOME/.cache}/aiter-probe (src/manifest-path.c computes the
+same path). for_installed_aiter() finds the tree the way the scan does,
+without importing aiter, and accepts a manifest only when it was made for
+that tree and its inputs are unchanged.
+"""
+
+import hashlib
+import importlib.util
+import os
+
+from . import ManifestError, StaleManifestError, load
+
+# Hex digits of the root's sha256 in the file name (the C side's NAME_HEX).
+_NAME_HEX = 16
+
+
+def _env(name):
+    return os.environ.get(name) or None
+
+
+def default_manifest_dir():
+    """The folder of saved manifests, or None when no variable names one."""
+    folder = _env("AITER_PROBE_MANIFEST_DIR")
+    if folder is not None:
+        return folder
+    cache = _env("XDG_CACHE_HOME")
+    # A relative XDG_CACHE_HOME is ignored, as the XDG specification says.
+    if cache is not None and cache.startswith("/"):
+        return cache + "/aiter-probe"
+    home = _env("HOME")
+    if home is not None:
+        return home + "/.cache/aiter-probe"
+    return None
+
+
+def default_manifest_path(root):
+    """Where `aiter-probe scan --save` writes the manifest of the AITER tree at
+    root (canonical, as the manifest's aiter.root records it); None when no
+    variable names the folder."""
+    folder = default_manifest_dir()
+    if folder is None:
+        return None
+    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:_NAME_HEX]
+    return "%s%saiter-%s.json" % (folder, "" if folder.endswith("/") else "/", digest)
+
+
+_NO_FOLDER = ("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME "
+              "or HOME")
+
+
+def installed_aiter_root():
+    """(root, None): the canonical folder holding the aiter package this
+    interpreter imports, found as the scan finds it (importlib's find_spec,
+    which runs no aiter code); or (None, reason)."""
+    try:
+        spec = importlib.util.find_spec("aiter")
+    except (ImportError, ValueError) as e:
+        return None, "cannot look for the aiter package: %s" % e
+    if spec is None:
+        return None, "aiter is not installed for this interpreter"
+    locations = list(spec.submodule_search_locations or ())
+    where = locations[0] if locations else spec.origin
+    if not where:
+        return None, "aiter is not installed for this interpreter"
+    return os.path.realpath(os.path.dirname(where)), None
+
+
+def _manifest_for_root(root, path=None):
+    """(Manifest, None) for the AITER tree at root, or (None, reason).
+
+    path is the manifest to use (default: the saved one for root). It is
+    accepted only when its aiter.root is root and its inputs are fresh."""
+    real = os.path.realpath(root)
+    if path is None:
+        path = default_manifest_path(real)
+        if path is None:
+            return None, _NO_FOLDER
+        redo = "run 'aiter-probe scan --save'"
+        where = path
+    else:
+        redo = "run 'aiter-probe scan -o %s'" % path
+        where = "%s (AITER_PROBE_MANIFEST)" % path
+    if not os.path.lexists(path):
+        return None, "no manifest at %s: %s" % (where, redo)
+    try:
+        m = load(path)
+    except ManifestError as e:
+        return None, str(e)
+    recorded = m.root
+    if recorded != real and os.path.realpath(recorded) != real:
+        return None, "%s was made for %s, this interpreter imports aiter from %s" % (
+            path, recorded, real)
+    try:
+        m.verify()
+    except StaleManifestError as e:
+        return None, "%s is stale: %s: %s" % (
+            path, ", ".join("%s %s" % s for s in e.stale), redo)
+    except ManifestError as e:
+        return None, str(e)
+    return m, None
+
+
+def for_installed_aiter():
+    """(Manifest, None) for the AITER this interpreter imports, or (None, reason).
+
+    The manifest is $AITER_PROBE_MANIFEST when set, else the one
+    `aiter-probe scan --save` wrote for that tree. Never a stale one, nor one
+    made for another AITER."""
+    root, why = installed_aiter_root()
+    if root is None:
+        return None, why
+    return _manifest_for_root(root, _env("AITER_PROBE_MANIFEST"))

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ap-error.h"
+#include "ap-util.h"
+#include "confine.h"
+#include "manifest-path.h"
+
+/* Hex digits of the root's digest in the file name: 64 bits, no collision
+ * among the trees of one node. */
+#define NAME_HEX 16
+
+static const char *set_env(const char *name)
+{
+	const char *v = getenv(name);
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+char *ap_manifest_default_dir(void)
+{
+	const char *dir = set_env("AITER_PROBE_MANIFEST_DIR");
+	const char *cache = set_env("XDG_CACHE_HOME");
+	const char *home = set_env("HOME");
+
+	if (dir != NULL)
+		return ap_xstrdup(dir);
+	if (cache != NULL && cache[0] == '/')
+		return ap_xasprintf("%s/aiter-probe", cache);
+	if (home != NULL)
+		return ap_xasprintf("%s/.cache/aiter-probe", home);
+	ap_error_set("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, "
+	             "XDG_CACHE_HOME or HOME");
+	return NULL;
+}
+
+int ap_manifest_default_path(const char *root, char **path)
+{
+	unsigned char digest[AP_SHA256_SIZE];
+	char hex[2 * AP_SHA256_SIZE + 1];
+	char *dir = ap_manifest_default_dir();
+
+	*path = NULL;
+	if (dir == NULL)
+		return AP_EINPUT;
+	ap_sha256_buf(root, strlen(root), digest);
+	ap_sha256_hex(digest, hex);
+	*path = ap_xasprintf("%s%saiter-%.*s.json", dir,
+	                     dir[strlen(dir) - 1] == '/' ? "" : "/", NAME_HEX, hex);
+	free(dir);
+	return AP_OK;
+}
+
+/* One component, the path up to it: a folder (made when absent) or a
+ * refusal. */
+static int prepare_component(const char *dir, const char *upto)
+{
+	struct stat st;
+
+	if (lstat(upto, &st) != 0) {
+		/* Absent: made here (or meanwhile by another scan), then looked at
+		 * again. */
+		if (errno != ENOENT || (mkdir(upto, 0755) != 0 && errno != EEXIST) ||
+		    lstat(upto, &st) != 0) {
+			ap_error_set("cannot save the manifest in %s: %s: %s", dir, upto,
+			             strerror(errno));
+			return AP_EIO;
+		}
+	}
+	if (S_ISLNK(st.st_mode)) {
+		ap_error_set("cannot save the manifest in %s: %s is a symlink (set "
+		             "AITER_PROBE_MANIFEST_DIR to a path without symlinks)",
+		             dir, upto);
+		return AP_EINPUT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ap_error_set("cannot save the manifest in %s: %s is not a folder", dir, upto);
+		return AP_EINPUT;
+	}
+	return AP_OK;
+}
+
+int ap_manifest_dir_prepare(const char *dir)
+{
+	char *upto = ap_xstrdup(dir);
+	char *p = upto;
+	int rc = AP_OK;
+
+	for (;;) {
+		char keep;
+
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		p += strcspn(p, "/");
+		keep = *p;
+		*p = '\0';
+		rc = prepare_component(dir, upto);
+		*p = keep;
+		if (rc != AP_OK)
+			break;
+	}
+	free(upto);
+	return rc;
+}

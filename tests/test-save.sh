@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# scan --save: the manifest for the scanned tree at its default place, the
+# folder made when missing, refusals, and the environment that names it.
+. "$AP_SRCDIR/tests/lib.sh"
+SAMPLE="$AP_SRCDIR/sample/aiter-root"
+ROOT=$(cd "$SAMPLE" && pwd -P)
+NAME=aiter-$(printf %s "$ROOT" | sha256sum | cut -c1-16).json
+unset AITER_PROBE_MANIFEST AITER_PROBE_MANIFEST_DIR XDG_CACHE_HOME
+
+case_ "--save writes the file for the tree, making the folder"
+AITER_PROBE_MANIFEST_DIR="$TMP/a/b" probe scan --aiter-root "$SAMPLE" --no-launch --save
+expect_rc 0
+expect_out "$TMP/a/b/$NAME"
+[ ! -s "$TMP/err" ] || fail "stderr: $(cat "$TMP/err")"
+[ "$(stat -c %a "$TMP/a") $(stat -c %a "$TMP/a/b")" = "755 755" ] || fail "folder modes"
+"${PYTHON3:-python3}" -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["aiter"]["root"] == sys.argv[2]' \
+	"$TMP/a/b/$NAME" "$ROOT" || fail "not the manifest of $ROOT"
+
+case_ "--save again replaces it; --format still prints"
+AITER_PROBE_MANIFEST_DIR="$TMP/a/b" probe scan --aiter-root "$SAMPLE/." --no-launch --save --format json
+expect_rc 0
+expect_json 'j["aiter"]["root"]' "$ROOT"
+[ "$(ls "$TMP/a/b")" = "$NAME" ] || fail "one file per tree: $(ls "$TMP/a/b")"
+
+case_ "the XDG cache, then HOME"
+XDG_CACHE_HOME="$TMP/xdg" probe scan --aiter-root "$SAMPLE" --no-launch --save
+expect_out "$TMP/xdg/aiter-probe/$NAME"
+XDG_CACHE_HOME=relative HOME="$TMP/home" probe scan --aiter-root "$SAMPLE" --no-launch --save
+expect_out "$TMP/home/.cache/aiter-probe/$NAME"
+
+case_ "no folder to save in"
+(unset HOME; probe scan --aiter-root "$SAMPLE" --no-launch --save; echo "$rc" >"$TMP/rc")
+rc=$(cat "$TMP/rc")
+expect_rc 2
+expect_err "aiter-probe: no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME or HOME"
+
+case_ "--save with -o"
+probe scan --aiter-root "$SAMPLE" --no-launch --save -o "$TMP/m.json"
+expect_rc 2
+expect_err "aiter-probe scan: --save and -o both name where to write; give one
+Try 'aiter-probe scan --help'."
+[ ! -e "$TMP/m.json" ] || fail "wrote -o"
+
+case_ "a symlink on the way"
+mkdir "$TMP/real"
+ln -s "$TMP/real" "$TMP/link"
+AITER_PROBE_MANIFEST_DIR="$TMP/link/m" probe scan --aiter-root "$SAMPLE" --no-launch --save
+expect_rc 2
+expect_err "aiter-probe: cannot save the manifest in $TMP/link/m: $TMP/link is a symlink (set AITER_PROBE_MANIFEST_DIR to a path without symlinks)"
+[ ! -e "$TMP/real/m" ] || fail "made a folder through the symlink"
+
+case_ "a file on the way"
+: >"$TMP/file"
+AITER_PROBE_MANIFEST_DIR="$TMP/file/m" probe scan --aiter-root "$SAMPLE" --no-launch --save
+expect_rc 2
+expect_err "aiter-probe: cannot save the manifest in $TMP/file/m: $TMP/file is not a folder"
+
+case_ "the manifest's place is a folder"
+mkdir -p "$TMP/c/$NAME"
+AITER_PROBE_MANIFEST_DIR="$TMP/c" probe scan --aiter-root "$SAMPLE" --no-launch --save
+expect_rc 2
+expect_err "aiter-probe: cannot write the manifest to $TMP/c/$NAME: not a regular file"
+
+case_ "a folder it may not write"
+if [ "$(id -u)" != 0 ]; then
+	mkdir "$TMP/ro" && chmod 555 "$TMP/ro"
+	AITER_PROBE_MANIFEST_DIR="$TMP/ro/m" probe scan --aiter-root "$SAMPLE" --no-launch --save
+	expect_rc 2
+	expect_err "aiter-probe: cannot save the manifest in $TMP/ro/m: $TMP/ro/m: Permission denied"
+fi
+
+case_ "scan --help names --save"
+probe scan --help
+expect_out_has "  --save                 write it where consumers find it: the file for this"
+finish
