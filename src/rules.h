@@ -29,6 +29,8 @@ typedef struct ap_rule {
 	ap_collect collect;
 	const struct ap_kind *kind;
 	char *pattern;       /* the kind's key's value when it is a string, else NULL */
+	char *spec;          /* what it looks for: its keys but id, description and
+	                      * file, as one line of YAML flow text */
 	void *state;         /* the kind's compiled form */
 	ap_loc loc;
 } ap_rule;
@@ -56,6 +58,10 @@ typedef struct ap_expr {
 	ap_loc loc;
 } ap_expr;
 
+/* Whether a capture's text compares as the AP_EXPR_CAPTURE e says: the scan's
+ * verdict and explain's account of it. */
+bool ap_expr_capture_holds(const ap_expr *e, const char *value);
+
 /* A kernel launch that cross-checks a capability on the GPU. */
 typedef struct ap_launch_spec {
 	char *kernel;    /* "mla_decode" */
@@ -75,6 +81,7 @@ typedef struct ap_probe {
 	char *description;
 	ap_expr *requires;
 	ap_launch_spec *launch; /* NULL when none */
+	char *fallback;      /* what a backend does when unsupported, one sentence; may be NULL */
 	ap_loc loc;
 } ap_probe;
 
