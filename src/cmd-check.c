@@ -201,7 +201,7 @@ static int report(const wanted *w, const json_t *manifest, const report_opts *ro
 		ap_cli_print_json(doc);
 		json_decref(doc);
 	} else {
-		printf("%s\n", verdict_line(all_ok, nrequired, lost));
+		ap_text_wrap(stdout, verdict_line(all_ok, nrequired, lost), 0, 4, width);
 	}
 	json_decref(required);
 	json_decref(preferred);

@@ -176,8 +176,23 @@ static char *where_text(const json_t *entry)
 	                    (long long)json_integer_value(json_object_get(entry, "line")));
 }
 
+/* A description's first sentence: up to the first ". " that does not end
+ * "e.g." or "i.e." (the rules' descriptions go on to say what they replace). */
+static char *first_sentence(const char *desc)
+{
+	const char *p;
+
+	if (desc == NULL)
+		return ap_xstrdup("(no description)");
+	for (p = strstr(desc, ". "); p != NULL; p = strstr(p + 1, ". "))
+		if (p - desc < 3 || (strncmp(p - 3, "e.g", 3) != 0 && strncmp(p - 3, "i.e", 3) != 0))
+			return ap_xstrndup(desc, (size_t)(p - desc) + 1);
+	return ap_xstrdup(desc);
+}
+
 /* One section: each id with the pack line defining it, and its description
- * and the rest indented below, so that long ids fit a narrow terminal. */
+ * and the rest indented below, so that long ids fit a narrow terminal; the
+ * JSON has the whole description and what each rule looks for. */
 static void list_section(FILE *to, const char *name, const json_t *a, int width)
 {
 	size_t i;
@@ -185,24 +200,15 @@ static void list_section(FILE *to, const char *name, const json_t *a, int width)
 
 	fprintf(to, "%s (%zu):\n", name, json_array_size(a));
 	json_array_foreach(a, i, e) {
-		const char *desc = str(e, "description");
+		char *summary = first_sentence(str(e, "description"));
 		char *where = where_text(e);
 		char *head = ap_xasprintf("%s (%s)", str(e, "id"), where);
 
 		field(to, 2, NULL, head, width);
-		field(to, 6, NULL, desc != NULL ? desc : "(no description)", width);
-		if (json_object_get(e, "kind") != NULL) {
-			ap_buf look = AP_BUF_INIT;
-			size_t k;
-			json_t *p;
-			ap_buf_puts(&look, str(e, "looks_for"));
-			json_array_foreach(json_object_get(e, "files"), k, p)
-				ap_buf_printf(&look, "%s%s", k == 0 ? " in " : " or ", json_string_value(p));
-			field(to, 6, "looks for", look.data, width);
-			ap_buf_free(&look);
-		}
+		field(to, 6, NULL, summary, width);
 		field(to, 6, "requires", str(e, "requires"), width);
 		field(to, 6, "fallback", str(e, "fallback"), width);
+		free(summary);
 		free(head);
 		free(where);
 	}
@@ -591,17 +597,27 @@ static const char *paint_of(const char *word)
 	return "33";
 }
 
-/* "INDENT HEAD: WORD" with the verdict word painted. */
+/* "INDENT HEAD: WORD" with the verdict word painted; a head too long for
+ * the width is wrapped, with the word on a line of its own below. */
 static void head_line(const painter *pt, int indent, const char *head, const char *word)
 {
 	char *safe_head = ap_terminal_text(head, strlen(head));
 	char *safe_word = ap_terminal_text(word, strlen(word));
+	int cols = indent + (int)strlen(safe_head) + 2 + (int)strlen(safe_word);
 
+	if (cols > pt->width) {
+		char *text = ap_xasprintf("%s:", safe_head);
+		fprintf(pt->to, "%*s", indent, "");
+		ap_text_wrap(pt->to, text, indent, indent + 4, pt->width);
+		fprintf(pt->to, "%*s", indent + 4, "");
+		free(text);
+	} else {
+		fprintf(pt->to, "%*s%s: ", indent, "", safe_head);
+	}
 	if (pt->color)
-		fprintf(pt->to, "%*s%s: \033[%sm%s\033[0m\n", indent, "", safe_head, paint_of(word),
-		        safe_word);
+		fprintf(pt->to, "\033[%sm%s\033[0m\n", paint_of(word), safe_word);
 	else
-		fprintf(pt->to, "%*s%s: %s\n", indent, "", safe_head, safe_word);
+		fprintf(pt->to, "%s\n", safe_word);
 	free(safe_head);
 	free(safe_word);
 }
