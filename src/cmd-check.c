@@ -225,24 +225,22 @@ static int cmd_check_exec(int argc, char **argv)
 	json_t *manifest = NULL;
 	ap_ruleset *rs = NULL;
 	report_opts ro = {0};
-	int i, r, rc, json_out;
+	int i, r, rc, json_out, positional_only = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 
+		if (!positional_only && strcmp(arg, "--") == 0) {
+			positional_only = 1;
+			continue;
+		}
+		if (positional_only || arg[0] != '-') {
+			rc = ap_cli_usage_error(cmd, "unexpected argument '%s'", arg);
+			goto out;
+		}
 		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
 			rc = ap_cli_print_help(cmd, stdout);
 			goto out;
-		}
-		if (strcmp(arg, "--") == 0 || arg[0] != '-') {
-			/* check takes no positional, after '--' neither */
-			if (strcmp(arg, "--") == 0 && i + 1 < argc)
-				arg = argv[i + 1];
-			if (strcmp(arg, "--") != 0) {
-				rc = ap_cli_usage_error(cmd, "unexpected argument '%s'", arg);
-				goto out;
-			}
-			continue;
 		}
 		r = ap_scan_cli_option(cmd, &o, argc, argv, &i);
 		if (r == 0 && (r = ap_cli_value(cmd, "--require", argc, argv, &i, &v)) > 0)

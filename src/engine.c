@@ -273,7 +273,7 @@ static void set_cap_from_verdict(ap_cap_result *cap, verdict *v)
 	bound_reason(&v->reason);
 	cap->supported = v->value == TRI_TRUE;
 	if (v->value == TRI_UNKNOWN)
-		cap->reason = ap_xasprintf("unknown, so unsupported: %s", v->reason.data);
+		cap->reason = ap_xasprintf(AP_CAP_UNKNOWN_PREFIX "%s", v->reason.data);
 	else
 		cap->reason = ap_xstrdup(v->reason.data ? v->reason.data : "");
 	cap->evidence = v->evidence;

@@ -6,6 +6,7 @@
 
 #include "ap-error.h"
 #include "ap-util.h"
+#include "engine.h"
 #include "explain.h"
 #include "kind.h"
 #include "manifest.h"
@@ -73,7 +74,7 @@ static void expr_text(ap_buf *b, const ap_expr *e)
 		break;
 	case AP_EXPR_CAPTURE:
 		ap_buf_printf(b, "{capture: %s, name: %s, %s: ", e->ref, e->capture,
-		              (const char *[]){"eq", "ne", "lt", "le", "gt", "ge"}[e->op]);
+		              ap_cmp_op_key(e->op));
 		if (e->numeric)
 			ap_buf_printf(b, "%lld}", e->num);
 		else
@@ -388,7 +389,7 @@ static void rule_fields(account *a, json_t *node, const ap_rule *r, const json_t
 	}
 	json_object_set_new(node, "evidence", ev);
 	json_object_set_new(node, "matches", json_integer((json_int_t)json_array_size(matches)));
-	json_object_update_new(node, json_pack("{s:o}", "defined_at", loc_json(&r->loc)));
+	json_object_set_new(node, "defined_at", loc_json(&r->loc));
 }
 
 static const json_t *manifest_rule(const account *a, const char *id)
@@ -409,9 +410,10 @@ static holds cap_holds(const json_t *cap)
 		return HOLDS_UNKNOWN;
 	if (json_is_true(json_object_get(cap, "supported")))
 		return HOLDS_YES;
-	/* The scan's words for a verdict left unknown by absent input. */
-	return reason != NULL && strncmp(reason, "unknown, so unsupported", 23) == 0 ? HOLDS_UNKNOWN
-	                                                                           : HOLDS_NO;
+	return reason != NULL &&
+	               strncmp(reason, AP_CAP_UNKNOWN_PREFIX, strlen(AP_CAP_UNKNOWN_PREFIX)) == 0
+	       ? HOLDS_UNKNOWN
+	       : HOLDS_NO;
 }
 
 static json_t *node_json(account *a, const ap_expr *e, holds *value);

@@ -566,6 +566,11 @@ static const char *const expr_keys[] = {"all", "any", "not"};
 static const char *const cmp_keys[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 #define NCMP (sizeof cmp_keys / sizeof cmp_keys[0])
 
+const char *ap_cmp_op_key(ap_cmp_op op)
+{
+	return cmp_keys[op];
+}
+
 const char *ap_cmp_op_name(ap_cmp_op op)
 {
 	static const char *const symbols[] = {"==", "!=", "<", "<=", ">", ">="};

@@ -41,7 +41,10 @@ typedef enum { AP_EXPR_REF, AP_EXPR_ALL, AP_EXPR_ANY, AP_EXPR_NOT, AP_EXPR_CAPTU
  * others numbers. */
 typedef enum { AP_CMP_EQ, AP_CMP_NE, AP_CMP_LT, AP_CMP_LE, AP_CMP_GT, AP_CMP_GE } ap_cmp_op;
 
+/* "==", "<", ...: how messages write op. */
 const char *ap_cmp_op_name(ap_cmp_op op);
+/* "eq", "lt", ...: how a pack writes op. */
+const char *ap_cmp_op_key(ap_cmp_op op);
 
 typedef struct ap_expr {
 	ap_expr_kind kind;

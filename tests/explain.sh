@@ -72,6 +72,20 @@ probe explain mla.decode.native_h24 --manifest "$TMP/m.json"
 expect_rc 0
 diff -u "$TMP/scanned" "$TMP/out" >&2 || fail "explain --manifest differs from a scan's"
 
+case_ "explain --manifest: a line the tree does not have shows the manifest's text"
+"${PYTHON3:-python3}" - "$TMP/m.json" "$TMP/m2.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+match = m["rules"]["mla.metadata.native_h24"]["matches"][0]
+match["line"], match["text"] = 9999, "as the manifest has it"
+json.dump(m, open(sys.argv[2], "w"))
+PY
+probe explain mla.metadata.native_h24 --manifest "$TMP/m2.json" --format json
+expect_rc 0
+expect_json 'j["evidence"]' "[{'file': 'csrc/kernels/mla/metadata/v1_2_device.cuh', 'line': 9999, 'text': 'as the manifest has it', 'from': 'manifest'}]"
+probe explain mla.metadata.native_h24 --manifest "$TMP/m2.json"
+expect_out_has "  csrc/kernels/mla/metadata/v1_2_device.cuh:9999: as the manifest has it"
+
 case_ "explain --manifest --rules: packs name what the manifest holds"
 probe explain mla.decode.native_h24 --manifest "$TMP/m.json" --no-default-rules --rules rules --rules probes
 expect_rc 0

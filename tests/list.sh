@@ -13,6 +13,11 @@ probe list --help
 expect_rc 0
 expect_out_has "Usage: aiter-probe list [OPTION]... [capabilities|probes|rules]"
 
+case_ "the tool's --help names list and explain"
+probe --help
+expect_out_has "  list      the capabilities, probes and rules the loaded packs define"
+expect_out_has "  explain   why is a capability (or a rule) supported or not, and what then?"
+
 case_ "list: probes and rules"
 probe list
 expect_rc 0
