@@ -14,9 +14,11 @@
 #include "ap-util.h"
 #include "confine.h"
 #include "cmd.h"
+#include "manifest-read.h"
 #include "manifest.h"
 #include "rules.h"
 #include "text.h"
+#include "verify.h"
 
 int ap_cli_fail(const char *fmt, ...)
 {
@@ -190,4 +192,29 @@ void ap_cli_print_json(const json_t *doc)
 {
 	json_dumpf(doc, stdout, AP_MANIFEST_JSON_FLAGS);
 	fputc('\n', stdout);
+}
+
+int ap_scan_cli_reads_tree(const struct ap_scan_cli *o)
+{
+	return o->aiter_root != NULL || o->no_launch || o->devices != NULL ||
+	       o->launch_timeout != 0 || o->max_file_size != 0;
+}
+
+/* A manifest answers only while it still describes its tree. */
+int ap_cli_read_fresh_manifest(const char *path, json_t **manifest)
+{
+	ap_verify_result res = AP_VERIFY_RESULT_INIT;
+	int rc = AP_EXIT_OK;
+
+	if (ap_manifest_read_file(path, manifest) < 0)
+		return ap_cli_fail("%s", ap_error_last());
+	if (ap_verify_manifest(*manifest, path, &res) < 0) {
+		rc = ap_cli_fail("%s", ap_error_last());
+	} else if (res.nstale > 0) {
+		char *what = ap_verify_describe(&res);
+		rc = ap_cli_fail("%s is stale (%s): run 'aiter-probe scan' again", path, what);
+		free(what);
+	}
+	ap_verify_result_free(&res);
+	return rc;
 }

@@ -2,15 +2,19 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "ap-error.h"
 #include "ap-util.h"
 #include "cmd.h"
-#include "manifest-read.h"
+#include "explain.h"
 #include "manifest.h"
-#include "verify.h"
+#include "rules.h"
+#include "suggest.h"
+#include "text.h"
 
 static int cmd_check_exec(int argc, char **argv);
 
@@ -18,35 +22,60 @@ const struct ap_cmd ap_cmd_check = {
 	.name = "check",
 	.summary = "go or no-go: are these capabilities supported here?",
 	.usage =
-	"Usage: aiter-probe check --require CAP[,CAP...] [OPTION]...\n"
+	"Usage: aiter-probe check --require CAP[,CAP...] [--prefer CAP[,CAP...]] [OPTION]...\n"
 	"Scan the AITER tree (as 'scan' does), or read a manifest, and tell whether\n"
-	"every required capability is supported, with the reason for each.\n\n"
+	"every required capability is supported, with the reason for each; and\n"
+	"what the deployment loses for each preferred one that is not.\n\n"
 	"Options:\n"
-	"  --require CAP[,CAP...]  the capabilities needed; repeatable\n"
+	"  --require CAP[,CAP...]  what the server cannot run without; repeatable\n"
+	"  --prefer CAP[,CAP...]   what it runs better with: reported with what the\n"
+	"                          backend does instead, never a no-go; repeatable\n"
 	"  --manifest FILE         answer from FILE instead of scanning, once its\n"
-	"                          inputs are re-hashed and found unchanged\n"
+	"                          inputs are re-hashed and found unchanged (--rules\n"
+	"                          and --no-default-rules still name the packs whose\n"
+	"                          fallbacks --prefer reports)\n"
 	"  --format text|json      what to print (default text)\n"
+	"  -q, --quiet             print nothing on stdout: the exit status answers\n"
+	"  --color[=WHEN]          colour the verdicts: auto (default), always, never\n"
 	"  and every option of 'aiter-probe scan' except -o and --format\n\n"
-	"Exit status: 0 all supported, 1 some not supported, 2 usage or input error\n"
-	"(an unknown capability, or a stale manifest, is an input error).\n",
+	"At least one --require or --prefer is needed; a check of preferences only\n"
+	"is go whatever they say. A capability named twice is reported once, as\n"
+	"required when it is named both ways.\n\n"
+	"Exit status: 0 every required capability supported, 1 some not supported,\n"
+	"2 usage or input error (an unknown capability, or a stale manifest).\n",
 	.exec = cmd_check_exec,
 };
 
-typedef struct required {
+typedef struct wanted {
 	char **ids;
+	bool *required; /* else preferred */
 	size_t n;
 	size_t cap;
-} required;
+} wanted;
 
-static void add_required(required *req, const char *list)
+static ssize_t wanted_find(const wanted *w, const char *id, size_t len)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (strlen(w->ids[i]) == len && memcmp(w->ids[i], id, len) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* Each id of a comma list, once; required wins over preferred. */
+static void wanted_add(wanted *w, const char *list, bool required)
 {
 	const char *p = list;
 
 	while (*p != '\0') {
 		size_t len = strcspn(p, ",");
-		if (len > 0) {
-			ap_xgrow((void **)&req->ids, &req->cap, req->n + 1, sizeof *req->ids);
-			req->ids[req->n++] = ap_xstrndup(p, len);
+		ssize_t at;
+		if (len > 0 && (at = wanted_find(w, p, len)) >= 0) {
+			w->required[at] |= required;
+		} else if (len > 0) {
+			ap_xgrow((void **)&w->ids, &w->cap, w->n + 1, sizeof *w->ids);
+			w->required = ap_xrealloc(w->required, w->cap * sizeof *w->required);
+			w->required[w->n] = required;
+			w->ids[w->n++] = ap_xstrndup(p, len);
 		}
 		p += len;
 		if (*p == ',')
@@ -54,136 +83,217 @@ static void add_required(required *req, const char *list)
 	}
 }
 
-static void required_free(required *req)
+static void wanted_free(wanted *w)
 {
-	size_t i;
-
-	for (i = 0; i < req->n; i++)
-		free(req->ids[i]);
-	free(req->ids);
+	for (size_t i = 0; i < w->n; i++)
+		free(w->ids[i]);
+	free(w->ids);
+	free(w->required);
 }
 
-/* One text line; the id and the reason (from the tree, through the
- * manifest) with their control bytes escaped. */
-static void print_verdict(int color, int ok, const char *id, const char *reason)
+/* One verdict, wrapped to the width: the id, the reason from the tree and the
+ * consequence from a pack, with their control bytes escaped. */
+static void print_verdict(bool color, int width, bool ok, bool required, const char *id,
+                          const char *reason, const char *consequence)
 {
-	char *safe_id = ap_terminal_text(id, strlen(id));
-	char *safe_reason = ap_terminal_text(reason ? reason : "", reason ? strlen(reason) : 0);
+	char *line = ap_xasprintf("%s%s: %s", id, required ? "" : " (preferred)",
+	                          reason ? reason : "");
+	char *safe = ap_terminal_text(line, strlen(line));
 
-	printf("%s%-11s%s %s: %s\n", color ? (ok ? "\033[32m" : "\033[31m") : "",
-	       ok ? "supported" : "unsupported", color ? "\033[0m" : "", safe_id, safe_reason);
-	free(safe_id);
-	free(safe_reason);
+	printf("%s%-11s%s ", color ? (ok ? "\033[32m" : "\033[31m") : "",
+	       ok ? "supported" : "unsupported", color ? "\033[0m" : "");
+	ap_text_wrap(stdout, safe, 12, 12, width);
+	if (consequence != NULL) {
+		char *safe_c = ap_terminal_text(consequence, strlen(consequence));
+		char *what = ap_xasprintf("instead: %s", safe_c);
+		fputs("            ", stdout);
+		ap_text_wrap(stdout, what, 12, 21, width);
+		free(what);
+		free(safe_c);
+	}
+	free(line);
+	free(safe);
 }
 
-static int report(const required *req, const json_t *manifest, int json_out)
+/* The known capability ids of a manifest, for the nearest to an unknown one. */
+static int unknown_capability(const json_t *caps, const char *id)
+{
+	const char **known = ap_xcalloc(json_object_size(caps) + 1, sizeof *known);
+	const char *key;
+	json_t *v;
+	size_t n = 0;
+	char *tail;
+
+	json_object_foreach((json_t *)caps, key, v)
+		known[n++] = key;
+	tail = ap_suggest_tail(id, known, n);
+	ap_cli_fail("unknown capability '%s' (not defined by any loaded probe)%s", id, tail);
+	free(tail);
+	free(known);
+	return AP_EXIT_ERROR;
+}
+
+typedef struct report_opts {
+	bool json;
+	bool quiet;
+	const ap_ruleset *rs; /* NULL: consequences unknown (quiet) */
+} report_opts;
+
+static char *consequence_of(const report_opts *ro, const json_t *manifest, const char *id)
+{
+	const ap_probe *p = ro->rs != NULL ? ap_ruleset_find_probe(ro->rs, id) : NULL;
+
+	return p != NULL ? ap_explain_consequence(p, manifest) : NULL;
+}
+
+static const char *verdict_line(bool all_ok, size_t nrequired, size_t lost)
+{
+	if (!all_ok)
+		return "no-go: some required capability is not supported";
+	if (nrequired == 0)
+		return lost > 0 ? "go: nothing is required; some preferred capability is not supported"
+		                : "go: nothing is required; every preferred capability is supported";
+	return lost > 0 ? "go: every required capability is supported; some preferred one is not"
+	                : "go: every required capability is supported";
+}
+
+static int report(const wanted *w, const json_t *manifest, const report_opts *ro)
 {
 	json_t *caps = json_object_get(manifest, "capabilities");
-	json_t *answer = json_object();
-	int color = !json_out && ap_cli_color(stdout);
-	int all_ok = 1;
-	size_t i;
+	json_t *required = json_object(), *preferred = json_object();
+	bool color = !ro->json && ap_cli_color(stdout), all_ok = true;
+	int width = ap_text_width(stdout);
+	size_t i, nrequired = 0, lost = 0;
 
-	for (i = 0; i < req->n; i++)
-		if (json_object_get(caps, req->ids[i]) == NULL) {
-			json_decref(answer);
-			return ap_cli_fail("unknown capability '%s' (not defined by any loaded probe)",
-			                   req->ids[i]);
+	for (i = 0; i < w->n; i++)
+		if (json_object_get(caps, w->ids[i]) == NULL) {
+			json_decref(required);
+			json_decref(preferred);
+			return unknown_capability(caps, w->ids[i]);
 		}
-	for (i = 0; i < req->n; i++) {
-		json_t *cap = json_object_get(caps, req->ids[i]);
-		int ok = json_is_true(json_object_get(cap, "supported"));
+	for (i = 0; i < w->n; i++) {
+		json_t *cap = json_object_get(caps, w->ids[i]);
+		bool ok = json_is_true(json_object_get(cap, "supported"));
 		const char *reason = json_string_value(json_object_get(cap, "reason"));
+		char *consequence = NULL;
+		json_t *entry = json_pack("{s:b, s:o}", "supported", ok, "reason", ap_json_text(reason));
 
-		all_ok &= ok;
-		if (json_out) {
-			json_object_set_new(answer, req->ids[i],
-			                    json_pack("{s:b, s:s}", "supported", ok, "reason", reason));
-			continue;
+		if (w->required[i]) {
+			all_ok &= ok;
+			nrequired++;
+			json_object_set_new(required, w->ids[i], entry);
+		} else {
+			lost += !ok;
+			if (!ok)
+				consequence = consequence_of(ro, manifest, w->ids[i]);
+			json_object_set_new(entry, "consequence", ap_json_text(consequence));
+			json_object_set_new(preferred, w->ids[i], entry);
 		}
-		print_verdict(color, ok, req->ids[i], reason);
+		if (!ro->json && !ro->quiet)
+			print_verdict(color, width, ok, w->required[i], w->ids[i], reason, consequence);
+		free(consequence);
 	}
-	if (json_out) {
-		json_t *doc = json_pack("{s:b, s:o}", "ok", all_ok, "capabilities", answer);
+	if (ro->quiet) {
+		/* nothing on stdout: the exit status says it */
+	} else if (ro->json) {
+		json_t *doc = json_pack("{s:b, s:O, s:O}", "ok", all_ok, "capabilities", required,
+		                        "preferred", preferred);
 		ap_cli_print_json(doc);
 		json_decref(doc);
 	} else {
-		json_decref(answer);
-		printf("%s\n", all_ok ? "go: every required capability is supported"
-		                      : "no-go: some required capability is not supported");
+		ap_text_wrap(stdout, verdict_line(all_ok, nrequired, lost), 0, 4, width);
 	}
+	json_decref(required);
+	json_decref(preferred);
 	return all_ok ? AP_EXIT_OK : AP_EXIT_FAIL;
 }
 
-/* A manifest answers only while it still describes its tree. */
-static int read_fresh_manifest(const char *path, json_t **manifest)
+static bool any_preferred(const wanted *w)
 {
-	ap_verify_result res = AP_VERIFY_RESULT_INIT;
-	int rc = AP_EXIT_OK;
-
-	if (ap_manifest_read_file(path, manifest) < 0)
-		return ap_cli_fail("%s", ap_error_last());
-	if (ap_verify_manifest(*manifest, path, &res) < 0) {
-		rc = ap_cli_fail("%s", ap_error_last());
-	} else if (res.nstale > 0) {
-		char *what = ap_verify_describe(&res);
-		rc = ap_cli_fail("%s is stale (%s): run 'aiter-probe scan' again", path, what);
-		free(what);
-	}
-	ap_verify_result_free(&res);
-	return rc;
+	for (size_t i = 0; i < w->n; i++)
+		if (!w->required[i])
+			return true;
+	return false;
 }
 
 static int cmd_check_exec(int argc, char **argv)
 {
+	const struct ap_cmd *cmd = &ap_cmd_check;
 	struct ap_scan_cli o = {0};
-	required req = {0};
+	wanted w = {0};
 	const char *format = "text", *from = NULL, *v;
-	int scan_options = 0, json_out;
 	json_t *manifest = NULL;
-	int i, r, rc;
+	ap_ruleset *rs = NULL;
+	report_opts ro = {0};
+	int i, r, rc, json_out, positional_only = 0;
 
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			rc = ap_cli_print_help(&ap_cmd_check, stdout);
+		const char *arg = argv[i];
+
+		if (!positional_only && strcmp(arg, "--") == 0) {
+			positional_only = 1;
+			continue;
+		}
+		if (positional_only || arg[0] != '-') {
+			rc = ap_cli_usage_error(cmd, "unexpected argument '%s'", arg);
 			goto out;
 		}
-		if ((r = ap_scan_cli_option(&ap_cmd_check, &o, argc, argv, &i)) > 0)
-			scan_options = 1;
-		if (r == 0 && (r = ap_cli_value(&ap_cmd_check, "--require", argc, argv, &i, &v)) > 0)
-			add_required(&req, v);
-		if (r == 0 && (r = ap_cli_value(&ap_cmd_check, "--format", argc, argv, &i, &v)) > 0)
+		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+			rc = ap_cli_print_help(cmd, stdout);
+			goto out;
+		}
+		r = ap_scan_cli_option(cmd, &o, argc, argv, &i);
+		if (r == 0 && (r = ap_cli_value(cmd, "--require", argc, argv, &i, &v)) > 0)
+			wanted_add(&w, v, true);
+		if (r == 0 && (r = ap_cli_value(cmd, "--prefer", argc, argv, &i, &v)) > 0)
+			wanted_add(&w, v, false);
+		if (r == 0 && (r = ap_cli_value(cmd, "--format", argc, argv, &i, &v)) > 0)
 			format = v;
-		if (r == 0 && (r = ap_cli_value(&ap_cmd_check, "--manifest", argc, argv, &i, &v)) > 0)
+		if (r == 0 && (r = ap_cli_value(cmd, "--manifest", argc, argv, &i, &v)) > 0)
 			from = v;
+		if (r == 0 && (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0)) {
+			ro.quiet = true;
+			r = 1;
+		}
+		if (r == 0)
+			r = ap_cli_color_option(cmd, argv, &i);
 		if (r < 0) {
 			rc = AP_EXIT_ERROR;
 			goto out;
 		}
 		if (r == 0) {
-			rc = ap_cli_usage_error(&ap_cmd_check, "unknown argument '%s'", argv[i]);
+			rc = ap_cli_usage_error(cmd, "unknown option '%s'", arg);
 			goto out;
 		}
 	}
-	if (req.n == 0) {
-		rc = ap_cli_usage_error(&ap_cmd_check, "--require CAP is needed");
+	if (w.n == 0) {
+		rc = ap_cli_usage_error(cmd, "--require CAP or --prefer CAP is needed");
 		goto out;
 	}
-	if ((json_out = ap_cli_format_is_json(&ap_cmd_check, format)) < 0) {
+	if ((json_out = ap_cli_format_is_json(cmd, format)) < 0) {
 		rc = AP_EXIT_ERROR;
 		goto out;
 	}
-	if (from != NULL && scan_options) {
-		rc = ap_cli_usage_error(&ap_cmd_check, "--manifest reads a manifest; scan options do "
-		                        "not apply to it");
+	ro.json = json_out == 1;
+	if (from != NULL && ap_scan_cli_reads_tree(&o)) {
+		rc = ap_cli_usage_error(cmd, "--manifest reads a manifest; scan options do not apply "
+		                        "to it");
 		goto out;
 	}
-	rc = from != NULL ? read_fresh_manifest(from, &manifest) : ap_scan_cli_run(&o, &manifest);
+	rc = from != NULL ? ap_cli_read_fresh_manifest(from, &manifest)
+	                  : ap_scan_cli_run(&o, &manifest);
+	/* A preference unmet is told with what the backend does instead: the
+	 * probe's fallback, from the packs. */
+	if (rc == AP_EXIT_OK && !ro.quiet && any_preferred(&w)) {
+		rc = ap_cli_load_rules(&rs, o.rules, o.nrules, o.no_default_rules);
+		ro.rs = rs;
+	}
 	if (rc == AP_EXIT_OK)
-		rc = report(&req, manifest, json_out);
+		rc = report(&w, manifest, &ro);
 out:
+	ap_ruleset_free(rs);
 	json_decref(manifest);
-	required_free(&req);
+	wanted_free(&w);
 	ap_scan_cli_free(&o);
 	return rc;
 }

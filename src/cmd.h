@@ -25,6 +25,8 @@ extern const struct ap_cmd ap_cmd_check;
 extern const struct ap_cmd ap_cmd_history;
 extern const struct ap_cmd ap_cmd_diff;
 extern const struct ap_cmd ap_cmd_verify;
+extern const struct ap_cmd ap_cmd_list;
+extern const struct ap_cmd ap_cmd_explain;
 
 struct ap_ruleset;
 struct json_t;
@@ -56,6 +58,16 @@ int ap_scan_cli_option(const struct ap_cmd *cmd, struct ap_scan_cli *o, int argc
  * returns AP_EXIT_OK, or AP_EXIT_ERROR after printing why. */
 int ap_scan_cli_run(const struct ap_scan_cli *o, struct json_t **manifest);
 void ap_scan_cli_free(struct ap_scan_cli *o);
+/* Whether o holds an option that only a scan of the tree uses (every one but
+ * --rules and --no-default-rules, which also say which packs explain a
+ * manifest read with --manifest). */
+int ap_scan_cli_reads_tree(const struct ap_scan_cli *o);
+
+/* Reads the manifest at path into *manifest when it still describes its
+ * tree (its inputs re-hashed unchanged): AP_EXIT_OK, else AP_EXIT_ERROR
+ * after printing why ("m.json is stale (a.cu changed): run 'aiter-probe
+ * scan' again"). */
+int ap_cli_read_fresh_manifest(const char *path, struct json_t **manifest);
 
 /* Takes "--name VALUE" or "--name=VALUE" at argv[*i], and for a short name
  * "-n VALUE" or "-nVALUE". Returns 1 with *value set, 0 when argv[*i] is

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,39 +192,6 @@ static void eval_list(verdict *v, const ap_expr *e, const eval_ctx *ctx)
 	free(kids);
 }
 
-/* Whether the capture's text compares as e says. */
-static bool capture_holds(const ap_expr *e, const char *value)
-{
-	long long n;
-	int c;
-	char *end;
-
-	if (e->numeric) {
-		errno = 0;
-		n = strtoll(value, &end, 10);
-		if (*value == '\0' || *end != '\0' || errno == ERANGE)
-			return false;
-		c = (n > e->num) - (n < e->num);
-	} else {
-		c = strcmp(value, e->text);
-	}
-	switch (e->op) {
-	case AP_CMP_EQ:
-		return c == 0;
-	case AP_CMP_NE:
-		return c != 0;
-	case AP_CMP_LT:
-		return c < 0;
-	case AP_CMP_LE:
-		return c <= 0;
-	case AP_CMP_GT:
-		return c > 0;
-	case AP_CMP_GE:
-		return c >= 0;
-	}
-	return false;
-}
-
 /* True when some match of the rule has the capture and it compares as
  * asked; the rule's own unknowns stay unknown. */
 static void eval_capture(verdict *v, const ap_expr *e, const ap_rule_result *res)
@@ -244,7 +210,7 @@ static void eval_capture(verdict *v, const ap_expr *e, const ap_rule_result *res
 			if (strcmp(m->caps[k].name, e->capture) != 0)
 				continue;
 			seen = m->caps[k].value;
-			if (capture_holds(e, seen)) {
+			if (ap_expr_capture_holds(e, seen)) {
 				char *item = ap_xasprintf("%s:%u", res->file, m->line);
 				v->value = TRI_TRUE;
 				add_evidence(v, item);
@@ -307,7 +273,7 @@ static void set_cap_from_verdict(ap_cap_result *cap, verdict *v)
 	bound_reason(&v->reason);
 	cap->supported = v->value == TRI_TRUE;
 	if (v->value == TRI_UNKNOWN)
-		cap->reason = ap_xasprintf("unknown, so unsupported: %s", v->reason.data);
+		cap->reason = ap_xasprintf(AP_CAP_UNKNOWN_PREFIX "%s", v->reason.data);
 	else
 		cap->reason = ap_xstrdup(v->reason.data ? v->reason.data : "");
 	cap->evidence = v->evidence;

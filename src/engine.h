@@ -13,6 +13,10 @@
 #include "reader.h"
 #include "rules.h"
 
+/* How a capability's reason begins when absent or unreadable input left its
+ * verdict unknown (and so unsupported): what explain tells apart from a no. */
+#define AP_CAP_UNKNOWN_PREFIX "unknown, so unsupported: "
+
 typedef struct ap_cap_result {
 	const ap_probe *probe;
 	bool supported;

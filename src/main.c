@@ -41,6 +41,8 @@ static const struct ap_cmd *const commands[] = {
 	&ap_cmd_history_helper,
 	&ap_cmd_diff,
 	&ap_cmd_verify,
+	&ap_cmd_list,
+	&ap_cmd_explain,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -96,6 +96,7 @@ static void rule_clear(ap_rule *r)
 		free(r->paths[i]);
 	free(r->paths);
 	free(r->pattern);
+	free(r->spec);
 	ap_kind_free_state(r->kind, r->state);
 	memset(r, 0, sizeof *r);
 }
@@ -125,6 +126,7 @@ static void probe_clear(ap_probe *p)
 {
 	free(p->id);
 	free(p->description);
+	free(p->fallback);
 	expr_free(p->requires);
 	launch_free(p->launch);
 	memset(p, 0, sizeof *p);
@@ -420,6 +422,87 @@ static int rule_common(const loader *ld, const ap_ynode *map, const ap_yfield *f
 	return 0;
 }
 
+/* A scalar as YAML flow text: plain when nothing in it could be read as
+ * syntax, single-quoted (backslashes as they are, so a regex reads as
+ * written) unless it holds a control byte, else double-quoted. */
+static void flow_scalar(ap_buf *b, const ap_ynode *n)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                            "0123456789_.-/*+()<>=";
+	bool controls = false;
+	size_t i;
+
+	if (n->len > 0 && strspn(n->s, plain) == n->len) {
+		ap_buf_append(b, n->s, n->len);
+		return;
+	}
+	for (i = 0; i < n->len; i++)
+		controls |= (unsigned char)n->s[i] < 0x20 || n->s[i] == 0x7f;
+	ap_buf_putc(b, controls ? '"' : '\'');
+	for (i = 0; i < n->len; i++) {
+		unsigned char c = (unsigned char)n->s[i];
+		if (!controls)
+			ap_buf_puts(b, c == '\'' ? "''" : (char[]){(char)c, '\0'});
+		else if (c == '"' || c == '\\')
+			ap_buf_printf(b, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			ap_buf_printf(b, "\\x%02x", c);
+		else
+			ap_buf_putc(b, (char)c);
+	}
+	ap_buf_putc(b, controls ? '"' : '\'');
+}
+
+static void flow_node(ap_buf *b, const ap_ynode *n)
+{
+	size_t k;
+
+	switch (n->kind) {
+	case AP_Y_SCALAR:
+		flow_scalar(b, n);
+		break;
+	case AP_Y_SEQ:
+		ap_buf_putc(b, '[');
+		for (k = 0; k < n->nkids; k++) {
+			if (k > 0)
+				ap_buf_puts(b, ", ");
+			flow_node(b, n->kids[k]);
+		}
+		ap_buf_putc(b, ']');
+		break;
+	case AP_Y_MAP:
+		ap_buf_putc(b, '{');
+		for (k = 0; k + 1 < n->nkids; k += 2) {
+			if (k > 0)
+				ap_buf_puts(b, ", ");
+			flow_node(b, n->kids[k]);
+			ap_buf_puts(b, ": ");
+			flow_node(b, n->kids[k + 1]);
+		}
+		ap_buf_putc(b, '}');
+		break;
+	}
+}
+
+/* The rule's keys that say what it looks for, in the pack's order. */
+static char *rule_spec(const ap_ynode *map)
+{
+	ap_buf b = AP_BUF_INIT;
+
+	for (size_t k = 0; k + 1 < map->nkids; k += 2) {
+		const char *key = map->kids[k]->s;
+		if (strcmp(key, "id") == 0 || strcmp(key, "description") == 0 ||
+		    strcmp(key, "file") == 0)
+			continue;
+		if (b.len > 0)
+			ap_buf_puts(&b, ", ");
+		flow_node(&b, map->kids[k]);
+		ap_buf_puts(&b, ": ");
+		flow_node(&b, map->kids[k + 1]);
+	}
+	return ap_buf_detach(&b);
+}
+
 static int rule_fields(const loader *ld, const ap_ynode *map, ap_rule *r)
 {
 	const ap_kind *k;
@@ -447,6 +530,7 @@ static int rule_fields(const loader *ld, const ap_ynode *map, ap_rule *r)
 		r->kind = k;
 		if (ap_y_is_string(l.arg) && memchr(l.arg->s, '\0', l.arg->len) == NULL)
 			r->pattern = ap_xstrdup(l.arg->s);
+		r->spec = rule_spec(map);
 		rc = ap_kind_load_rule(k, &l, &r->state);
 	}
 	free(f);
@@ -482,10 +566,47 @@ static const char *const expr_keys[] = {"all", "any", "not"};
 static const char *const cmp_keys[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 #define NCMP (sizeof cmp_keys / sizeof cmp_keys[0])
 
+const char *ap_cmp_op_key(ap_cmp_op op)
+{
+	return cmp_keys[op];
+}
+
 const char *ap_cmp_op_name(ap_cmp_op op)
 {
 	static const char *const symbols[] = {"==", "!=", "<", "<=", ">", ">="};
 	return symbols[op];
+}
+
+bool ap_expr_capture_holds(const ap_expr *e, const char *value)
+{
+	long long n;
+	int c;
+	char *end;
+
+	if (e->numeric) {
+		errno = 0;
+		n = strtoll(value, &end, 10);
+		if (*value == '\0' || *end != '\0' || errno == ERANGE)
+			return false;
+		c = (n > e->num) - (n < e->num);
+	} else {
+		c = strcmp(value, e->text);
+	}
+	switch (e->op) {
+	case AP_CMP_EQ:
+		return c == 0;
+	case AP_CMP_NE:
+		return c != 0;
+	case AP_CMP_LT:
+		return c < 0;
+	case AP_CMP_LE:
+		return c <= 0;
+	case AP_CMP_GT:
+		return c > 0;
+	case AP_CMP_GE:
+		return c >= 0;
+	}
+	return false;
 }
 
 /* {capture: RULE, name: NAME, OP: VALUE}: a rule's capture compared. */
@@ -672,9 +793,30 @@ static int launch_value(const loader *ld, const ap_ynode *map, ap_launch_spec **
 	return rc;
 }
 
-enum { PROBE_ID, PROBE_DESCRIPTION, PROBE_REQUIRES, PROBE_LAUNCH, PROBE_NFIELDS };
+enum { PROBE_ID, PROBE_DESCRIPTION, PROBE_REQUIRES, PROBE_LAUNCH, PROBE_FALLBACK, PROBE_NFIELDS };
 
-static const char *const probe_keys[PROBE_NFIELDS] = {"id", "description", "requires", "launch"};
+static const char *const probe_keys[PROBE_NFIELDS] = {
+	"id", "description", "requires", "launch", "fallback",
+};
+
+/* Printed after "unsupported:" by check and explain, so one short line. */
+#define FALLBACK_MAX 240
+
+static int fallback_value(const loader *ld, const ap_ynode *n, char **out)
+{
+	int rc = ap_y_string(ld->file, n, "fallback", out);
+
+	if (rc < 0)
+		return rc;
+	if (strspn(*out, " \t") == strlen(*out))
+		return ap_y_fail(ld->file, n, "'fallback' must be a sentence, not empty");
+	if (strpbrk(*out, "\r\n") != NULL)
+		return ap_y_fail(ld->file, n, "'fallback' must be one sentence on one line");
+	if (strlen(*out) > FALLBACK_MAX)
+		return ap_y_fail(ld->file, n, "'fallback' must be at most %d bytes, not %zu",
+		                 FALLBACK_MAX, strlen(*out));
+	return 0;
+}
 
 static int probe_fields(const loader *ld, const ap_ynode *map, const ap_yfield *f, ap_probe *p)
 {
@@ -689,6 +831,9 @@ static int probe_fields(const loader *ld, const ap_ynode *map, const ap_yfield *
 		return rc;
 	if ((rc = ap_y_need_field(ld->file, map, "probe", "requires", &f[PROBE_REQUIRES])) < 0 ||
 	    (rc = expr_value(ld, f[PROBE_REQUIRES].val, &p->requires)) < 0)
+		return rc;
+	if (f[PROBE_FALLBACK].key != NULL &&
+	    (rc = fallback_value(ld, f[PROBE_FALLBACK].val, &p->fallback)) < 0)
 		return rc;
 	if (f[PROBE_LAUNCH].key != NULL)
 		return launch_value(ld, f[PROBE_LAUNCH].val, &p->launch);

@@ -29,6 +29,8 @@ typedef struct ap_rule {
 	ap_collect collect;
 	const struct ap_kind *kind;
 	char *pattern;       /* the kind's key's value when it is a string, else NULL */
+	char *spec;          /* what it looks for: its keys but id, description and
+	                      * file, as one line of YAML flow text */
 	void *state;         /* the kind's compiled form */
 	ap_loc loc;
 } ap_rule;
@@ -39,7 +41,10 @@ typedef enum { AP_EXPR_REF, AP_EXPR_ALL, AP_EXPR_ANY, AP_EXPR_NOT, AP_EXPR_CAPTU
  * others numbers. */
 typedef enum { AP_CMP_EQ, AP_CMP_NE, AP_CMP_LT, AP_CMP_LE, AP_CMP_GT, AP_CMP_GE } ap_cmp_op;
 
+/* "==", "<", ...: how messages write op. */
 const char *ap_cmp_op_name(ap_cmp_op op);
+/* "eq", "lt", ...: how a pack writes op. */
+const char *ap_cmp_op_key(ap_cmp_op op);
 
 typedef struct ap_expr {
 	ap_expr_kind kind;
@@ -55,6 +60,10 @@ typedef struct ap_expr {
 	size_t nkids;
 	ap_loc loc;
 } ap_expr;
+
+/* Whether a capture's text compares as the AP_EXPR_CAPTURE e says: the scan's
+ * verdict and explain's account of it. */
+bool ap_expr_capture_holds(const ap_expr *e, const char *value);
 
 /* A kernel launch that cross-checks a capability on the GPU. */
 typedef struct ap_launch_spec {
@@ -75,6 +84,7 @@ typedef struct ap_probe {
 	char *description;
 	ap_expr *requires;
 	ap_launch_spec *launch; /* NULL when none */
+	char *fallback;      /* what a backend does when unsupported, one sentence; may be NULL */
 	ap_loc loc;
 } ap_probe;
 

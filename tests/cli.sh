@@ -34,7 +34,7 @@ expect_out_has "Usage: aiter-probe scan [OPTION]..."
 case_ "check --help"
 probe check --help
 expect_rc 0
-expect_out_has "Usage: aiter-probe check --require CAP[,CAP...] [OPTION]..."
+expect_out_has "Usage: aiter-probe check --require CAP[,CAP...] [--prefer CAP[,CAP...]] [OPTION]..."
 
 case_ "unknown option"
 probe scan --bogus
@@ -238,7 +238,7 @@ expect_json 'j["rules"]["mla.reduce.native_h24_d512"]["reason"]' "binary file (N
 expect_json 'j["rules"]["mla.metadata.native_h24"]["reason"]' "symlink resolves outside the AITER root ($TMP/outside.cuh)"
 expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' False
 expect_json '[i["sha256"] is None for i in j["inputs"]][:2]' "[False, True]"
-probe check --require mla.decode.native_h24 --aiter-root "$TMP/bad" --no-launch
+COLUMNS=10000 probe check --require mla.decode.native_h24 --aiter-root "$TMP/bad" --no-launch
 expect_rc 1
 expect_out_has "unsupported mla.decode.native_h24: unknown, so unsupported: rule mla.reduce.native_h24_d512 could not be checked: csrc/kernels/mla/reduce.cu: binary file (NUL byte at offset 54)"
 probe scan --aiter-root "$FIX/h24-native" --no-launch --format json --max-file-size 100
@@ -294,12 +294,12 @@ expect_out_has "no-go: some required capability is not supported"
 case_ "check: unknown capability"
 probe check --require mla.decode.native_h24,mla.nope --aiter-root "$FIX/h24-native" --no-launch
 expect_rc 2
-expect_err "aiter-probe: unknown capability 'mla.nope' (not defined by any loaded probe)"
+expect_err "aiter-probe: unknown capability 'mla.nope' (not defined by any loaded probe); nearest: mla.fp8_prefill_ps, mla.segmented_decode, mla.asm.gfx942.ps_lse"
 
 case_ "check: no --require"
 probe check --aiter-root "$FIX/h24-native"
 expect_rc 2
-expect_err "aiter-probe check: --require CAP is needed
+expect_err "aiter-probe check: --require CAP or --prefer CAP is needed
 Try 'aiter-probe check --help'."
 
 case_ "check: json"
@@ -332,5 +332,105 @@ echo '{"schema": "aiter-probe.manifest/1"' >"$TMP/cut.json"
 probe check --require mla.decode.native_h24 --manifest "$TMP/cut.json"
 expect_rc 2
 expect_err_has "aiter-probe: $TMP/cut.json:"
+
+case_ "check: the nearest to a typo"
+probe check --require mla.decode.native_h42 --aiter-root "$FIX/h24-native" --no-launch
+expect_rc 2
+expect_err "aiter-probe: unknown capability 'mla.decode.native_h42' (not defined by any loaded probe); nearest: mla.decode.native_h24"
+expect_no_out
+
+case_ "check --prefer: unknown, with the nearest"
+probe check --require vllm.calls_bind --prefer mla.decode_fwd.casual --aiter-root "$FIX/h24-native" --no-launch
+expect_rc 2
+expect_err "aiter-probe: unknown capability 'mla.decode_fwd.casual' (not defined by any loaded probe); nearest: mla.decode_fwd.causal, mla.decode_fwd.fp8_scales, mla.decode_fwd.return_lse"
+
+case_ "check --prefer: unmet, with its consequence, never a no-go"
+COLUMNS=80 probe check --require mla.decode.native_h24 --prefer mla.decode.native_h24,aiter.hipb_mm --aiter-root "$FIX/h24-native" --no-launch
+expect_rc 0
+COLUMNS=80 probe check --prefer mla.decode.native_h24 --aiter-root "$FIX/h24-missing" --no-launch
+expect_rc 0
+expect_out "unsupported mla.decode.native_h24 (preferred): rule mla.reduce.native_h24_d512
+            did not match in csrc/kernels/mla/reduce.cu
+            instead: 24 heads launch 32 (tile-slice); vLLM pads the 24 query
+                     heads to 32 and slices the output (correct, slower); SGLang
+                     pads or takes another decode path.
+go: nothing is required; some preferred capability is not supported"
+
+case_ "check --prefer beside --require"
+COLUMNS=80 probe check --require mla.decode.native_h24 --prefer aiter.hipb_mm --aiter-root "$FIX/h24-native" --no-launch
+expect_rc 0
+expect_out "supported   mla.decode.native_h24: rule mla.reduce.native_h24_d512 matched in
+            csrc/kernels/mla/reduce.cu; rule mla.metadata.native_h24 matched in
+            csrc/kernels/mla/metadata/v1_2_device.cuh
+unsupported aiter.hipb_mm (preferred): unknown, so unsupported: rule
+            export.hipb_mm: no module aiter in the tree
+            instead: vLLM scaled_mm must not take its hipb_mm path (it crashes
+                     there) and uses its other GEMM.
+go: every required capability is supported; some preferred one is not"
+
+case_ "check: a capability named twice is reported once, required when named both ways"
+probe check --require mla.decode.native_h24,mla.decode.native_h24 --prefer mla.decode.native_h24 --require mla.decode.native_h24 --aiter-root "$FIX/h24-missing" --no-launch
+expect_rc 1
+[ "$(grep -c 'mla.decode.native_h24' "$TMP/out")" = 1 ] || fail "reported more than once"
+expect_out_has "unsupported mla.decode.native_h24: "
+
+case_ "check -q: nothing on stdout, the exit status answers"
+probe check -q --require mla.decode.native_h24 --aiter-root "$FIX/h24-missing" --no-launch
+expect_rc 1
+expect_no_out
+probe check --quiet --require mla.decode.native_h24 --prefer aiter.hipb_mm --aiter-root "$FIX/h24-native" --no-launch --format json
+expect_rc 0
+expect_no_out
+
+case_ "check -q: errors still on stderr"
+probe check -q --require mla.nope --aiter-root "$FIX/h24-native" --no-launch
+expect_rc 2
+expect_no_out
+expect_err_has "aiter-probe: unknown capability 'mla.nope'"
+
+case_ "check: json with the preferred ones"
+probe check --require mla.decode_fwd.fp8_scales --prefer mla.decode.native_h24 --aiter-root "$FIX/h24-missing" --no-launch --format json
+expect_rc 1
+expect_json 'sorted(j)' "['capabilities', 'ok', 'preferred']"
+expect_json 'j["preferred"]["mla.decode.native_h24"]["supported"]' False
+expect_json 'j["preferred"]["mla.decode.native_h24"]["consequence"].split(";")[0]' "24 heads launch 32 (tile-slice)"
+expect_json 'list(j["capabilities"])' "['mla.decode_fwd.fp8_scales']"
+
+case_ "check --manifest --prefer: the packs give the fallback"
+probe scan --aiter-root "$FIX/h24-missing" --no-launch -o "$TMP/missing.json"
+probe check --prefer mla.decode.native_h24 --manifest "$TMP/missing.json" --no-default-rules --rules "$AP_SRCDIR/probes" --rules "$AP_SRCDIR/rules" --format json
+expect_rc 0
+expect_json 'j["preferred"]["mla.decode.native_h24"]["consequence"].startswith("24 heads launch 32 (tile-slice); vLLM pads")' True
+
+case_ "check --color"
+probe check --color=always --require mla.decode.native_h24 --aiter-root "$FIX/h24-native" --no-launch
+expect_rc 0
+grep -q "$(printf '^\033\\[32msupported')" "$TMP/out" || fail "no colour"
+probe check --color=never --require mla.decode.native_h24 --aiter-root "$FIX/h24-native" --no-launch
+grep -q "$(printf '\033')" "$TMP/out" && fail "colour with --color=never"
+probe check --color=maybe --require mla.decode.native_h24
+expect_rc 2
+expect_err "aiter-probe check: --color takes auto, always or never, not 'maybe'
+Try 'aiter-probe check --help'."
+
+case_ "check: unknown option, unexpected argument"
+probe check --require mla.decode.native_h24 --bogus
+expect_rc 2
+expect_err "aiter-probe check: unknown option '--bogus'
+Try 'aiter-probe check --help'."
+probe check --require mla.decode.native_h24 extra
+expect_rc 2
+expect_err "aiter-probe check: unexpected argument 'extra'
+Try 'aiter-probe check --help'."
+probe check --require mla.decode.native_h24 -- --require
+expect_rc 2
+expect_err "aiter-probe check: unexpected argument '--require'
+Try 'aiter-probe check --help'."
+
+case_ "check: wrapped to COLUMNS"
+COLUMNS=40 probe check --require mla.decode.native_h24 --aiter-root "$FIX/h24-missing" --no-launch
+expect_rc 1
+awk 'length > 40 && NF > 1 { print; bad = 1 } END { exit bad }' "$TMP/out" >&2 ||
+	fail "lines wider than COLUMNS"
 
 finish

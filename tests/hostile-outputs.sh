@@ -264,7 +264,7 @@ bprobe scan --aiter-root "$TMP/t3" $OWN --format text
 expect_rc 0
 expect_out_has "      symlink resolves outside the AITER root ($TMP/out\\x1b[2J.c)"
 expect_no_raw_controls
-bprobe check --require p --aiter-root "$TMP/t3" $OWN
+COLUMNS=10000 bprobe check --require p --aiter-root "$TMP/t3" $OWN
 expect_rc 1
 expect_out "unsupported p: unknown, so unsupported: rule r could not be checked: a.c: symlink resolves outside the AITER root ($TMP/out\\x1b[2J.c)
 no-go: some required capability is not supported"

@@ -698,7 +698,7 @@ static void test_probe_errors(void **state)
 	load_fails("probes:\n  - requires: r\n", "t.yaml:2:5: missing required key 'id' in probe");
 	load_fails(PROBE_HEAD "    requires: r\n    needs: x\n",
 	           "t.yaml:4:5: unknown key 'needs' in probe (allowed: id, description, requires, "
-	           "launch)");
+	           "launch, fallback)");
 	load_fails(PROBE_HEAD "    requires: [a, b]\n",
 	           "t.yaml:3:15: an expression must be a rule or probe id, or a mapping with 'all', "
 	           "'any', 'not' or 'capture', not a sequence");
