@@ -29,6 +29,8 @@ import os
 import re
 import stat
 
+__version__ = "0.1.0"
+
 __all__ = ["SCHEMA", "ManifestError", "SchemaVersionError", "StaleManifestError",
            "Manifest", "load"]
 
