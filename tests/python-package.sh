@@ -6,7 +6,7 @@
 # path tricks, and `python -m aiter_probe` on a manifest of the sample tree.
 . "$AP_SRCDIR/tests/lib.sh"
 PY=${PYTHON3:-python3}
-export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_NO_CACHE_DIR=1
 unset PYTHONPATH PYTHONHOME PIP_INDEX_URL PIP_FIND_LINKS
 
 "$PY" -c 'import venv, ensurepip' 2>/dev/null ||
@@ -33,7 +33,7 @@ cp -RL "$AP_SRCDIR/python" "$TMP/src" && chmod -R u+w "$TMP/src"
 version=$("$AP" --version | sed -n '1s/^aiter-probe //p')
 
 case_ "wheel, built offline"
-"$PY" -m pip wheel --no-build-isolation --no-deps --no-index -w "$TMP/dist" "$TMP/src" \
+"$PY" -m pip wheel --no-build-isolation --no-deps --no-index --no-cache-dir -w "$TMP/dist" "$TMP/src" \
 	>"$TMP/build.log" 2>&1 || { fail "pip wheel failed"; sed 's/^/  /' "$TMP/build.log" >&2; }
 wheel="$TMP/dist/aiter_probe-$version-py3-none-any.whl"
 [ -f "$wheel" ] || fail "no $wheel (the tool says $version)"
