@@ -95,6 +95,31 @@ expect_out "supported   aiter.hipb_mm: rule export.hipb_mm matched in aiter/ops/
 unsupported mla.decode_fwd.causal: rule mla.decode_fwd.params.causal did not match: mla_decode_fwd has no parameter 'causal'
 no-go: some required capability is not supported"
 
+case_ "control bytes escaped as check escapes them"
+"$PY" -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+m["capabilities"]["aiter.hipb_mm"]["reason"] = "a\x1b[31mb\u0085c\td\ne"
+json.dump(m, open(sys.argv[2], "w"))' "$M" "$TMP/ctl.json"
+probe check --manifest "$TMP/ctl.json" --require aiter.hipb_mm
+cp "$TMP/out" "$TMP/check.out"
+pyrun "$TMP/venv" -m aiter_probe "$TMP/ctl.json" aiter.hipb_mm
+expect_rc 0
+expect_out "$(printf 'supported   aiter.hipb_mm: a\\x1b[31mb\\xc2\\x85c\td\\x0ae')
+go: every required capability is supported"
+diff -u "$TMP/check.out" "$TMP/out" >&2 || fail "differs from aiter-probe check"
+
+case_ "stdout lost"
+if [ -w /dev/full ]; then
+	rc=0
+	(cd "$TMP/elsewhere" && "$TMP/venv/bin/python" -I -m aiter_probe "$M") >/dev/full 2>"$TMP/err" || rc=$?
+	expect_rc 2
+	expect_err "aiter_probe: writing to stdout: No space left on device"
+fi
+rc=0
+(cd "$TMP/elsewhere" && "$TMP/venv/bin/python" -I -m aiter_probe "$M") >&- 2>"$TMP/err" || rc=$?
+expect_rc 2
+expect_err "aiter_probe: writing to stdout: Bad file descriptor"
+
 case_ "--verify, fresh"
 pyrun "$TMP/venv-src" -m aiter_probe --verify "$M" aiter.hipb_mm
 expect_rc 0
