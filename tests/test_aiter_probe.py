@@ -170,6 +170,14 @@ def c_refusal(path):
     return run.stderr[len("aiter-probe: "):].rstrip("\n")
 
 
+@unittest.skipUnless(HAVE_AP, "no aiter-probe built")
+class VersionTest(unittest.TestCase):
+    def test_version_is_the_tools(self):
+        run = subprocess.run([AP, "--version"], stdout=subprocess.PIPE, universal_newlines=True,
+                             check=True)
+        self.assertEqual(run.stdout.splitlines()[0], "aiter-probe " + aiter_probe.__version__)
+
+
 class HostileTest(unittest.TestCase):
     """Deep, malformed and mistyped manifests: ManifestError, never another
     exception, with the C reader's words."""

@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Read aiter-probe capability manifests (schema aiter-probe.manifest/1).
 
-Standard library only. Copy this file next to your code, or add
-$(pkgdatadir)/python (e.g. /usr/local/share/aiter-probe/python) to sys.path.
+Standard library only. Install it with pip (the distribution aiter-probe:
+`python3 -m pip install --no-build-isolation ./python` from the source tree,
+or the wheel `make python-wheel` builds) and import it; `make install` also
+puts a copy under $(pkgdatadir)/python (e.g. /usr/local/share/aiter-probe/python)
+for those who add that folder to sys.path. `python3 -m aiter_probe MANIFEST
+[CAP...]` prints the verdicts as `aiter-probe check` does.
 
     import aiter_probe
 
@@ -28,6 +32,8 @@ import math
 import os
 import re
 import stat
+
+__version__ = "0.1.0"
 
 __all__ = ["SCHEMA", "ManifestError", "SchemaVersionError", "StaleManifestError",
            "Manifest", "load"]

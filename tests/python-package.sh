@@ -1,0 +1,174 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The Python reader as an installed package: built offline into a wheel and
+# installed into a fresh venv (only pip there), installed from the source
+# folder with the interpreter's setuptools, imported from elsewhere with no
+# path tricks, and `python -m aiter_probe` on a manifest of the sample tree.
+. "$AP_SRCDIR/tests/lib.sh"
+PY=${PYTHON3:-python3}
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_NO_CACHE_DIR=1
+unset PYTHONPATH PYTHONHOME PIP_INDEX_URL PIP_FIND_LINKS
+
+"$PY" -c 'import venv, ensurepip' 2>/dev/null ||
+	{ echo "skipped: $PY has no venv with ensurepip (Debian: python3-venv)"; exit 77; }
+"$PY" -m pip --version >/dev/null 2>&1 ||
+	{ echo "skipped: $PY has no pip (Debian: python3-pip)"; exit 77; }
+"$PY" -c 'import setuptools, wheel' 2>/dev/null ||
+	{ echo "skipped: $PY lacks setuptools or wheel to build with (Debian: python3-setuptools python3-wheel)"; exit 77; }
+
+# pyrun VENV ARGS...: the venv's python, isolated (-I: no PYTHON* variables,
+# no script or current folder on sys.path), from a folder outside the source
+# tree; like probe, $rc, $TMP/out and $TMP/err.
+mkdir "$TMP/elsewhere"
+pyrun() {
+	venv=$1
+	shift
+	rc=0
+	(cd "$TMP/elsewhere" && "$venv/bin/python" -I "$@") >"$TMP/out" 2>"$TMP/err" || rc=$?
+}
+
+# A writable copy: under distcheck the source tree is read-only, and the
+# build writes beside pyproject.toml.
+cp -RL "$AP_SRCDIR/python" "$TMP/src" && chmod -R u+w "$TMP/src"
+version=$("$AP" --version | sed -n '1s/^aiter-probe //p')
+
+case_ "wheel, built offline"
+"$PY" -m pip wheel --no-build-isolation --no-deps --no-index --no-cache-dir -w "$TMP/dist" "$TMP/src" \
+	>"$TMP/build.log" 2>&1 || { fail "pip wheel failed"; sed 's/^/  /' "$TMP/build.log" >&2; }
+wheel="$TMP/dist/aiter_probe-$version-py3-none-any.whl"
+[ -f "$wheel" ] || fail "no $wheel (the tool says $version)"
+
+case_ "the wheel in a fresh venv"
+"$PY" -m venv "$TMP/venv" || fail "venv"
+"$TMP/venv/bin/python" -m pip install --no-index "$wheel" >"$TMP/install.log" 2>&1 ||
+	{ fail "pip install of the wheel failed"; sed 's/^/  /' "$TMP/install.log" >&2; }
+
+case_ "the source folder with the interpreter's setuptools"
+"$PY" -m venv --system-site-packages "$TMP/venv-src" || fail "venv --system-site-packages"
+"$TMP/venv-src/bin/python" -m pip install --no-build-isolation --no-index "$TMP/src" \
+	>"$TMP/install-src.log" 2>&1 ||
+	{ fail "pip install --no-build-isolation failed"; sed 's/^/  /' "$TMP/install-src.log" >&2; }
+
+# Every module of the package folder, and the licence, are installed.
+modules=$("$PY" -c 'import os, sys
+print(sorted(["LICENSE"] + [f for f in os.listdir(sys.argv[1]) if f.endswith(".py")]))' \
+	"$AP_SRCDIR/python/aiter_probe")
+for v in venv venv-src; do
+	case_ "$v: imported from its site-packages, the tool's version"
+	pyrun "$TMP/$v" -c 'import aiter_probe, importlib.metadata as md, os, sys
+print(os.path.relpath(aiter_probe.__file__, sys.prefix))
+print(aiter_probe.__version__)
+m = md.metadata("aiter-probe")
+print(m["Name"], m["Version"], m["License"])
+print(sorted(os.path.basename(str(f)) for f in md.files("aiter-probe") if str(f).endswith((".py", "LICENSE"))))'
+	expect_rc 0
+	pyver=$("$TMP/$v/bin/python" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+	expect_out "lib/$pyver/site-packages/aiter_probe/__init__.py
+$version
+aiter-probe $version MIT
+$modules"
+done
+
+# A manifest of a copy of the sample tree, and the tool's own verdicts.
+cp -R "$AP_SRCDIR/sample/aiter-root" "$TMP/tree" && chmod -R u+w "$TMP/tree"
+M="$TMP/m.json"
+probe scan --aiter-root "$TMP/tree" --no-launch -o "$M"
+[ "$rc" = 0 ] || { fail "scan: exit $rc"; cat "$TMP/err" >&2; }
+all=$("$PY" -c 'import json, sys; print(",".join(json.load(open(sys.argv[1]))["capabilities"]))' "$M")
+# check wraps to the width; the module prints one line per verdict.
+COLUMNS=10000 probe check --manifest "$M" --require "$all"
+cp "$TMP/out" "$TMP/check.out"
+
+case_ "-m aiter_probe MANIFEST: every capability, as check prints them"
+pyrun "$TMP/venv" -m aiter_probe "$M"
+expect_rc 1
+diff -u "$TMP/check.out" "$TMP/out" >&2 || fail "differs from aiter-probe check"
+expect_no_err() { [ ! -s "$TMP/err" ] || { fail "unexpected stderr"; sed 's/^/  /' "$TMP/err" >&2; }; }
+expect_no_err
+
+case_ "-m aiter_probe MANIFEST CAP: supported"
+pyrun "$TMP/venv" -m aiter_probe "$M" mla.decode_fwd.fp8_scales aiter.hipb_mm
+expect_rc 0
+expect_out "supported   mla.decode_fwd.fp8_scales: rule mla.decode_fwd.params.fp8_scales matched in aiter/mla.py
+supported   aiter.hipb_mm: rule export.hipb_mm matched in aiter/ops/gradlib.py
+go: every required capability is supported"
+
+case_ "-m aiter_probe MANIFEST CAP: one unsupported"
+pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_mm mla.decode_fwd.causal
+expect_rc 1
+expect_out "supported   aiter.hipb_mm: rule export.hipb_mm matched in aiter/ops/gradlib.py
+unsupported mla.decode_fwd.causal: rule mla.decode_fwd.params.causal did not match: mla_decode_fwd has no parameter 'causal'
+no-go: some required capability is not supported"
+
+case_ "control bytes escaped as check escapes them"
+"$PY" -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+m["capabilities"]["aiter.hipb_mm"]["reason"] = "a\x1b[31mb\u0085c\td\ne"
+json.dump(m, open(sys.argv[2], "w"))' "$M" "$TMP/ctl.json"
+COLUMNS=10000 probe check --manifest "$TMP/ctl.json" --require aiter.hipb_mm
+cp "$TMP/out" "$TMP/check.out"
+pyrun "$TMP/venv" -m aiter_probe "$TMP/ctl.json" aiter.hipb_mm
+expect_rc 0
+expect_out "$(printf 'supported   aiter.hipb_mm: a\\x1b[31mb\\xc2\\x85c\td\\x0ae')
+go: every required capability is supported"
+diff -u "$TMP/check.out" "$TMP/out" >&2 || fail "differs from aiter-probe check"
+
+case_ "stdout lost"
+if [ -w /dev/full ]; then
+	rc=0
+	(cd "$TMP/elsewhere" && "$TMP/venv/bin/python" -I -m aiter_probe "$M") >/dev/full 2>"$TMP/err" || rc=$?
+	expect_rc 2
+	expect_err "aiter_probe: writing to stdout: No space left on device"
+fi
+rc=0
+(cd "$TMP/elsewhere" && "$TMP/venv/bin/python" -I -m aiter_probe "$M") >&- 2>"$TMP/err" || rc=$?
+expect_rc 2
+expect_err "aiter_probe: writing to stdout: Bad file descriptor"
+
+case_ "--verify, fresh"
+pyrun "$TMP/venv-src" -m aiter_probe --verify "$M" aiter.hipb_mm
+expect_rc 0
+expect_out_has "go: every required capability is supported"
+
+case_ "unknown capability"
+pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_mm no.such
+expect_rc 2
+expect_no_out
+expect_err "aiter_probe: $M: unknown capability 'no.such'"
+
+case_ "unreadable manifest"
+pyrun "$TMP/venv" -m aiter_probe "$TMP/none.json"
+expect_rc 2
+expect_no_out
+expect_err "aiter_probe: $TMP/none.json: No such file or directory"
+
+case_ "newer schema: the reader's message"
+pyrun "$TMP/venv" -m aiter_probe "$AP_SRCDIR/tests/manifests/invalid-newer-schema.json"
+expect_rc 2
+expect_no_out
+expect_err "aiter_probe: $AP_SRCDIR/tests/manifests/invalid-newer-schema.json: schema 'aiter-probe.manifest/2' is newer than this reader understands (aiter-probe.manifest/1)"
+
+case_ "--verify, stale"
+echo '// changed' >>"$TMP/tree/csrc/kernels/mla/reduce.cu"
+pyrun "$TMP/venv" -m aiter_probe --verify "$M" aiter.hipb_mm
+expect_rc 2
+expect_no_out
+expect_err "aiter_probe: $M: stale: csrc/kernels/mla/reduce.cu changed; run 'aiter-probe scan' again"
+
+case_ "without --verify, a stale manifest still answers"
+pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_mm
+expect_rc 0
+
+case_ "--help"
+pyrun "$TMP/venv" -m aiter_probe --help
+expect_rc 0
+expect_out_has "usage: python3 -m aiter_probe [--verify] MANIFEST [CAP...]"
+expect_out_has "Exit status: 0 all supported, 1 some not supported, 2 usage or input error"
+
+case_ "no manifest"
+pyrun "$TMP/venv" -m aiter_probe
+expect_rc 2
+expect_err "usage: python3 -m aiter_probe [--verify] MANIFEST [CAP...]
+aiter_probe: error: the following arguments are required: MANIFEST"
+
+finish
