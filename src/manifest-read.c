@@ -17,7 +17,7 @@
 #define SCHEMA_PREFIX "aiter-probe.manifest/"
 #define SCHEMA_MAJOR 1
 /* Manifests nest a few levels; more is refused before parsing, by this
- * reader and the Python one alike (python/aiter_probe.py, _MAX_DEPTH). */
+ * reader and the Python one alike (python/aiter_probe/__init__.py, _MAX_DEPTH). */
 #define MAX_DEPTH 64
 /* The most heads a plan row names (kernels/mla-plan.h, AP_MLA_MAX_HEADS). */
 #define PLAN_MAX_HEADS 128
@@ -457,7 +457,7 @@ static int check_manifest(const char *file, const json_t *m)
  * The Python reader's json module takes what jansson refuses (NaN, Infinity,
  * integers past 64 bits, reals past the double range, \u0000, unpaired
  * surrogates) and recurses once per nesting level. Both readers look for
- * these first, the same way (python/aiter_probe.py, _prescan), so that they
+ * these first, the same way (python/aiter_probe/__init__.py, _prescan), so that they
  * refuse the same manifests with the same words: "FILE:LINE:COLUMN: ...",
  * columns in characters. */
 

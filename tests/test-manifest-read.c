@@ -94,7 +94,7 @@ static void test_not_json(void **state)
 }
 
 /* What the Python reader's json would take, or recurse on, is refused first,
- * with the words and position python/aiter_probe.py gives too. */
+ * with the words and position python/aiter_probe/__init__.py gives too. */
 static void test_refused_before_parsing(void **state)
 {
 	ap_buf deep = AP_BUF_INIT;
