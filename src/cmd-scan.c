@@ -17,6 +17,7 @@
 #include "manifest.h"
 #include "reader.h"
 #include "rules.h"
+#include "text.h"
 
 static int cmd_scan_exec(int argc, char **argv);
 
@@ -35,6 +36,8 @@ const struct ap_cmd ap_cmd_scan = {
 	"  -o, --output FILE      write the JSON manifest to FILE (atomically)\n"
 	"  --format text|json     what to print on stdout (default: text on a terminal,\n"
 	"                         else json; with -o, only when given)\n"
+	"  --color[=WHEN]         paint the text: auto (on a terminal, unless NO_COLOR\n"
+	"                         or TERM=dumb; the default), always (bare --color), never\n"
 	"  --no-launch            skip the GPU cross-checks\n"
 	"  --devices all|LIST     the GPUs to cross-check on, e.g. 0,1 (default all)\n"
 	"  --launch-timeout SECS  time limit of one launch (default 120)\n"
@@ -285,6 +288,8 @@ static int cmd_scan_exec(int argc, char **argv)
 				output = v;
 			else if ((r = ap_cli_value(&ap_cmd_scan, "--format", argc, argv, &i, &v)) > 0)
 				format = v;
+			else
+				r = ap_cli_color_option(&ap_cmd_scan, argv, &i);
 		}
 		if (r < 0) {
 			rc = AP_EXIT_ERROR;
@@ -311,7 +316,7 @@ static int cmd_scan_exec(int argc, char **argv)
 	if (json_out == 1)
 		ap_cli_print_json(manifest);
 	else if (json_out == 0)
-		ap_manifest_print_text(manifest, stdout, ap_cli_color(stdout));
+		ap_manifest_print_text(manifest, stdout, ap_cli_color(stdout), ap_text_width(stdout));
 	rc = ap_cli_stdout_done(rc);
 out:
 	json_decref(manifest);

@@ -61,8 +61,9 @@ char *ap_terminal_text(const char *s, size_t len);
  * ap_terminal_text. Values without controls are shared, not copied. */
 json_t *ap_json_for_terminal(const json_t *j);
 
-/* A table for people: capabilities, then rules. color: ANSI colours.
- * Every value from the tree is escaped with ap_terminal_text. */
-void ap_manifest_print_text(const json_t *m, FILE *to, bool color);
+/* A table for people: capabilities, then rules, fitted to width columns
+ * (src/manifest-text.c; the layout is in README.md, "Text output"). color:
+ * ANSI colours. Every value from the tree is escaped with ap_terminal_text. */
+void ap_manifest_print_text(const json_t *m, FILE *to, bool color, int width);
 
 #endif

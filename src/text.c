@@ -51,6 +51,11 @@ int ap_text_width(FILE *to)
 	return 80;
 }
 
+const char *ap_text_paint(bool color, const char *code)
+{
+	return color ? code : "";
+}
+
 /* Characters in s[0..n): UTF-8 continuation bytes take no column. */
 static int columns_of(const char *s, size_t n)
 {
@@ -62,11 +67,18 @@ static int columns_of(const char *s, size_t n)
 	return cols;
 }
 
+int ap_text_columns(const char *text)
+{
+	return columns_of(text, strlen(text));
+}
+
 void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width)
 {
 	const char *p = text;
 	bool line_empty = true;
 
+	if (indent > width / 2)
+		indent = 8;
 	while (*p != '\0') {
 		size_t spaces = strspn(p, " ");
 		size_t len;

@@ -21,11 +21,23 @@ bool ap_text_color(FILE *to, ap_color_mode mode);
  * the terminal's width when `to` is one, else 80. */
 int ap_text_width(FILE *to);
 
+/* Colours of a word (SGR codes); ap_text_paint gives "" when not painting. */
+#define AP_TEXT_GREEN "\033[32m"
+#define AP_TEXT_RED "\033[31m"
+#define AP_TEXT_YELLOW "\033[33m"
+#define AP_TEXT_BOLD "\033[1m"
+#define AP_TEXT_RESET "\033[0m"
+const char *ap_text_paint(bool color, const char *code);
+
+/* The columns text takes: UTF-8 characters, not bytes. */
+int ap_text_columns(const char *text);
+
 /* Writes text (already escaped for a terminal) starting at column col, on as
  * many lines as it takes to stay within width: breaks at spaces, continues
  * each further line after indent spaces, never cuts a word (one longer than
  * the room is written whole on a line of its own), and ends with a newline.
- * Columns count UTF-8 characters, not bytes. */
+ * An indent past half the width is cut to 8, so a long label does not
+ * leave a column of one word a line. Columns count UTF-8 characters. */
 void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width);
 
 #endif
