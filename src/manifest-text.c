@@ -301,10 +301,10 @@ static void print_matches(FILE *to, const json_t *rule, int width)
 /* --- Sections ------------------------------------------------------------ */
 
 /* "  supported   id": the word painted, the id wrapped after it. */
-static void print_head(FILE *to, bool color, const char *hue, const char *word, const char *id,
-                       int width)
+static void print_head(FILE *to, bool color, const char *word, const char *id, int width)
 {
-	fprintf(to, "  %s%-11s%s ", ap_text_paint(color, hue), word, ap_text_paint(color, AP_TEXT_RESET));
+	fprintf(to, "  %s%-11s%s ", ap_text_paint(color, ap_text_hue(word)), word,
+	        ap_text_paint(color, AP_TEXT_RESET));
 	ap_text_wrap(to, id, 14, 14, width);
 }
 
@@ -322,8 +322,7 @@ static void print_capabilities(const json_t *m, FILE *to, bool color, int width)
 		json_t *item;
 		size_t i;
 
-		print_head(to, color, ok ? AP_TEXT_GREEN : AP_TEXT_RED,
-		           ok ? "supported" : "unsupported", id, width);
+		print_head(to, color, ok ? "supported" : "unsupported", id, width);
 		print_labelled(to, "why:", string_at(cap, "reason"), width);
 		if (json_array_size(evidence) > 0) {
 			ap_buf list = AP_BUF_INIT;
@@ -356,11 +355,8 @@ static void print_rules(const json_t *m, FILE *to, bool color, int width)
 		const char *reason = string_at(rule, "reason");
 		const char *file = string_at(rule, "file");
 		bool unmatched = strcmp(status, "unmatched") == 0;
-		const char *hue = strcmp(status, "matched") == 0 ? AP_TEXT_GREEN
-		                  : unmatched                    ? AP_TEXT_YELLOW
-		                                                 : AP_TEXT_RED;
 
-		print_head(to, color, hue, status, id, width);
+		print_head(to, color, status, id, width);
 		if (reason != NULL) {
 			fprintf(to, "%*s", BLOCK, "");
 			ap_text_wrap(to, reason, BLOCK, BLOCK + 4, width);

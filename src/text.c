@@ -56,14 +56,29 @@ const char *ap_text_paint(bool color, const char *code)
 	return color ? code : "";
 }
 
-/* Characters in s[0..n): UTF-8 continuation bytes take no column. */
+const char *ap_text_hue(const char *word)
+{
+	if (strcmp(word, "matched") == 0 || strcmp(word, "supported") == 0)
+		return AP_TEXT_GREEN;
+	return strcmp(word, "unmatched") == 0 ? AP_TEXT_YELLOW : AP_TEXT_RED;
+}
+
+/* Characters in s[0..n): UTF-8 continuation bytes take no column, nor does
+ * a colour (ESC [ ... m: text from a tree is escaped before it gets here, so
+ * every ESC is ours). */
 static int columns_of(const char *s, size_t n)
 {
 	int cols = 0;
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\033' && i + 1 < n && s[i + 1] == '[') {
+			for (i += 2; i < n && s[i] != 'm'; i++)
+				;
+			continue;
+		}
 		cols += ((unsigned char)s[i] & 0xc0) != 0x80;
+	}
 	return cols;
 }
 
@@ -89,7 +104,9 @@ void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width)
 			break;
 		len = strcspn(p, " ");
 		cols = columns_of(p, len);
-		if (!line_empty && col + 1 + cols > width) {
+		/* A word too long for any line stays where it is: a line of
+		 * its own would not make it fit. */
+		if (!line_empty && col + 1 + cols > width && indent + cols <= width) {
 			fprintf(to, "\n%*s", indent, "");
 			col = indent;
 			line_empty = true;

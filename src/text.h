@@ -28,16 +28,20 @@ int ap_text_width(FILE *to);
 #define AP_TEXT_BOLD "\033[1m"
 #define AP_TEXT_RESET "\033[0m"
 const char *ap_text_paint(bool color, const char *code);
+/* The colour of a verdict word: green for matched and supported, yellow for
+ * unmatched, red for the rest (unsupported, missing, error, lost). */
+const char *ap_text_hue(const char *word);
 
-/* The columns text takes: UTF-8 characters, not bytes. */
+/* The columns text takes: UTF-8 characters, not bytes; colours none. */
 int ap_text_columns(const char *text);
 
 /* Writes text (already escaped for a terminal) starting at column col, on as
  * many lines as it takes to stay within width: breaks at spaces, continues
- * each further line after indent spaces, never cuts a word (one longer than
- * the room is written whole on a line of its own), and ends with a newline.
- * An indent past half the width is cut to 8, so a long label does not
- * leave a column of one word a line. Columns count UTF-8 characters. */
+ * each further line after indent spaces, never cuts a word (one too long for
+ * a line is written whole where it stands), and ends with a newline. An
+ * indent past half the width is cut to 8, so a long label does not leave a
+ * column of one word a line. Columns count UTF-8 characters; colours (ESC [
+ * ... m) take none. */
 void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width);
 
 #endif
