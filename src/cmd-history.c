@@ -104,23 +104,26 @@ static void put_capture(ap_buf *b, const json_t *capture)
 }
 
 /* "supported", or a rule's status, painted, with its captures when
- * with_captures: "matched [heads=16 dim=512, heads=32 dim=512]". */
+ * with_captures: "matched [heads=16 dim=512]" for one tuple, "matched (3
+ * cases)" for more (the caller prints them grouped). */
 static void put_state(ap_buf *b, const report_text *rt, const json_t *state, bool with_captures)
 {
 	const char *word = json_is_boolean(state)
 	                           ? (json_is_true(state) ? "supported" : "unsupported")
 	                           : json_string_value(json_object_get(state, "status"));
-	const json_t *captures = json_object_get(state, "captures"), *one;
-	size_t i;
+	const json_t *captures = json_object_get(state, "captures");
+	size_t n = json_array_size(captures);
 
 	ap_buf_printf(b, "%s%s%s", ap_text_paint(rt->color, ap_text_hue(word)), word,
 	              ap_text_paint(rt->color, AP_TEXT_RESET));
-	if (!with_captures || json_array_size(captures) == 0)
+	if (!with_captures || n == 0)
 		return;
-	json_array_foreach(captures, i, one) {
-		ap_buf_puts(b, i > 0 ? ", " : " [");
-		put_capture(b, one);
+	if (n > 1) {
+		ap_buf_printf(b, " (%zu cases)", n);
+		return;
 	}
+	ap_buf_puts(b, " [");
+	put_capture(b, json_array_get(captures, 0));
 	ap_buf_putc(b, ']');
 }
 
@@ -161,9 +164,11 @@ static void print_capture_changes(const report_text *rt, const json_t *before,
 	print_missing(rt, '-', b, a);
 }
 
-static void print_commit(const report_text *rt, const json_t *obj)
+/* "PREFIX<short id> <date> <subject>", wrapped. */
+static void print_commit(const report_text *rt, const char *prefix, const json_t *obj)
 {
-	char *line = ap_xasprintf("%.12s %s %s", json_string_value(json_object_get(obj, "commit")),
+	char *line = ap_xasprintf("%s%.12s %s %s", prefix,
+	                          json_string_value(json_object_get(obj, "commit")),
 	                          json_string_value(json_object_get(obj, "date")),
 	                          json_string_value(json_object_get(obj, "subject")));
 
@@ -208,8 +213,7 @@ static void print_initial(const report_text *rt, const json_t *initial, int widt
 	const char *id;
 	json_t *state;
 
-	fputs("initial state at ", rt->to);
-	print_commit(rt, initial);
+	print_commit(rt, "initial state at ", initial);
 	for (size_t k = 0; k < 2; k++)
 		json_object_foreach(json_object_get(initial, sections[k]), id, state) {
 			ap_buf b = AP_BUF_INIT;
@@ -217,6 +221,9 @@ static void print_initial(const report_text *rt, const json_t *initial, int widt
 			put_state(&b, rt, state, true);
 			print_row(rt, kinds[k], width, id, b.data);
 			ap_buf_free(&b);
+			if (json_array_size(json_object_get(state, "captures")) > 1)
+				ap_manifest_print_cases(rt->to, json_object_get(state, "captures"), 14,
+				                        rt->width);
 		}
 }
 
@@ -247,7 +254,7 @@ static void print_text(const report_text *rt, const json_t *report)
 		ap_buf b = AP_BUF_INIT;
 
 		if (prev == NULL || strcmp(prev, commit) != 0)
-			print_commit(rt, change);
+			print_commit(rt, "", change);
 		prev = commit;
 		put_state(&b, rt, json_object_get(change, "before"), false);
 		ap_buf_puts(&b, " -> ");

@@ -91,7 +91,14 @@ static void tuple_key(ap_buf *key, const cases *c, const char **row, size_t skip
 			ap_buf_append(key, row[i], strlen(row[i]) + 1);
 }
 
-static void cases_collect(cases *c, const json_t *matches)
+/* From items, each a match (its "captures") or, with field NULL, a captures
+ * object itself. */
+static const json_t *captures_of(const json_t *item, const char *field)
+{
+	return field != NULL ? json_object_get(item, field) : item;
+}
+
+static void cases_collect(cases *c, const json_t *matches, const char *field)
 {
 	const json_t *match;
 	ap_map *seen = ap_map_new();
@@ -104,7 +111,7 @@ static void cases_collect(cases *c, const json_t *matches)
 		const char *name;
 		json_t *value;
 
-		json_object_foreach(json_object_get(match, "captures"), name, value)
+		json_object_foreach((json_t *)captures_of(match, field), name, value)
 			if (name_index(c, name) == SIZE_MAX) {
 				c->names = ap_xrealloc(c->names, (c->nnames + 1) * sizeof *c->names);
 				c->names[c->nnames++] = name;
@@ -112,7 +119,7 @@ static void cases_collect(cases *c, const json_t *matches)
 	}
 	row = ap_xcalloc(c->nnames ? c->nnames : 1, sizeof *row);
 	json_array_foreach(matches, i, match) {
-		const json_t *captures = json_object_get(match, "captures");
+		const json_t *captures = captures_of(match, field);
 
 		if (json_object_size(captures) == 0)
 			continue;
@@ -216,14 +223,14 @@ static void put_word(ap_buf *b, const char *value)
 	json_decref(string);
 }
 
-/* One line a group: "head_dim 512: heads 16 24 32 64 128", the listed
- * values wrapped under the first of them. */
-static void print_groups(FILE *to, const cases *c, int width)
+/* One line a group from column col: "head_dim 512: heads 16 24 32 64 128",
+ * the listed values wrapped under the first of them. */
+static void print_groups(FILE *to, const cases *c, int col, int width)
 {
 	size_t listed = listed_capture(c), t;
 	size_t *order = ap_xcalloc(c->ntuples, sizeof *order);
 	ap_buf line = AP_BUF_INIT;
-	int hang = BLOCK;
+	int hang = col;
 
 	for (t = 0; t < c->ntuples; t++)
 		order[t] = t;
@@ -241,8 +248,8 @@ static void print_groups(FILE *to, const cases *c, int width)
 			const char *sep = "";
 
 			if (line.len > 0) {
-				fprintf(to, "%*s", BLOCK, "");
-				ap_text_wrap(to, line.data, BLOCK, hang, width);
+				fprintf(to, "%*s", col, "");
+				ap_text_wrap(to, line.data, col, hang, width);
 			}
 			line.len = 0;
 			for (size_t i = 0; i < c->nnames; i++) {
@@ -255,18 +262,28 @@ static void print_groups(FILE *to, const cases *c, int width)
 			if (line.len > 0)
 				ap_buf_puts(&line, ": ");
 			ap_buf_printf(&line, "%s ", c->names[listed]);
-			hang = BLOCK + ap_text_columns(line.data);
+			hang = col + ap_text_columns(line.data);
 		} else {
 			ap_buf_putc(&line, ' ');
 		}
 		put_word(&line, row[listed]);
 	}
 	if (line.len > 0) {
-		fprintf(to, "%*s", BLOCK, "");
-		ap_text_wrap(to, line.data, BLOCK, hang, width);
+		fprintf(to, "%*s", col, "");
+		ap_text_wrap(to, line.data, col, hang, width);
 	}
 	ap_buf_free(&line);
 	free(order);
+}
+
+void ap_manifest_print_cases(FILE *to, const json_t *captures, int col, int width)
+{
+	cases c;
+
+	cases_collect(&c, captures, NULL);
+	if (c.ntuples > 0)
+		print_groups(to, &c, col, width);
+	cases_free(&c);
 }
 
 /* A matched rule: where it matched, and its captures; a case table (two or
@@ -277,7 +294,7 @@ static void print_matches(FILE *to, const json_t *rule, int width)
 	ap_buf line = AP_BUF_INIT;
 	cases c;
 
-	cases_collect(&c, matches);
+	cases_collect(&c, matches, "captures");
 	put_lines(&line, string_at(rule, "file"), matches);
 	if (c.ntuples == 1) {
 		const char *sep = " (";
@@ -293,7 +310,7 @@ static void print_matches(FILE *to, const json_t *rule, int width)
 	fprintf(to, "%*s", BLOCK, "");
 	ap_text_wrap(to, line.data, BLOCK, BLOCK + 4, width);
 	if (c.ntuples > 1)
-		print_groups(to, &c, width);
+		print_groups(to, &c, BLOCK, width);
 	ap_buf_free(&line);
 	cases_free(&c);
 }

@@ -122,7 +122,8 @@ expect_rc 0
 expect_out "history of main: 8 commits, 4 evaluated
 initial state at $(short "$c1") 2024-03-02T10:00:00+02:00 Add the reducer
   rule        mla.reduce.native_h24_d512  unmatched
-  rule        mla.reduce.cases            matched [heads=16 dim=512, heads=32 dim=512]
+  rule        mla.reduce.cases            matched (2 cases)
+              dim 512: heads 16 32
   capability  mla.decode.native_h24       unsupported
 changes:
 $(short "$c2") 2024-03-03T10:00:00+02:00 Add the 24x512 case
@@ -218,8 +219,8 @@ expect_rc 0
 expect_out "history of $(short "$c2")..$(short "$c10"): 2 commits, 3 evaluated
 initial state at $(short "$c2") 2024-03-03T10:00:00+02:00 Add the 24x512 case
   rule        mla.reduce.native_h24_d512  matched
-  rule        mla.reduce.cases            matched [heads=16 dim=512, heads=24
-              dim=512, heads=32 dim=512]
+  rule        mla.reduce.cases            matched (3 cases)
+              dim 512: heads 16 24 32
   capability  mla.decode.native_h24       supported
 no changes"
 expect_no_err
@@ -238,11 +239,11 @@ history "$(short "$c10")..$(short "$c11")" --color
 expect_rc 0
 G=$(printf '\033[32m') R=$(printf '\033[31m') Y=$(printf '\033[33m') N=$(printf '\033[0m')
 expect_out "history of $(short "$c10")..$(short "$c11"): 1 commit, 2 evaluated
-initial state at $(short "$c10") 2024-03-11T10:00:00+02:00 List the 16x512 case
-    four times
+initial state at $(short "$c10") 2024-03-11T10:00:00+02:00 List
+    the 16x512 case four times
   rule        mla.reduce.native_h24_d512  ${G}matched$N
-  rule        mla.reduce.cases            ${G}matched$N [heads=16
-              dim=512, heads=24 dim=512, heads=32 dim=512]
+  rule        mla.reduce.cases            ${G}matched$N (3 cases)
+              dim 512: heads 16 24 32
   capability  mla.decode.native_h24       ${G}supported$N
 changes:
 $(short "$c11") 2024-03-12T10:00:00+02:00 Drop the 24x512 case,
