@@ -29,6 +29,13 @@ static void print_labelled(FILE *to, const char *label, const char *value, int w
 	ap_text_wrap(to, value, col, col, width);
 }
 
+/* A detail line under a capability or rule, wrapped. */
+static void print_detail(FILE *to, const char *text, int width)
+{
+	fprintf(to, "%*s", BLOCK, "");
+	ap_text_wrap(to, text, BLOCK, BLOCK + 4, width);
+}
+
 /* "hsa/x.csv:924-946" or "x.py:12, 40-44, 90": the lines of matches, sorted,
  * runs of consecutive lines as ranges. */
 static void put_lines(ap_buf *b, const char *file, const json_t *matches)
@@ -307,8 +314,7 @@ static void print_matches(FILE *to, const json_t *rule, int width)
 	} else if (c.ntuples > 1) {
 		ap_buf_printf(&line, " (%zu cases)", c.ntuples);
 	}
-	fprintf(to, "%*s", BLOCK, "");
-	ap_text_wrap(to, line.data, BLOCK, BLOCK + 4, width);
+	print_detail(to, line.data, width);
 	if (c.ntuples > 1)
 		print_groups(to, &c, BLOCK, width);
 	ap_buf_free(&line);
@@ -316,6 +322,12 @@ static void print_matches(FILE *to, const json_t *rule, int width)
 }
 
 /* --- Sections ------------------------------------------------------------ */
+
+static void print_title(FILE *to, bool color, const char *title)
+{
+	fprintf(to, "%s%s%s\n", ap_text_paint(color, AP_TEXT_BOLD), title,
+	        ap_text_paint(color, AP_TEXT_RESET));
+}
 
 /* "  supported   id": the word painted, the id wrapped after it. */
 static void print_head(FILE *to, bool color, const char *word, const char *id, int width)
@@ -330,8 +342,7 @@ static void print_capabilities(const json_t *m, FILE *to, bool color, int width)
 	const char *id;
 	json_t *cap;
 
-	fprintf(to, "%sCapabilities%s\n", ap_text_paint(color, AP_TEXT_BOLD),
-	        ap_text_paint(color, AP_TEXT_RESET));
+	print_title(to, color, "Capabilities");
 	json_object_foreach(json_object_get(m, "capabilities"), id, cap) {
 		bool ok = json_is_true(json_object_get(cap, "supported"));
 		json_t *evidence = json_object_get(cap, "evidence");
@@ -365,8 +376,7 @@ static void print_rules(const json_t *m, FILE *to, bool color, int width)
 	const char *id;
 	json_t *rule;
 
-	fprintf(to, "%sRules%s\n", ap_text_paint(color, AP_TEXT_BOLD),
-	        ap_text_paint(color, AP_TEXT_RESET));
+	print_title(to, color, "Rules");
 	json_object_foreach(json_object_get(m, "rules"), id, rule) {
 		const char *status = string_at(rule, "status");
 		const char *reason = string_at(rule, "reason");
@@ -375,14 +385,12 @@ static void print_rules(const json_t *m, FILE *to, bool color, int width)
 
 		print_head(to, color, status, id, width);
 		if (reason != NULL) {
-			fprintf(to, "%*s", BLOCK, "");
-			ap_text_wrap(to, reason, BLOCK, BLOCK + 4, width);
+			print_detail(to, reason, width);
 		} else if (unmatched) {
 			char *text = file != NULL ? ap_xasprintf("no match in %s", file)
 			                          : ap_xstrdup("no match");
 
-			fprintf(to, "%*s", BLOCK, "");
-			ap_text_wrap(to, text, BLOCK, BLOCK + 4, width);
+			print_detail(to, text, width);
 			free(text);
 		} else {
 			print_matches(to, rule, width);

@@ -94,17 +94,19 @@ reducer "24 512" "16 512" "32 512" >"$REPO/csrc/kernels/mla/reduce.cu"
 git -C "$REPO" add -A
 commit "Put the 24x512 case first"
 c9=$id
-reducer "16 512" "16 512" "24 512" "16 512" "16 512" "32 512" >"$REPO/csrc/kernels/mla/reduce.cu"
-git -C "$REPO" add -A
-commit "List the 16x512 case four times"
+# reducer_commit SUBJECT CASE...: the reducer with these cases, committed.
+reducer_commit() {
+	subject=$1
+	shift
+	reducer "$@" >"$REPO/csrc/kernels/mla/reduce.cu"
+	git -C "$REPO" add -A
+	commit "$subject"
+}
+reducer_commit "List the 16x512 case four times" "16 512" "16 512" "24 512" "16 512" "16 512" "32 512"
 c10=$id
-reducer "16 512" "32 512" "16 512" "16 512" "16 512" >"$REPO/csrc/kernels/mla/reduce.cu"
-git -C "$REPO" add -A
-commit "Drop the 24x512 case, keep the repeats"
+reducer_commit "Drop the 24x512 case, keep the repeats" "16 512" "32 512" "16 512" "16 512" "16 512"
 c11=$id
-reducer "16 512" "32 512" >"$REPO/csrc/kernels/mla/reduce.cu"
-git -C "$REPO" add -A
-commit "List the 16x512 case once"
+reducer_commit "List the 16x512 case once" "16 512" "32 512"
 c12=$id
 git -C "$REPO" checkout -q main
 

@@ -101,15 +101,18 @@ static void auto_leaves_a_file_plain(void **state)
 
 static void color_mode_words(void **state)
 {
+	static const struct {
+		const char *word;
+		ap_color_mode mode;
+	} words[] = {{"auto", AP_COLOR_AUTO}, {"always", AP_COLOR_ALWAYS}, {"never", AP_COLOR_NEVER}};
 	ap_color_mode m = AP_COLOR_NEVER;
 
 	(void)state;
-	assert_int_equal(ap_color_mode_parse("auto", &m), 0);
-	assert_int_equal(m, AP_COLOR_AUTO);
-	assert_int_equal(ap_color_mode_parse("always", &m), 0);
-	assert_int_equal(m, AP_COLOR_ALWAYS);
-	assert_int_equal(ap_color_mode_parse("never", &m), 0);
-	assert_int_equal(m, AP_COLOR_NEVER);
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+		assert_int_equal(ap_color_mode_parse(words[i].word, &m), 0);
+		assert_int_equal(m, words[i].mode);
+	}
+	/* anything else is refused and leaves the mode as it was */
 	assert_int_equal(ap_color_mode_parse("yes", &m), -1);
 	assert_int_equal(ap_color_mode_parse("", &m), -1);
 	assert_int_equal(m, AP_COLOR_NEVER);

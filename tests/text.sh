@@ -10,7 +10,9 @@
 scan_text() {
 	_root=$1 _cols=$2
 	shift 2
-	COLUMNS=$_cols probe scan --aiter-root "$_root" --no-launch --format text "$@"
+	export COLUMNS="$_cols"
+	probe scan --aiter-root "$_root" --no-launch --format text "$@"
+	unset COLUMNS
 }
 
 # body: stdout from "Capabilities" on (the first lines name the absolute
@@ -95,8 +97,9 @@ rules:
 YAML
 
 case_ "a case table: grouped by all captures but the listed one"
-COLUMNS=60 probe scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" \
-	--no-launch --format text
+export COLUMNS=60
+probe scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format text
+unset COLUMNS
 expect_rc 0
 body <"$TMP/out" >"$TMP/cases"
 cp "$TMP/cases" "$TMP/out"
@@ -122,8 +125,9 @@ Rules
 Devices: none"
 
 case_ "a case table at 30 columns: the hanging indent cut to 8"
-COLUMNS=30 probe scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" \
-	--no-launch --format text
+export COLUMNS=30
+probe scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format text
+unset COLUMNS
 expect_rc 0
 sed -n '/cases.three/,/cases.one/p' "$TMP/out" >"$TMP/cases"
 cp "$TMP/cases" "$TMP/out"
