@@ -212,24 +212,6 @@ static int row_cmp(const void *pa, const void *pb, void *ctx)
 	return value_cmp(a[s->listed], b[s->listed]);
 }
 
-/* A value as one word: one that is empty or holds a space, comma, colon or
- * quote is written as a JSON string. */
-static void put_word(ap_buf *b, const char *value)
-{
-	json_t *string;
-	char *quoted;
-
-	if (value[0] != '\0' && strpbrk(value, " \t,:\"") == NULL) {
-		ap_buf_puts(b, value);
-		return;
-	}
-	string = json_string(value);
-	quoted = json_dumps(string, JSON_ENCODE_ANY);
-	ap_buf_puts(b, quoted != NULL ? quoted : "\"?\"");
-	free(quoted);
-	json_decref(string);
-}
-
 /* One line a group from column col: "head_dim 512: heads 16 24 32 64 128",
  * the listed values wrapped under the first of them. */
 static void print_groups(FILE *to, const cases *c, int col, int width)
@@ -263,7 +245,7 @@ static void print_groups(FILE *to, const cases *c, int col, int width)
 				if (i == listed)
 					continue;
 				ap_buf_printf(&line, "%s%s ", sep, c->names[i]);
-				put_word(&line, row[i]);
+				ap_text_word(&line, row[i]);
 				sep = ", ";
 			}
 			if (line.len > 0)
@@ -273,7 +255,7 @@ static void print_groups(FILE *to, const cases *c, int col, int width)
 		} else {
 			ap_buf_putc(&line, ' ');
 		}
-		put_word(&line, row[listed]);
+		ap_text_word(&line, row[listed]);
 	}
 	if (line.len > 0) {
 		fprintf(to, "%*s", col, "");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -61,6 +62,22 @@ const char *ap_text_hue(const char *word)
 	if (strcmp(word, "matched") == 0 || strcmp(word, "supported") == 0)
 		return AP_TEXT_GREEN;
 	return strcmp(word, "unmatched") == 0 ? AP_TEXT_YELLOW : AP_TEXT_RED;
+}
+
+void ap_text_word(ap_buf *b, const char *value)
+{
+	json_t *string;
+	char *quoted;
+
+	if (value[0] != '\0' && strpbrk(value, " \t\r\n=,:\"\\") == NULL) {
+		ap_buf_puts(b, value);
+		return;
+	}
+	string = json_string(value);
+	quoted = string != NULL ? json_dumps(string, JSON_ENCODE_ANY) : NULL;
+	ap_buf_puts(b, quoted != NULL ? quoted : "\"?\"");
+	free(quoted);
+	json_decref(string);
 }
 
 /* Characters in s[0..n): UTF-8 continuation bytes take no column, nor does

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "ap-util.h"
+
 typedef enum ap_color_mode {
 	AP_COLOR_AUTO,   /* on a terminal, unless NO_COLOR is set or TERM=dumb */
 	AP_COLOR_ALWAYS,
@@ -34,6 +36,12 @@ const char *ap_text_hue(const char *word);
 
 /* The columns text takes: UTF-8 characters, not bytes; colours none. */
 int ap_text_columns(const char *text);
+
+/* Appends value to b as one word of a list: as it is, or, when it is empty
+ * or holds a space, tab, CR, LF, '=', ',', ':', quote or backslash (so could be
+ * misread beside others: "a=1 b=2", "dim 512: heads 16 24"), as a JSON
+ * string. */
+void ap_text_word(ap_buf *b, const char *value);
 
 /* Writes text (already escaped for a terminal) starting at column col, on as
  * many lines as it takes to stay within width: breaks at spaces, continues

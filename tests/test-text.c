@@ -203,6 +203,29 @@ static void a_long_indent_is_cut(void **state)
 	expect_wrap("aaa bbb ccc", 12, 12, 20, "aaa bbb\n        ccc\n");
 }
 
+static void expect_word(const char *value, const char *want)
+{
+	ap_buf b = AP_BUF_INIT;
+
+	ap_text_word(&b, value);
+	assert_string_equal(b.data, want);
+	ap_buf_free(&b);
+}
+
+static void words_that_could_be_misread_are_quoted(void **state)
+{
+	(void)state;
+	expect_word("512", "512");
+	expect_word("bf16_x", "bf16_x");
+	expect_word("", "\"\"");
+	expect_word("a b", "\"a b\"");
+	expect_word("k=v", "\"k=v\"");
+	expect_word("a,b", "\"a,b\"");
+	expect_word("dim:512", "\"dim:512\"");
+	expect_word("say \"x\"", "\"say \\\"x\\\"\"");
+	expect_word("\xc3\xa9", "\xc3\xa9");
+}
+
 static void hues(void **state)
 {
 	(void)state;
@@ -228,6 +251,7 @@ int main(void)
 		cmocka_unit_test(never_cuts_a_word),
 		cmocka_unit_test(columns_are_characters),
 		cmocka_unit_test(a_long_indent_is_cut),
+		cmocka_unit_test(words_that_could_be_misread_are_quoted),
 		cmocka_unit_test(hues),
 	};
 
