@@ -33,8 +33,9 @@ static const char usage[] =
 	"      --rules PATH        load this rule pack too (a file or a folder; repeatable)\n"
 	"      --no-default-rules  do not load the installed packs\n"
 	"      --format text|json  the report's format (default text)\n"
-	"      --color[=WHEN]      paint the text: auto (on a terminal, unless NO_COLOR\n"
-	"                          or TERM=dumb; the default), always (bare --color), never\n"
+	"      --color[=WHEN]      paint the text: auto (the default: on a terminal,\n"
+	"                          unless NO_COLOR or TERM=dumb), always (a bare\n"
+	"                          --color) or never\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Exit status: 0 done, 2 usage or input error.\n";
