@@ -36,6 +36,13 @@ static void print_detail(FILE *to, const char *text, int width)
 	ap_text_wrap(to, text, BLOCK, BLOCK + 4, width);
 }
 
+static int cmp_lines(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* "hsa/x.csv:924-946" or "x.py:12, 40-44, 90": the lines of matches, sorted,
  * runs of consecutive lines as ranges. */
 static void put_lines(ap_buf *b, const char *file, const json_t *matches)
@@ -46,12 +53,7 @@ static void put_lines(ap_buf *b, const char *file, const json_t *matches)
 
 	json_array_foreach(matches, i, match)
 		lines[k++] = json_integer_value(json_object_get(match, "line"));
-	for (i = 1; i < n; i++) /* insertion sort: lines come nearly sorted */
-		for (size_t j = i; j > 0 && lines[j - 1] > lines[j]; j--) {
-			long long t = lines[j];
-			lines[j] = lines[j - 1];
-			lines[j - 1] = t;
-		}
+	qsort(lines, n, sizeof *lines, cmp_lines);
 	ap_buf_puts(b, file != NULL ? file : "line");
 	ap_buf_putc(b, file != NULL ? ':' : ' ');
 	for (i = 0; i < n;) {
@@ -229,10 +231,9 @@ static void print_groups(FILE *to, const cases *c, int col, int width)
 		const char **prev = t ? c->values + order[t - 1] * c->nnames : NULL;
 		bool same_group = prev != NULL;
 
+		/* tuples are distinct: one of a group differs in the listed value */
 		for (size_t i = 0; same_group && i < c->nnames; i++)
 			same_group = i == listed || strcmp(row[i], prev[i]) == 0;
-		if (same_group && strcmp(row[listed], prev[listed]) == 0)
-			continue;
 		if (!same_group) {
 			const char *sep = "";
 
