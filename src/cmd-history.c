@@ -144,6 +144,7 @@ static void print_missing(const report_text *rt, char sign, const json_t *from, 
 				break;
 		if (j < json_array_size(to))
 			continue;
+		ap_buf_append(&line, "", 0);
 		put_capture(&line, one);
 		fprintf(rt->to, "      %s%c%s ",
 		        ap_text_paint(rt->color, sign == '+' ? AP_TEXT_GREEN : AP_TEXT_RED), sign,
