@@ -121,6 +121,23 @@ static void device_arch(const hipDeviceProp_t *p, char *arch, size_t n)
 #endif
 }
 
+/* Why hipGetDeviceCount or hipGetDeviceProperties found no device. A
+ * machine without a GPU has no device or no driver, and the runtime's words
+ * for the latter ("CUDA driver version is insufficient for CUDA runtime
+ * version") would send people looking for a driver upgrade; they are kept
+ * only for other failures, where they are the news. */
+static const char *no_devices_reason(hipError_t e)
+{
+	static char reason[256];
+
+	if (e == hipErrorNoDevice)
+		return "no GPU found";
+	if (e == hipErrorInsufficientDriver)
+		return "no GPU found (no GPU driver, or one older than this runtime)";
+	snprintf(reason, sizeof(reason), "no usable GPU: %s", hipGetErrorString(e));
+	return reason;
+}
+
 static int list_devices(void)
 {
 	ap_buf b = AP_BUF_INIT;
@@ -148,9 +165,7 @@ static int list_devices(void)
 		ap_buf_puts(&b, "{\"backend\": ");
 		json_str(&b, backend_name());
 		ap_buf_puts(&b, ", \"devices\": [], \"reason\": ");
-		char reason[256];
-		snprintf(reason, sizeof(reason), "no usable GPU: %s", hipGetErrorString(e));
-		json_str(&b, reason);
+		json_str(&b, no_devices_reason(e));
 		ap_buf_putc(&b, '}');
 	} else if (count == 0) {
 		ap_buf_puts(&b, "], \"reason\": \"no GPU found\"}");

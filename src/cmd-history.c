@@ -13,6 +13,7 @@
 #include "history.h"
 #include "manifest.h"
 #include "rules.h"
+#include "text.h"
 
 #define PROGRESS_WIDTH 30
 
@@ -32,6 +33,9 @@ static const char usage[] =
 	"      --rules PATH        load this rule pack too (a file or a folder; repeatable)\n"
 	"      --no-default-rules  do not load the installed packs\n"
 	"      --format text|json  the report's format (default text)\n"
+	"      --color[=WHEN]      paint the text: auto (the default: on a terminal,\n"
+	"                          unless NO_COLOR or TERM=dumb), always (a bare\n"
+	"                          --color) or never\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Exit status: 0 done, 2 usage or input error.\n";
@@ -81,87 +85,108 @@ static void clear_progress(const progress *p)
 
 /* --- Text report -------------------------------------------------------- */
 
-static void print_capture(FILE *to, const json_t *capture)
+/* Paints, wraps and fits the report as scan does. */
+typedef struct report_text {
+	FILE *to;
+	bool color;
+	int width;
+} report_text;
+
+static void put_capture(ap_buf *b, const json_t *capture)
 {
 	const char *name;
 	const json_t *value;
 	bool first = true;
 
 	json_object_foreach((json_t *)capture, name, value) {
-		fprintf(to, "%s%s=%s", first ? "" : " ", name, json_string_value(value));
+		ap_buf_printf(b, "%s%s=%s", first ? "" : " ", name, json_string_value(value));
 		first = false;
 	}
 }
 
-/* "supported", or a rule's status, with its captures when with_captures:
- * "matched [heads=16 dim=512, heads=32 dim=512]". */
-static void print_state(FILE *to, const json_t *state, bool with_captures)
+/* "supported", or a rule's status, painted, with its captures when
+ * with_captures: "matched [heads=16 dim=512]" for one tuple, "matched (3
+ * cases)" for more (the caller prints them grouped). */
+static void put_state(ap_buf *b, const report_text *rt, const json_t *state, bool with_captures)
 {
-	const json_t *captures, *one;
-	size_t i;
+	const char *word = json_is_boolean(state)
+	                           ? (json_is_true(state) ? "supported" : "unsupported")
+	                           : json_string_value(json_object_get(state, "status"));
+	const json_t *captures = json_object_get(state, "captures");
+	size_t n = json_array_size(captures);
 
-	if (json_is_boolean(state)) {
-		fputs(json_is_true(state) ? "supported" : "unsupported", to);
+	ap_buf_printf(b, "%s%s%s", ap_text_paint(rt->color, ap_text_hue(word)), word,
+	              ap_text_paint(rt->color, AP_TEXT_RESET));
+	if (!with_captures || n == 0)
+		return;
+	if (n > 1) {
+		ap_buf_printf(b, " (%zu cases)", n);
 		return;
 	}
-	fputs(json_string_value(json_object_get(state, "status")), to);
-	captures = json_object_get(state, "captures");
-	if (!with_captures || json_array_size(captures) == 0)
-		return;
-	fputs(" [", to);
-	json_array_foreach(captures, i, one) {
-		if (i > 0)
-			fputs(", ", to);
-		print_capture(to, one);
-	}
-	fputc(']', to);
+	ap_buf_puts(b, " [");
+	put_capture(b, json_array_get(captures, 0));
+	ap_buf_putc(b, ']');
 }
 
-/* Prints, one a line, the captures of from that to lacks ("- ...") or, with
- * sign '+', those of to that from lacks; repeated captures count. Returns
- * how many it printed. */
-static size_t print_missing(FILE *to_file, char sign, const json_t *from, const json_t *to)
+/* Prints, one a line, the capture tuples of from that to lacks ("- ...",
+ * red) or, with sign '+', those of to that from lacks (green). A rule
+ * state's tuples are distinct, so this is a set difference. */
+static void print_missing(const report_text *rt, char sign, const json_t *from, const json_t *to)
 {
-	size_t nto = json_array_size(to), i, j, printed = 0;
-	bool *used = ap_xcalloc(nto ? nto : 1, sizeof *used);
 	const json_t *one;
+	size_t i, j;
 
 	json_array_foreach(from, i, one) {
-		for (j = 0; j < nto; j++)
-			if (!used[j] && json_equal(one, json_array_get(to, j)))
+		ap_buf line = AP_BUF_INIT;
+
+		for (j = 0; j < json_array_size(to); j++)
+			if (json_equal(one, json_array_get(to, j)))
 				break;
-		if (j < nto) {
-			used[j] = true;
+		if (j < json_array_size(to))
 			continue;
-		}
-		fprintf(to_file, "      %c ", sign);
-		print_capture(to_file, one);
-		fputc('\n', to_file);
-		printed++;
+		ap_buf_append(&line, "", 0);
+		put_capture(&line, one);
+		fprintf(rt->to, "      %s%c%s ",
+		        ap_text_paint(rt->color, sign == '+' ? AP_TEXT_GREEN : AP_TEXT_RED), sign,
+		        ap_text_paint(rt->color, AP_TEXT_RESET));
+		ap_text_wrap(rt->to, line.data, 8, 8, rt->width);
+		ap_buf_free(&line);
 	}
-	free(used);
-	return printed;
 }
 
 /* A rule's captures before and after, as what was added and removed. */
-static void print_capture_changes(FILE *to, const json_t *before, const json_t *after)
+static void print_capture_changes(const report_text *rt, const json_t *before,
+                                  const json_t *after)
 {
 	const json_t *b = json_object_get(before, "captures"), *a = json_object_get(after, "captures");
-	size_t printed;
 
-	if (!json_is_array(b) || json_equal(b, a))
+	if (!json_is_array(b))
 		return;
-	printed = print_missing(to, '+', a, b);
-	printed += print_missing(to, '-', b, a);
-	if (printed == 0)
-		fputs("      (the same captures, in another order)\n", to);
+	print_missing(rt, '+', a, b);
+	print_missing(rt, '-', b, a);
 }
 
-static void print_commit(FILE *to, const json_t *obj)
+/* "PREFIX<short id> <date> <subject>", wrapped. */
+static void print_commit(const report_text *rt, const char *prefix, const json_t *obj)
 {
-	fprintf(to, "%.12s %s %s\n", json_string_value(json_object_get(obj, "commit")),
-	        json_string_value(json_object_get(obj, "date")),
-	        json_string_value(json_object_get(obj, "subject")));
+	char *line = ap_xasprintf("%s%.12s %s %s", prefix,
+	                          json_string_value(json_object_get(obj, "commit")),
+	                          json_string_value(json_object_get(obj, "date")),
+	                          json_string_value(json_object_get(obj, "subject")));
+
+	ap_text_wrap(rt->to, line, 0, 4, rt->width);
+	free(line);
+}
+
+/* "  rule        ID  STATE": the state wrapped under itself, or, when that
+ * leaves it less than half the width, under the id. */
+static void print_row(const report_text *rt, const char *kind, int width, const char *id,
+                      const char *state)
+{
+	int col = 2 + 10 + 2 + (width > ap_text_columns(id) ? width : ap_text_columns(id)) + 2;
+
+	fprintf(rt->to, "  %-10s  %-*s  ", kind, width, id);
+	ap_text_wrap(rt->to, state, col, col <= rt->width / 2 ? col : 14, rt->width);
 }
 
 static int id_width(const json_t *report)
@@ -183,52 +208,63 @@ static int id_width(const json_t *report)
 	return (int)width;
 }
 
-static void print_text(FILE *to, const json_t *report)
+static void print_initial(const report_text *rt, const json_t *initial, int width)
+{
+	static const char *const sections[] = {"rules", "capabilities"};
+	static const char *const kinds[] = {"rule", "capability"};
+	const char *id;
+	json_t *state;
+
+	print_commit(rt, "initial state at ", initial);
+	for (size_t k = 0; k < 2; k++)
+		json_object_foreach(json_object_get(initial, sections[k]), id, state) {
+			ap_buf b = AP_BUF_INIT;
+
+			put_state(&b, rt, state, true);
+			print_row(rt, kinds[k], width, id, b.data);
+			ap_buf_free(&b);
+			if (json_array_size(json_object_get(state, "captures")) > 1)
+				ap_manifest_print_cases(rt->to, json_object_get(state, "captures"), 14,
+				                        rt->width);
+		}
+}
+
+static void print_text(const report_text *rt, const json_t *report)
 {
 	const json_t *initial = json_object_get(report, "initial"), *change;
-	const char *prev = NULL, *id;
+	const char *prev = NULL;
 	int width = id_width(report);
-	json_t *state;
 	size_t i;
 
 	json_int_t commits = json_integer_value(json_object_get(report, "commits"));
+	char *head = ap_xasprintf("history of %s: %lld commit%s, %lld evaluated",
+	                          json_string_value(json_object_get(report, "range")),
+	                          (long long)commits, commits == 1 ? "" : "s",
+	                          (long long)json_integer_value(json_object_get(report, "evaluated")));
 
-	fprintf(to, "history of %s: %lld commit%s, %lld evaluated\n",
-	        json_string_value(json_object_get(report, "range")), (long long)commits,
-	        commits == 1 ? "" : "s",
-	        (long long)json_integer_value(json_object_get(report, "evaluated")));
-	if (json_is_object(initial)) {
-		fputs("initial state at ", to);
-		print_commit(to, initial);
-		json_object_foreach(json_object_get(initial, "rules"), id, state) {
-			fprintf(to, "  rule        %-*s  ", width, id);
-			print_state(to, state, true);
-			fputc('\n', to);
-		}
-		json_object_foreach(json_object_get(initial, "capabilities"), id, state) {
-			fprintf(to, "  capability  %-*s  ", width, id);
-			print_state(to, state, true);
-			fputc('\n', to);
-		}
-	}
+	ap_text_wrap(rt->to, head, 0, 4, rt->width);
+	free(head);
+	if (json_is_object(initial))
+		print_initial(rt, initial, width);
 	if (json_array_size(json_object_get(report, "changes")) == 0) {
-		fputs("no changes\n", to);
+		fputs("no changes\n", rt->to);
 		return;
 	}
-	fputs("changes:\n", to);
+	fputs("changes:\n", rt->to);
 	json_array_foreach(json_object_get(report, "changes"), i, change) {
 		const char *commit = json_string_value(json_object_get(change, "commit"));
+		ap_buf b = AP_BUF_INIT;
 
 		if (prev == NULL || strcmp(prev, commit) != 0)
-			print_commit(to, change);
+			print_commit(rt, "", change);
 		prev = commit;
-		fprintf(to, "  %-10s  %-*s  ", json_string_value(json_object_get(change, "kind")),
-		        width, json_string_value(json_object_get(change, "id")));
-		print_state(to, json_object_get(change, "before"), false);
-		fputs(" -> ", to);
-		print_state(to, json_object_get(change, "after"), false);
-		fputc('\n', to);
-		print_capture_changes(to, json_object_get(change, "before"),
+		put_state(&b, rt, json_object_get(change, "before"), false);
+		ap_buf_puts(&b, " -> ");
+		put_state(&b, rt, json_object_get(change, "after"), false);
+		print_row(rt, json_string_value(json_object_get(change, "kind")), width,
+		          json_string_value(json_object_get(change, "id")), b.data);
+		ap_buf_free(&b);
+		print_capture_changes(rt, json_object_get(change, "before"),
 		                      json_object_get(change, "after"));
 	}
 }
@@ -271,7 +307,7 @@ static int take_option(history_args *a, int argc, char **argv, int *i)
 		a->no_default_rules = 1;
 		return 1;
 	}
-	return 0;
+	return ap_cli_color_option(&ap_cmd_history, argv, i);
 }
 
 /* Returns -1 when parsed, else the exit status (help or usage error). */
@@ -337,7 +373,9 @@ static int history_exec(int argc, char **argv)
 		/* Subjects, captures and paths come from the repository: never
 		 * raw control bytes on a terminal. */
 		json_t *safe = ap_json_for_terminal(report);
-		print_text(stdout, safe);
+		report_text rt = {stdout, ap_cli_color(stdout), ap_text_width(stdout)};
+
+		print_text(&rt, safe);
 		json_decref(safe);
 	}
 	json_decref(report);

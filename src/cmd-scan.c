@@ -19,6 +19,7 @@
 #include "manifest-path.h"
 #include "reader.h"
 #include "rules.h"
+#include "text.h"
 
 static int cmd_scan_exec(int argc, char **argv);
 
@@ -41,6 +42,9 @@ const struct ap_cmd ap_cmd_scan = {
 	"                         ${XDG_CACHE_HOME:-$HOME/.cache}/aiter-probe\n"
 	"  --format text|json     what to print on stdout (default: text on a terminal,\n"
 	"                         else json; with -o, only when given)\n"
+	"  --color[=WHEN]         paint the text: auto (the default: on a terminal,\n"
+	"                         unless NO_COLOR or TERM=dumb), always (a bare\n"
+	"                         --color) or never\n"
 	"  --no-launch            skip the GPU cross-checks\n"
 	"  --devices all|LIST     the GPUs to cross-check on, e.g. 0,1 (default all)\n"
 	"  --launch-timeout SECS  time limit of one launch (default 120)\n"
@@ -294,8 +298,10 @@ static int cmd_scan_exec(int argc, char **argv)
 				output = v;
 			else if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--format", argc, argv, &i, &v)) > 0)
 				format = v;
-			else if (strcmp(argv[i], "--save") == 0)
+			else if (r == 0 && strcmp(argv[i], "--save") == 0)
 				r = save = 1;
+			else if (r == 0)
+				r = ap_cli_color_option(&ap_cmd_scan, argv, &i);
 		}
 		if (r == 0 && (r = ap_cli_operand(&ap_cmd_scan, argv[i], &operands_only)) > 0) {
 			rc = ap_cli_usage_error(&ap_cmd_scan, "unexpected argument '%s'", argv[i]);
@@ -354,7 +360,7 @@ static int cmd_scan_exec(int argc, char **argv)
 	if (json_out == 1)
 		ap_cli_print_json(manifest);
 	else if (json_out == 0)
-		ap_manifest_print_text(manifest, stdout, ap_cli_color(stdout));
+		ap_manifest_print_text(manifest, stdout, ap_cli_color(stdout), ap_text_width(stdout));
 	rc = ap_cli_stdout_done(rc);
 out:
 	free(saved);

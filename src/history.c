@@ -480,12 +480,15 @@ static int files_key(history *h, git_tree *tree, size_t set, ap_buf *key)
 	return 0;
 }
 
-/* A rule's state as history compares it: the status and the named captures
- * of each match that has any (line numbers move with every edit, so they
- * are not part of it). */
+/* A rule's state as history compares it: the status and the distinct
+ * tuples of named captures of the matches that have any, in the order first
+ * matched (a case the source lists twice is one case, as in diff; line
+ * numbers move with every edit, so they are not part of it). */
 static json_t *rule_state(const ap_rule_result *res)
 {
 	json_t *captures = json_array();
+	ap_map *seen = ap_map_new();
+	ap_buf key = AP_BUF_INIT;
 	size_t i, j;
 
 	for (i = 0; i < res->matches.n; i++) {
@@ -494,13 +497,47 @@ static json_t *rule_state(const ap_rule_result *res)
 
 		if (m->ncaps == 0)
 			continue;
+		key.len = 0;
+		for (j = 0; j < m->ncaps; j++) {
+			ap_buf_append(&key, m->caps[j].name, strlen(m->caps[j].name) + 1);
+			ap_buf_append(&key, m->caps[j].value, strlen(m->caps[j].value) + 1);
+		}
+		if (ap_map_get(seen, key.data, key.len) != AP_MAP_ABSENT)
+			continue;
+		ap_map_put(seen, key.data, key.len, i);
 		one = json_object();
 		for (j = 0; j < m->ncaps; j++)
 			json_object_set_new(one, m->caps[j].name, ap_json_text(m->caps[j].value));
 		json_array_append_new(captures, one);
 	}
+	ap_buf_free(&key);
+	ap_map_free(seen);
 	return json_pack("{s:s, s:o}", "status", ap_rule_status_name(res->status), "captures",
 	                 captures);
+}
+
+/* Whether two rule states are the same: the status, and the captures as
+ * sets (each state's tuples are distinct, so equal counts and one side
+ * within the other is equality; the order found is no change). */
+static bool same_rule_state(const json_t *a, const json_t *b)
+{
+	const json_t *ca = json_object_get(a, "captures"), *cb = json_object_get(b, "captures");
+	const json_t *one;
+	size_t i, j;
+
+	if (!json_equal(json_object_get(a, "status"), json_object_get(b, "status")) ||
+	    json_array_size(ca) != json_array_size(cb))
+		return false;
+	if (json_equal(ca, cb))
+		return true;
+	json_array_foreach(ca, i, one) {
+		for (j = 0; j < json_array_size(cb); j++)
+			if (json_equal(one, json_array_get(cb, j)))
+				break;
+		if (j == json_array_size(cb))
+			return false;
+	}
+	return true;
 }
 
 static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *out, size_t *set)
@@ -785,7 +822,7 @@ static void compare(const history *h, json_t *changes, const verdict *before,
 	for (i = 0; i < h->rs->nrules; i++) {
 		json_t *b = json_array_get(before->rules, i), *a = json_array_get(after->rules, i);
 
-		if (!json_equal(b, a))
+		if (!same_rule_state(b, a))
 			add_change(changes, h->rs->rules[i].id, "rule", c, b, a);
 	}
 	for (i = 0; i < h->rs->nprobes; i++) {

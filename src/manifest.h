@@ -61,8 +61,13 @@ char *ap_terminal_text(const char *s, size_t len);
  * ap_terminal_text. Values without controls are shared, not copied. */
 json_t *ap_json_for_terminal(const json_t *j);
 
-/* A table for people: capabilities, then rules. color: ANSI colours.
- * Every value from the tree is escaped with ap_terminal_text. */
-void ap_manifest_print_text(const json_t *m, FILE *to, bool color);
+/* A table for people: capabilities, then rules, fitted to width columns
+ * (src/manifest-text.c; the layout is in README.md, "Text output"). color:
+ * ANSI colours. Every value from the tree is escaped with ap_terminal_text. */
+void ap_manifest_print_text(const json_t *m, FILE *to, bool color, int width);
+/* The distinct tuples of captures (an array of {name: value} objects,
+ * escaped for a terminal) grouped as that text prints a case table, one line
+ * a group from column col. */
+void ap_manifest_print_cases(FILE *to, const json_t *captures, int col, int width);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -51,15 +52,56 @@ int ap_text_width(FILE *to)
 	return 80;
 }
 
-/* Characters in s[0..n): UTF-8 continuation bytes take no column. */
+const char *ap_text_paint(bool color, const char *code)
+{
+	return color ? code : "";
+}
+
+const char *ap_text_hue(const char *word)
+{
+	if (strcmp(word, "matched") == 0 || strcmp(word, "supported") == 0)
+		return AP_TEXT_GREEN;
+	return strcmp(word, "unmatched") == 0 ? AP_TEXT_YELLOW : AP_TEXT_RED;
+}
+
+void ap_text_word(ap_buf *b, const char *value)
+{
+	json_t *string;
+	char *quoted;
+
+	if (value[0] != '\0' && strpbrk(value, " \t\r\n=,:\"\\") == NULL) {
+		ap_buf_puts(b, value);
+		return;
+	}
+	string = json_string(value);
+	quoted = string != NULL ? json_dumps(string, JSON_ENCODE_ANY) : NULL;
+	ap_buf_puts(b, quoted != NULL ? quoted : "\"?\"");
+	free(quoted);
+	json_decref(string);
+}
+
+/* Characters in s[0..n): UTF-8 continuation bytes take no column, nor does
+ * a colour (ESC [ ... m: text from a tree is escaped before it gets here, so
+ * every ESC is ours). */
 static int columns_of(const char *s, size_t n)
 {
 	int cols = 0;
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\033' && i + 1 < n && s[i + 1] == '[') {
+			for (i += 2; i < n && s[i] != 'm'; i++)
+				;
+			continue;
+		}
 		cols += ((unsigned char)s[i] & 0xc0) != 0x80;
+	}
 	return cols;
+}
+
+int ap_text_columns(const char *text)
+{
+	return columns_of(text, strlen(text));
 }
 
 void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width)
@@ -67,6 +109,8 @@ void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width)
 	const char *p = text;
 	bool line_empty = true;
 
+	if (indent > width / 2)
+		indent = 8;
 	while (*p != '\0') {
 		size_t spaces = strspn(p, " ");
 		size_t len;

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "ap-util.h"
+
 typedef enum ap_color_mode {
 	AP_COLOR_AUTO,   /* on a terminal, unless NO_COLOR is set or TERM=dumb */
 	AP_COLOR_ALWAYS,
@@ -21,11 +23,34 @@ bool ap_text_color(FILE *to, ap_color_mode mode);
  * the terminal's width when `to` is one, else 80. */
 int ap_text_width(FILE *to);
 
+/* Colours of a word (SGR codes); ap_text_paint gives "" when not painting. */
+#define AP_TEXT_GREEN "\033[32m"
+#define AP_TEXT_RED "\033[31m"
+#define AP_TEXT_YELLOW "\033[33m"
+#define AP_TEXT_BOLD "\033[1m"
+#define AP_TEXT_RESET "\033[0m"
+const char *ap_text_paint(bool color, const char *code);
+/* The colour of a verdict word: green for matched and supported, yellow for
+ * unmatched, red for the rest (unsupported, missing, error, lost). */
+const char *ap_text_hue(const char *word);
+
+/* The columns text takes: UTF-8 characters, not bytes; colours none. */
+int ap_text_columns(const char *text);
+
+/* Appends value to b as one word of a list: as it is, or, when it is empty
+ * or holds a space, tab, CR, LF, '=', ',', ':', quote or backslash (so could be
+ * misread beside others: "a=1 b=2", "dim 512: heads 16 24"), as a JSON
+ * string. */
+void ap_text_word(ap_buf *b, const char *value);
+
 /* Writes text (already escaped for a terminal) starting at column col, on as
  * many lines as it takes to stay within width: breaks at spaces, continues
- * each further line after indent spaces, never cuts a word (one longer than
- * the room is written whole on a line of its own), and ends with a newline.
- * Columns count UTF-8 characters, not bytes. */
+ * each further line after indent spaces, never cuts a word (one too long for
+ * a line is written whole on a line of its own, so a line passes the width
+ * only by one such word), and ends with a newline. An
+ * indent past half the width is cut to 8, so a long label does not leave a
+ * column of one word a line. Columns count UTF-8 characters; colours (ESC [
+ * ... m) take none. */
 void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width);
 
 #endif

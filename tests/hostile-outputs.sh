@@ -260,7 +260,9 @@ case_ "scan and check text: a reason's control bytes are escaped"
 mkdir -p "$TMP/t3"
 printf 'x = "y";\n' >"$TMP/out${ESC}[2J.c"
 ln -s "$TMP/out${ESC}[2J.c" "$TMP/t3/a.c"
+export COLUMNS=1000 # the reason on one line
 bprobe scan --aiter-root "$TMP/t3" $OWN --format text
+unset COLUMNS
 expect_rc 0
 expect_out_has "      symlink resolves outside the AITER root ($TMP/out\\x1b[2J.c)"
 expect_no_raw_controls

@@ -8,7 +8,7 @@ set -u
 AP="$AP_BUILDDIR/aiter-probe"
 export AITER_PROBE_DATADIR="$AP_SRCDIR"
 export SOURCE_DATE_EPOCH=0
-unset AITER_META_DIR NO_COLOR AITER_PROBE_LAUNCHER AITER_PROBE_LAUNCH_INJECT AITER_PROBE_PYTHON
+unset AITER_META_DIR NO_COLOR COLUMNS AITER_PROBE_LAUNCHER AITER_PROBE_LAUNCH_INJECT AITER_PROBE_PYTHON
 
 # The address-space bound of the hostile-input tests (ulimit -v, KiB):
 # sanitizers and valgrind reserve far more address space than they use, so

@@ -94,6 +94,20 @@ reducer "24 512" "16 512" "32 512" >"$REPO/csrc/kernels/mla/reduce.cu"
 git -C "$REPO" add -A
 commit "Put the 24x512 case first"
 c9=$id
+# reducer_commit SUBJECT CASE...: the reducer with these cases, committed.
+reducer_commit() {
+	subject=$1
+	shift
+	reducer "$@" >"$REPO/csrc/kernels/mla/reduce.cu"
+	git -C "$REPO" add -A
+	commit "$subject"
+}
+reducer_commit "List the 16x512 case four times" "16 512" "16 512" "24 512" "16 512" "16 512" "32 512"
+c10=$id
+reducer_commit "Drop the 24x512 case, keep the repeats" "16 512" "32 512" "16 512" "16 512" "16 512"
+c11=$id
+reducer_commit "List the 16x512 case once" "16 512" "32 512"
+c12=$id
 git -C "$REPO" checkout -q main
 
 expect_no_err() { [ ! -s "$TMP/err" ] || { fail "stderr not empty"; sed 's/^/  stderr: /' "$TMP/err" >&2; }; }
@@ -101,13 +115,17 @@ expect_no_out() { [ ! -s "$TMP/out" ] || fail "stdout not empty"; }
 short() { printf '%.12s' "$1"; }
 history() { probe history --no-default-rules --rules "$PACK" --git "$REPO" "$@"; }
 
+# Full ids in the ranges make long lines: wide enough not to wrap them.
+export COLUMNS=200
+
 case_ "whole history, text"
 history main
 expect_rc 0
 expect_out "history of main: 8 commits, 4 evaluated
 initial state at $(short "$c1") 2024-03-02T10:00:00+02:00 Add the reducer
   rule        mla.reduce.native_h24_d512  unmatched
-  rule        mla.reduce.cases            matched [heads=16 dim=512, heads=32 dim=512]
+  rule        mla.reduce.cases            matched (2 cases)
+              dim 512: heads 16 32
   capability  mla.decode.native_h24       unsupported
 changes:
 $(short "$c2") 2024-03-03T10:00:00+02:00 Add the 24x512 case
@@ -196,18 +214,58 @@ expect_out_has "history of $c7..$c8: 2 commits, 2 evaluated"
 expect_out_has "$(short "$c6") 2024-03-07T10:00:00+02:00 Restore the 24x512 case"
 expect_out_has "$(short "$c8") 2024-03-09T10:00:00+02:00 Merge side"
 
-case_ "captures in another order"
-history "$c2..$c9"
+case_ "captures are a set: another order or a repeat is no change"
+export COLUMNS=80
+history "$(short "$c2")..$(short "$c10")"
 expect_rc 0
-expect_out "history of $c2..$c9: 1 commit, 2 evaluated
+expect_out "history of $(short "$c2")..$(short "$c10"): 2 commits, 3 evaluated
 initial state at $(short "$c2") 2024-03-03T10:00:00+02:00 Add the 24x512 case
   rule        mla.reduce.native_h24_d512  matched
-  rule        mla.reduce.cases            matched [heads=16 dim=512, heads=24 dim=512, heads=32 dim=512]
+  rule        mla.reduce.cases            matched (3 cases)
+              dim 512: heads 16 24 32
   capability  mla.decode.native_h24       supported
+no changes"
+expect_no_err
+# four times and then once: one case throughout; a case lost is reported
+history "$c10..$c12" --format json
+expect_rc 0
+expect_json '[(c["commit"][:12], c["id"], c["after"]) for c in j["changes"]]' \
+	"[('$(short "$c11")', 'mla.reduce.native_h24_d512', {'status': 'unmatched', 'captures': []}), ('$(short "$c11")', 'mla.reduce.cases', {'status': 'matched', 'captures': [{'heads': '16', 'dim': '512'}, {'heads': '32', 'dim': '512'}]}), ('$(short "$c11")', 'mla.decode.native_h24', False)]"
+expect_json 'j["initial"]["rules"]["mla.reduce.cases"]["captures"]' \
+	"[{'heads': '16', 'dim': '512'}, {'heads': '24', 'dim': '512'}, {'heads': '32', 'dim': '512'}]"
+export COLUMNS=200
+
+case_ "text at 60 columns, coloured"
+export COLUMNS=60
+history "$(short "$c10")..$(short "$c11")" --color
+expect_rc 0
+G=$(printf '\033[32m') R=$(printf '\033[31m') Y=$(printf '\033[33m') N=$(printf '\033[0m')
+expect_out "history of $(short "$c10")..$(short "$c11"): 1 commit, 2 evaluated
+initial state at $(short "$c10") 2024-03-11T10:00:00+02:00 List
+    the 16x512 case four times
+  rule        mla.reduce.native_h24_d512  ${G}matched$N
+  rule        mla.reduce.cases            ${G}matched$N (3 cases)
+              dim 512: heads 16 24 32
+  capability  mla.decode.native_h24       ${G}supported$N
 changes:
-$(short "$c9") 2024-03-10T10:00:00+02:00 Put the 24x512 case first
-  rule        mla.reduce.cases            matched -> matched
-      (the same captures, in another order)"
+$(short "$c11") 2024-03-12T10:00:00+02:00 Drop the 24x512 case,
+    keep the repeats
+  rule        mla.reduce.native_h24_d512  ${G}matched$N ->
+              ${Y}unmatched$N
+  rule        mla.reduce.cases            ${G}matched$N -> ${G}matched$N
+      ${R}-$N heads=24 dim=512
+  capability  mla.decode.native_h24       ${G}supported$N ->
+              ${R}unsupported$N"
+expect_no_err
+history "$c10..$c11" --color=never
+expect_out_has "  rule        mla.reduce.cases            matched -> matched"
+history "$c10..$c11" --color=auto
+expect_out_has "  rule        mla.reduce.cases            matched -> matched"
+history "$c10..$c11" --color=sometimes
+expect_rc 2
+expect_err "aiter-probe history: --color takes auto, always or never, not 'sometimes'
+Try 'aiter-probe history --help'."
+export COLUMNS=200
 
 case_ "A...B: both sides since the merge base"
 history "$c7...$c6" --format json
