@@ -100,8 +100,10 @@ static void print_verdict(bool color, int width, bool ok, bool required, const c
 	                          reason ? reason : "");
 	char *safe = ap_terminal_text(line, strlen(line));
 
-	printf("%s%-11s%s ", color ? (ok ? "\033[32m" : "\033[31m") : "",
-	       ok ? "supported" : "unsupported", color ? "\033[0m" : "");
+	const char *word = ok ? "supported" : "unsupported";
+
+	printf("%s%-11s%s ", ap_text_paint(color, ap_text_hue(word)), word,
+	       ap_text_paint(color, AP_TEXT_RESET));
 	ap_text_wrap(stdout, safe, 12, 12, width);
 	if (consequence != NULL) {
 		char *safe_c = ap_terminal_text(consequence, strlen(consequence));

@@ -7,6 +7,7 @@
 
 #include "ap-util.h"
 #include "diff.h"
+#include "text.h"
 #include "manifest.h"
 
 /* The keys of two objects, sorted and without repeats (borrowed strings),
@@ -153,24 +154,6 @@ static json_t *diff_rule(const char *id, const json_t *old_rule, const json_t *n
 	                 ap_json_text(is));
 }
 
-/* A value that could be misread inside "a=1 b=2" is written as a JSON
- * string. */
-static void put_capture_value(ap_buf *b, const char *value)
-{
-	json_t *string;
-	char *quoted;
-
-	if (value[0] != '\0' && strpbrk(value, " \t\r\n=\"\\") == NULL) {
-		ap_buf_puts(b, value);
-		return;
-	}
-	string = json_string(value);
-	quoted = json_dumps(string, JSON_ENCODE_ANY);
-	ap_buf_puts(b, quoted);
-	free(quoted);
-	json_decref(string);
-}
-
 char *ap_diff_case_tuple(const json_t *match)
 {
 	const json_t *captures = json_object_get(match, "captures");
@@ -184,7 +167,7 @@ char *ap_diff_case_tuple(const json_t *match)
 		if (tuple.len > 0)
 			ap_buf_putc(&tuple, ' ');
 		ap_buf_printf(&tuple, "%s=", name);
-		put_capture_value(&tuple, json_string_value(value));
+		ap_text_word(&tuple, json_string_value(value));
 	}
 	return ap_buf_detach(&tuple);
 }

@@ -584,21 +584,6 @@ typedef struct painter {
 	int width;
 } painter;
 
-static const char *paint_of(const char *word)
-{
-	static const struct {
-		const char *word, *sgr;
-	} paints[] = {
-		{"yes", "32"}, {"supported", "32"}, {"matched", "32"}, {"passed", "32"},
-		{"no", "31"}, {"unsupported", "31"}, {"unmatched", "31"}, {"failed", "31"},
-	};
-
-	for (size_t i = 0; i < sizeof paints / sizeof paints[0]; i++)
-		if (strcmp(word, paints[i].word) == 0)
-			return paints[i].sgr;
-	return "33";
-}
-
 /* "INDENT HEAD: WORD" with the verdict word painted; a head too long for
  * the width is wrapped, with the word on a line of its own below. */
 static void head_line(const painter *pt, int indent, const char *head, const char *word)
@@ -617,7 +602,7 @@ static void head_line(const painter *pt, int indent, const char *head, const cha
 		fprintf(pt->to, "%*s%s: ", indent, "", safe_head);
 	}
 	if (pt->color)
-		fprintf(pt->to, "\033[%sm%s\033[0m\n", paint_of(word), safe_word);
+		fprintf(pt->to, "%s%s%s\n", ap_text_hue(word), safe_word, AP_TEXT_RESET);
 	else
 		fprintf(pt->to, "%s\n", safe_word);
 	free(safe_head);

@@ -59,9 +59,17 @@ const char *ap_text_paint(bool color, const char *code)
 
 const char *ap_text_hue(const char *word)
 {
-	if (strcmp(word, "matched") == 0 || strcmp(word, "supported") == 0)
-		return AP_TEXT_GREEN;
-	return strcmp(word, "unmatched") == 0 ? AP_TEXT_YELLOW : AP_TEXT_RED;
+	static const char *const green[] = {"matched", "supported", "yes", "passed", "gained"};
+	static const char *const yellow[] = {"unmatched", "unknown", "skipped"};
+	size_t i;
+
+	for (i = 0; i < sizeof green / sizeof green[0]; i++)
+		if (strcmp(word, green[i]) == 0)
+			return AP_TEXT_GREEN;
+	for (i = 0; i < sizeof yellow / sizeof yellow[0]; i++)
+		if (strcmp(word, yellow[i]) == 0)
+			return AP_TEXT_YELLOW;
+	return AP_TEXT_RED;
 }
 
 void ap_text_word(ap_buf *b, const char *value)
