@@ -136,6 +136,11 @@ expect_rc 2
 expect_no_out
 expect_err "aiter_probe: $M: unknown capability 'no.such'"
 
+case_ "unknown capability: the nearest known ids"
+pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_nm
+expect_rc 2
+expect_err "aiter_probe: $M: unknown capability 'aiter.hipb_nm'; nearest: aiter.hipb_mm"
+
 case_ "unreadable manifest"
 pyrun "$TMP/venv" -m aiter_probe "$TMP/none.json"
 expect_rc 2

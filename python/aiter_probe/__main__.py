@@ -4,6 +4,7 @@
 tool. Exit status: 0 all supported, 1 some not, 2 usage or input error."""
 
 import argparse
+import difflib
 import errno
 import os
 import re
@@ -53,7 +54,10 @@ def main(argv=None):
     names = args.caps or list(caps)
     for name in names:
         if name not in caps:
-            return _fail("%s: unknown capability '%s'" % (args.manifest, _terminal(name)))
+            near = difflib.get_close_matches(name, list(caps), n=3)
+            return _fail("%s: unknown capability '%s'%s" % (
+                args.manifest, _terminal(name),
+                "; nearest: " + ", ".join(near) if near else ""))
     lines = []
     for name in names:
         ok = caps[name]["supported"]
