@@ -49,6 +49,8 @@ const struct ap_cmd ap_cmd_scan = {
 	"  --devices all|LIST     the GPUs to cross-check on, e.g. 0,1 (default all)\n"
 	"  --launch-timeout SECS  time limit of one launch (default 120)\n"
 	"  --max-file-size BYTES  refuse larger files (default 16777216)\n"
+	"  --host NAME            the node's name in the manifest (default: the host\n"
+	"                         name; in a pod, pass the node's)\n"
 	"  -h, --help             show this help\n\n"
 	"Exit status: 0 written, 2 usage or input error.\n",
 	.exec = cmd_scan_exec,
@@ -235,7 +237,7 @@ static int build_manifest(const struct ap_scan_cli *o, ap_ruleset *rs, ap_reader
 	commit = ap_discover_git_commit(info.root);
 	info.version = version;
 	info.git_commit = commit;
-	*manifest = ap_manifest_build(scan, r, &info, all);
+	*manifest = ap_manifest_build(scan, r, &info, all, o->host);
 	ap_scan_free(scan);
 	free(version);
 	free(commit);
@@ -298,7 +300,13 @@ static int cmd_scan_exec(int argc, char **argv)
 				output = v;
 			else if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--format", argc, argv, &i, &v)) > 0)
 				format = v;
-			else if (r == 0 && strcmp(argv[i], "--save") == 0)
+			else if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--host", argc, argv, &i,
+			                                     &o.host)) > 0 &&
+			         (o.host[0] == '\0' || strlen(o.host) > AP_MANIFEST_HOST_MAX)) {
+				ap_cli_usage_error(&ap_cmd_scan, "--host needs a name of 1 to %d bytes",
+				                   AP_MANIFEST_HOST_MAX);
+				r = -1;
+			} else if (r == 0 && strcmp(argv[i], "--save") == 0)
 				r = save = 1;
 			else if (r == 0)
 				r = ap_cli_color_option(&ap_cmd_scan, argv, &i);

@@ -27,6 +27,7 @@ extern const struct ap_cmd ap_cmd_diff;
 extern const struct ap_cmd ap_cmd_verify;
 extern const struct ap_cmd ap_cmd_list;
 extern const struct ap_cmd ap_cmd_explain;
+extern const struct ap_cmd ap_cmd_merge;
 
 struct ap_ruleset;
 struct json_t;
@@ -47,6 +48,7 @@ struct ap_scan_cli {
 	const char *devices;   /* "all" or "0,2" */
 	double launch_timeout; /* seconds; 0: default */
 	size_t max_file_size;  /* bytes; 0: default */
+	const char *host;      /* the manifest's "host"; NULL: gethostname */
 };
 
 /* Takes the scan option at argv[*i] (and its value, advancing *i). Returns

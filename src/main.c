@@ -43,6 +43,7 @@ static const struct ap_cmd *const commands[] = {
 	&ap_cmd_verify,
 	&ap_cmd_list,
 	&ap_cmd_explain,
+	&ap_cmd_merge,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -107,7 +107,9 @@ static int field(const char *file, const json_t *obj, const char *where, const c
 	int rc = AP_OK;
 
 	*out = v;
-	if (v == NULL && (kinds & K_OPTIONAL))
+	/* The path is only for the message: most manifests have no error, and
+	 * a fleet's merge reads thousands of them. */
+	if ((v == NULL && (kinds & K_OPTIONAL)) || (v != NULL && is_kind(v, kinds)))
 		return AP_OK;
 	path = key_path(where, key);
 	if (v == NULL) {
@@ -168,6 +170,26 @@ static int check_schema(const char *file, const json_t *m)
 	ap_error_set("%s: schema '%s' is not one this reader understands (%s)", file, schema,
 	             AP_MANIFEST_SCHEMA);
 	return AP_EINPUT;
+}
+
+/* The node that scanned (manifests before it have none). Merge names nodes
+ * by it, so a name is a few bytes of text, as a host name is. */
+static int check_host(const char *file, const json_t *m)
+{
+	json_t *v;
+	size_t len;
+	int rc;
+
+	rc = field(file, m, "", "host", K_STRING | K_NULL | K_OPTIONAL, &v);
+	if (rc < 0 || !json_is_string(v))
+		return rc;
+	len = json_string_length(v);
+	if (len == 0 || len > AP_MANIFEST_HOST_MAX) {
+		ap_error_set("%s: 'host' must be a name of 1 to %d bytes, not %zu", file,
+		             AP_MANIFEST_HOST_MAX, len);
+		return AP_EINPUT;
+	}
+	return AP_OK;
 }
 
 static int check_aiter(const char *file, const json_t *m)
@@ -444,7 +466,8 @@ static int check_manifest(const char *file, const json_t *m)
 		ap_error_set("%s: not a manifest: the top level is not a JSON object", file);
 		return AP_EINPUT;
 	}
-	if ((rc = check_schema(file, m)) < 0 || (rc = check_aiter(file, m)) < 0 ||
+	if ((rc = check_schema(file, m)) < 0 || (rc = check_host(file, m)) < 0 ||
+	    (rc = check_aiter(file, m)) < 0 ||
 	    (rc = check_inputs(file, m)) < 0 ||
 	    (rc = check_keyed(file, m, "rules", check_rule)) < 0 ||
 	    (rc = check_keyed(file, m, "capabilities", check_capability)) < 0 ||

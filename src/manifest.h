@@ -30,9 +30,14 @@ typedef struct ap_aiter_info {
  * kept instead of being dropped from the document. */
 json_t *ap_json_text(const char *s);
 
-/* devices: a JSON array (borrowed, may be empty). */
+/* The longest "host" a manifest may name, in bytes (a DNS name's limit). */
+#define AP_MANIFEST_HOST_MAX 255
+
+/* devices: a JSON array (borrowed, may be empty). host: the node's name for
+ * "host" (1 to AP_MANIFEST_HOST_MAX bytes); NULL: this machine's host name,
+ * null when it has none. */
 json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
-                          const ap_aiter_info *aiter, const json_t *devices);
+                          const ap_aiter_info *aiter, const json_t *devices, const char *host);
 
 /* The MLA head routing table implied by a scan's capabilities. */
 json_t *ap_manifest_mla_plans(const ap_scan *scan);

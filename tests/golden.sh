@@ -2,7 +2,8 @@
 # Golden manifests: every fixture tree under tests/fixtures/ is scanned with
 # the shipped rule packs, and the manifest must equal tests/golden/<tree>.json
 # once the machine-dependent values (the absolute root, the tool version) are
-# masked. AP_UPDATE_GOLDEN=1 rewrites the golden files instead.
+# masked; each is scanned with --host named after its tree, not the machine.
+# AP_UPDATE_GOLDEN=1 rewrites the golden files instead.
 . "$AP_SRCDIR/tests/lib.sh"
 
 mask() {
@@ -21,7 +22,7 @@ PY
 for tree in "$AP_SRCDIR"/tests/fixtures/*/; do
 	name=$(basename "$tree")
 	case_ "golden $name"
-	probe scan --aiter-root "$tree" --no-launch --format json
+	probe scan --aiter-root "$tree" --no-launch --host "$name" --format json
 	expect_rc 0
 	mask "$TMP/out" >"$TMP/$name.json" || { fail "not JSON"; continue; }
 	golden="$AP_SRCDIR/tests/golden/$name.json"

@@ -247,6 +247,8 @@ static const struct edit edits[] = {
 	{"", "devices", "[1]", "'devices[0]' must be an object"},
 	{"", "devices", "[{\"index\": 0}, \"gpu\"]", "'devices[1]' must be an object"},
 	{"", "devices", "{}", "'devices' must be an array"},
+	{"", "host", "17", "'host' must be a string or null"},
+	{"", "host", "\"\"", "'host' must be a name of 1 to 255 bytes, not 0"},
 	{"", "schema", "\"aiter-probe.manifest/+2\"",
 	 "schema 'aiter-probe.manifest/+2' is not one this reader understands "
 	 "(aiter-probe.manifest/1)"},
@@ -270,7 +272,7 @@ static void test_unknown_keys_ignored(void **state)
 	char *text, *path;
 	json_t *m;
 
-	json_object_set_new(doc, "host", json_string("node-17"));
+	json_object_set_new(doc, "site", json_string("rack-3"));
 	json_object_set_new(json_object_get(json_object_get(doc, "rules"), "mla.reduce.cases"),
 	                    "elapsed_ms", json_integer(3));
 	text = json_dumps(doc, 0);

@@ -85,6 +85,8 @@ edits = [
     ("no devices", lambda d: d.pop("devices")),
     ("unknown top-level key", lambda d: d.__setitem__("extra", 1)),
     ("relative root", lambda d: d["aiter"].__setitem__("root", "opt/aiter")),
+    ("empty host", lambda d: d.__setitem__("host", "")),
+    ("number host", lambda d: d.__setitem__("host", 17)),
 ]
 for what, edit in edits:
     doc = json.loads(json.dumps(good))

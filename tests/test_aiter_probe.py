@@ -134,6 +134,10 @@ class LoadTest(unittest.TestCase):
             (lambda d: d.__setitem__("devices", [1]), "'devices[0]' must be an object"),
             (lambda d: d["devices"].append("gpu"), "'devices[1]' must be an object"),
             (lambda d: d.__setitem__("devices", {}), "'devices' must be an array"),
+            (lambda d: d.__setitem__("host", 17), "'host' must be a string or null"),
+            (lambda d: d.__setitem__("host", ""), "'host' must be a name of 1 to 255 bytes, not 0"),
+            (lambda d: d.__setitem__("host", "\u00e9" * 128),
+             "'host' must be a name of 1 to 255 bytes, not 256"),
             (lambda d: d.__setitem__("schema", "aiter-probe.manifest/+2"),
              "schema 'aiter-probe.manifest/+2' is not one this reader understands "
              "(aiter-probe.manifest/1)"),

@@ -135,6 +135,10 @@ class _Checker:
         if not isinstance(doc, dict):
             self.fail("not a manifest: the top level is not a JSON object")
         self.schema(doc)
+        host = self.field(doc, "", "host", ("string", "null"), optional=True)
+        if host is not None and not 1 <= len(host.encode("utf-8")) <= 255:
+            self.fail("'host' must be a name of 1 to 255 bytes, not %d"
+                      % len(host.encode("utf-8")))
         aiter = self.field(doc, "", "aiter", ("object",))
         self.field(aiter, "aiter", "root", ("string",))
         if "meta" in aiter:

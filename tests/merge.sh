@@ -1,0 +1,191 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The manifest's host (scan --host, else the host name) and aiter-probe merge:
+# manifests of fixture trees scanned as three nodes, merged into golden text
+# and JSON; node names as host ranges; the error paths.
+. "$AP_SRCDIR/tests/lib.sh"
+FIX="$AP_SRCDIR/tests/fixtures"
+EXP="$AP_SRCDIR/tests/expected"
+export COLUMNS=80
+
+# scan_as HOST TREE: the manifest of fixture TREE as node HOST, in $TMP/m/HOST.json.
+scan_as() {
+	mkdir -p "$TMP/m"
+	probe scan --aiter-root "$FIX/$2" --no-launch --host "$1" -o "$TMP/m/$1.json"
+	[ "$rc" = 0 ] || fail "scan of $2 as $1: exit status $rc"
+}
+
+# golden NAME: stdout equals tests/expected/NAME (AP_UPDATE_GOLDEN=1 writes it).
+golden() {
+	if [ "${AP_UPDATE_GOLDEN:-}" = 1 ]; then
+		cp "$TMP/out" "$EXP/$1"
+	else
+		diff -u "$EXP/$1" "$TMP/out" >&2 || fail "differs from tests/expected/$1"
+	fi
+}
+
+case_ "scan --host"
+scan_as node-01 h24-native
+probe verify "$TMP/m/node-01.json"
+expect_rc 0
+"${PYTHON3:-python3}" -c 'import json,sys; print(json.load(open(sys.argv[1]))["host"])' \
+	"$TMP/m/node-01.json" >"$TMP/out"
+expect_out "node-01"
+
+case_ "scan without --host: the host name"
+probe scan --aiter-root "$FIX/h24-native" --no-launch --format json
+expect_rc 0
+expect_json 'j["host"]' "$("${PYTHON3:-python3}" -c 'import socket; print(socket.gethostname())')"
+
+case_ "scan --host with no name"
+probe scan --aiter-root "$FIX/h24-native" --no-launch --host=
+expect_rc 2
+expect_err "aiter-probe scan: --host needs a name of 1 to 255 bytes
+Try 'aiter-probe scan --help'."
+
+case_ "scan --host too long"
+probe scan --aiter-root "$FIX/h24-native" --no-launch --host "$(printf '%0256d' 0)"
+expect_rc 2
+expect_err "aiter-probe scan: --host needs a name of 1 to 255 bytes
+Try 'aiter-probe scan --help'."
+
+scan_as node-02 h24-native
+scan_as node-03 h24-missing
+scan_as node-10 traps
+M="$TMP/m"
+
+case_ "merge: text"
+probe merge "$M/node-01.json" "$M/node-02.json" "$M/node-03.json" "$M/node-10.json"
+expect_rc 0
+golden merge-fixtures.txt
+
+case_ "merge: json, in another order"
+probe merge --format json "$M/node-10.json" "$M/node-03.json" "$M/node-02.json" "$M/node-01.json"
+expect_rc 0
+golden merge-fixtures.json
+
+case_ "merge --fail-on-differ: the nodes differ"
+probe merge --fail-on-differ "$M/node-01.json" "$M/node-03.json"
+expect_rc 1
+expect_out_has "2 nodes, 2 AITER trees; 1 of 15 capabilities differs across nodes"
+
+case_ "merge --fail-on-differ: one tree on every node"
+probe merge --fail-on-differ --color=never "$M/node-01.json" "$M/node-02.json"
+expect_rc 0
+expect_out_has "2 nodes, 1 AITER tree; no capability of 15 differs across nodes"
+expect_out_has "AITER unknown  2 nodes: node-[01-02]"
+
+case_ "merge --color: only the counts and titles are painted"
+probe merge --color "$M/node-01.json" "$M/node-03.json"
+expect_rc 0
+expect_out_has "$(printf '  mla.decode.native_h24  \033[33m1 of 2\033[0m')"
+
+case_ "merge: no host, the file's name"
+probe merge --format json "$AP_SRCDIR/tests/manifests/good.json" -- "$AP_SRCDIR/tests/manifests/second.json"
+expect_rc 0
+expect_json 'j["trees"][0]["nodes"]["nodes"] + j["trees"][1]["nodes"]["nodes"]' "['good', 'second']"
+
+case_ "merge: capabilities some nodes did not probe"
+probe merge --format json "$AP_SRCDIR/tests/manifests/good.json" "$M/node-01.json"
+expect_rc 0
+expect_json 'j["capabilities"]["mla.decode.native_h16"]["unprobed"]' "{'count': 1, 'nodes': ['node-01'], 'omitted': 0}"
+expect_json 'j["capabilities"]["aiter.hipb_mm"]["unprobed"]' "{'count': 1, 'nodes': ['good'], 'omitted': 0}"
+expect_json 'j["capabilities"]["aiter.hipb_mm"]["lacking"]["nodes"]' "['node-01']"
+expect_json 'j["differing_capabilities"]' 15
+
+case_ "merge: one node twice"
+cp "$M/node-01.json" "$TMP/copy.json"
+probe merge "$M/node-01.json" "$M/node-03.json" "$TMP/copy.json"
+expect_rc 2
+expect_no_out
+expect_err "aiter-probe: $TMP/copy.json: node 'node-01' is also the node of $M/node-01.json"
+
+case_ "merge: a manifest named by its file and another by its host"
+cp "$AP_SRCDIR/tests/manifests/good.json" "$TMP/node-01.json"
+probe merge "$M/node-01.json" "$TMP/node-01.json"
+expect_rc 2
+expect_err "aiter-probe: $TMP/node-01.json: node 'node-01' is also the node of $M/node-01.json"
+
+case_ "merge: not a manifest"
+probe merge "$M/node-01.json" "$AP_SRCDIR/tests/manifests/invalid-newer-schema.json"
+expect_rc 2
+expect_no_out
+expect_err "aiter-probe: $AP_SRCDIR/tests/manifests/invalid-newer-schema.json: schema 'aiter-probe.manifest/2' is newer than this reader understands (aiter-probe.manifest/1)"
+
+case_ "merge: a file that is not there"
+probe merge "$TMP/none.json"
+expect_rc 2
+expect_err "aiter-probe: $TMP/none.json: No such file or directory"
+
+case_ "merge: a bad host"
+sed 's/"host": "node-01"/"host": ""/' "$M/node-01.json" >"$TMP/bad-host.json"
+probe merge "$TMP/bad-host.json"
+expect_rc 2
+expect_err "aiter-probe: $TMP/bad-host.json: 'host' must be a name of 1 to 255 bytes, not 0"
+
+case_ "merge: no manifest"
+probe merge --format json
+expect_rc 2
+expect_err "aiter-probe merge: needs at least one MANIFEST
+Try 'aiter-probe merge --help'."
+
+case_ "merge: unknown option"
+probe merge --nodes "$M/node-01.json"
+expect_rc 2
+expect_err "aiter-probe merge: unknown option '--nodes'
+Try 'aiter-probe merge --help'."
+
+case_ "merge: after -- a manifest may start with '-'"
+cp "$M/node-01.json" "$TMP/-n.json"
+(cd "$TMP" && "$AP" merge -- -n.json >"$TMP/out" 2>"$TMP/err"); rc=$?
+expect_rc 0
+expect_out_has "1 node, 1 AITER tree"
+
+case_ "merge: bad --format, --max-ranges, --color"
+probe merge --format yaml "$M/node-01.json"
+expect_rc 2
+expect_err "aiter-probe merge: --format takes text or json, not 'yaml'
+Try 'aiter-probe merge --help'."
+probe merge --max-ranges 0 "$M/node-01.json"
+expect_rc 2
+expect_err "aiter-probe merge: --max-ranges needs a whole number from 1 to 100000, not '0'
+Try 'aiter-probe merge --help'."
+probe merge --color=sometimes "$M/node-01.json"
+expect_rc 2
+expect_err "aiter-probe merge: --color takes auto, always or never, not 'sometimes'
+Try 'aiter-probe merge --help'."
+
+# Host ranges: the same manifest as many nodes, named in a shuffled order.
+mkdir -p "$TMP/fleet"
+for n in 7 3 12 1 2 10 9 11 5 4 8 6 0042 0040 0041 0007 login; do
+	sed "s/\"host\": \"node-01\"/\"host\": \"gpu-$n.rack\"/" "$M/node-01.json" >"$TMP/fleet/$n.json"
+done
+case_ "merge: host ranges, any order, by width"
+probe merge "$TMP/fleet/"*.json
+expect_rc 0
+expect_out_has "AITER unknown  17 nodes: gpu-[1-9].rack, gpu-[10-12].rack,"
+expect_out_has "    gpu-[0007,0040-0042].rack, gpu-login.rack"
+
+case_ "merge: a name between two ranges joins them; one before a range widens it"
+F="$TMP/fleet"
+probe merge --format json "$F/5.json" "$F/3.json" "$F/9.json" "$F/4.json" "$F/2.json" "$F/7.json"
+expect_rc 0
+expect_json 'j["trees"][0]["nodes"]["nodes"]' "['gpu-[2-5,7,9].rack']"
+
+case_ "merge: many ranges of one family make several items"
+mkdir -p "$TMP/odd"
+for n in 01 03 05 07 09 11 13 15 17 19 21 23 25 27 29; do
+	sed "s/\"host\": \"node-01\"/\"host\": \"n$n\"/" "$M/node-01.json" >"$TMP/odd/$n.json"
+done
+probe merge --max-ranges 20 --format json "$TMP/odd/"*.json
+expect_rc 0
+expect_json 'j["trees"][0]["nodes"]["nodes"]' "['n[01,03,05,07,09,11,13,15,17,19,21,23,25,27]', 'n29']"
+
+# The files in the glob's order: 0007, 0040, 0041, 0042, 1, 10, ...
+case_ "merge --max-ranges: the rest counted"
+probe merge --max-ranges 2 --format json "$TMP/fleet/"*.json
+expect_rc 0
+expect_json 'j["trees"][0]["nodes"]' "{'count': 17, 'nodes': ['gpu-[0007,0040-0042].rack'], 'omitted': 13}"
+probe merge --max-ranges 2 "$TMP/fleet/"*.json
+expect_out_has "17 nodes: gpu-[0007,0040-0042].rack, and 13 more"
+finish
