@@ -116,19 +116,27 @@ int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **ar
 	return 1;
 }
 
-int ap_cli_operand(const struct ap_cmd *cmd, const char *arg, int *operands_only)
+ap_cli_arg_kind ap_cli_arg(const char *arg, int *operands_only)
 {
-	if (*operands_only)
-		return 1;
+	if (*operands_only || arg[0] != '-' || arg[1] == '\0')
+		return AP_ARG_OPERAND;
 	if (strcmp(arg, "--") == 0) {
 		*operands_only = 1;
-		return 0;
+		return AP_ARG_END;
 	}
-	if (arg[0] == '-' && arg[1] != '\0') {
-		ap_cli_usage_error(cmd, "unknown option '%s'", arg);
-		return -1;
-	}
-	return 1;
+	if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)
+		return AP_ARG_HELP;
+	return AP_ARG_OPTION;
+}
+
+int ap_cli_unknown_option(const struct ap_cmd *cmd, const char *arg)
+{
+	return ap_cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+int ap_cli_unexpected(const struct ap_cmd *cmd, const char *arg)
+{
+	return ap_cli_usage_error(cmd, "unexpected argument '%s'", arg);
 }
 
 static int load_one(ap_ruleset *rs, const char *path)

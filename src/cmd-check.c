@@ -227,21 +227,17 @@ static int cmd_check_exec(int argc, char **argv)
 	json_t *manifest = NULL;
 	ap_ruleset *rs = NULL;
 	report_opts ro = {0};
-	int i, r, rc, json_out, positional_only = 0;
+	int i, r, rc, json_out, operands_only = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i];
+		ap_cli_arg_kind kind = ap_cli_arg(arg, &operands_only);
 
-		if (!positional_only && strcmp(arg, "--") == 0) {
-			positional_only = 1;
+		if (kind == AP_ARG_END)
 			continue;
-		}
-		if (positional_only || arg[0] != '-') {
-			rc = ap_cli_usage_error(cmd, "unexpected argument '%s'", arg);
-			goto out;
-		}
-		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-			rc = ap_cli_print_help(cmd, stdout);
+		if (kind != AP_ARG_OPTION) {
+			rc = kind == AP_ARG_HELP ? ap_cli_print_help(cmd, stdout)
+			                         : ap_cli_unexpected(cmd, arg);
 			goto out;
 		}
 		r = ap_scan_cli_option(cmd, &o, argc, argv, &i);
@@ -264,7 +260,7 @@ static int cmd_check_exec(int argc, char **argv)
 			goto out;
 		}
 		if (r == 0) {
-			rc = ap_cli_usage_error(cmd, "unknown option '%s'", arg);
+			rc = ap_cli_unknown_option(cmd, arg);
 			goto out;
 		}
 	}

@@ -317,20 +317,20 @@ static int parse_args(history_args *a, int argc, char **argv)
 
 	a->json_out = 0;
 	for (i = 1; i < argc; i++) {
-		if (!operands_only) {
-			if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-				return ap_cli_print_help(&ap_cmd_history, stdout);
+		ap_cli_arg_kind kind = ap_cli_arg(argv[i], &operands_only);
+
+		if (kind == AP_ARG_END)
+			continue;
+		if (kind == AP_ARG_HELP)
+			return ap_cli_print_help(&ap_cmd_history, stdout);
+		if (kind == AP_ARG_OPTION) {
 			r = take_option(a, argc, argv, &i);
 			if (r < 0)
 				return AP_EXIT_ERROR;
-			if (r > 0)
-				continue;
-		}
-		r = ap_cli_operand(&ap_cmd_history, argv[i], &operands_only);
-		if (r < 0)
-			return AP_EXIT_ERROR;
-		if (r == 0)
+			if (r == 0)
+				return ap_cli_unknown_option(&ap_cmd_history, argv[i]);
 			continue;
+		}
 		if (a->range != NULL)
 			return ap_cli_usage_error(&ap_cmd_history, "one REV_RANGE only, not '%s'",
 			                          argv[i]);

@@ -55,30 +55,29 @@ static int cmd_list_exec(int argc, char **argv)
 	const char *format = "text", *word = NULL, *v;
 	unsigned what = AP_LIST_PROBES | AP_LIST_RULES;
 	ap_ruleset *rs = NULL;
-	int i, r, rc, json_out, positional_only = 0;
+	int i, r, rc, json_out, operands_only = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i];
+		ap_cli_arg_kind kind = ap_cli_arg(arg, &operands_only);
 
-		if (!positional_only && strcmp(arg, "--") == 0) {
-			positional_only = 1;
+		if (kind == AP_ARG_END)
 			continue;
+		if (kind == AP_ARG_HELP) {
+			rc = ap_cli_print_help(cmd, stdout);
+			goto out;
 		}
-		if (positional_only || arg[0] != '-') {
+		if (kind == AP_ARG_OPERAND) {
 			if (word != NULL) {
-				rc = ap_cli_usage_error(cmd, "unexpected argument '%s'", arg);
+				rc = ap_cli_unexpected(cmd, arg);
 				goto out;
 			}
 			word = arg;
 			continue;
 		}
-		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-			rc = ap_cli_print_help(cmd, stdout);
-			goto out;
-		}
 		r = ap_scan_cli_option(cmd, &o, argc, argv, &i);
 		if (r > 0 && ap_scan_cli_reads_tree(&o)) {
-			rc = ap_cli_usage_error(cmd, "unknown option '%s'", arg);
+			rc = ap_cli_unknown_option(cmd, arg);
 			goto out;
 		}
 		if (r == 0 && (r = ap_cli_value(cmd, "--format", argc, argv, &i, &v)) > 0)
@@ -88,7 +87,7 @@ static int cmd_list_exec(int argc, char **argv)
 			goto out;
 		}
 		if (r == 0) {
-			rc = ap_cli_usage_error(cmd, "unknown option '%s'", arg);
+			rc = ap_cli_unknown_option(cmd, arg);
 			goto out;
 		}
 	}

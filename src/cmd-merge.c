@@ -61,21 +61,20 @@ static int cmd_merge_exec(int argc, char **argv)
 	char **paths = ap_xcalloc((size_t)argc, sizeof *paths);
 	size_t npaths = 0, k;
 	size_t max_ranges = AP_MERGE_DEFAULT_RANGES;
-	int i, r, json_out = 0, fail_on_differ = 0, options = 1, rc = AP_EXIT_OK;
+	int i, r, json_out = 0, fail_on_differ = 0, operands_only = 0, rc = AP_EXIT_OK;
 	ap_merge *mg;
 	json_t *report;
 
 	for (i = 1; i < argc; i++) {
-		r = 0;
-		if (!options || argv[i][0] != '-' || argv[i][1] == '\0') {
+		ap_cli_arg_kind kind = ap_cli_arg(argv[i], &operands_only);
+
+		if (kind == AP_ARG_END)
+			continue;
+		if (kind == AP_ARG_OPERAND) {
 			paths[npaths++] = argv[i];
 			continue;
 		}
-		if (strcmp(argv[i], "--") == 0) {
-			options = 0;
-			continue;
-		}
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+		if (kind == AP_ARG_HELP) {
 			free(paths);
 			return ap_cli_print_help(&ap_cmd_merge, stdout);
 		}
@@ -91,7 +90,7 @@ static int cmd_merge_exec(int argc, char **argv)
 		else if (r == 0)
 			r = ap_cli_color_option(&ap_cmd_merge, argv, &i);
 		if (r == 0) {
-			ap_cli_usage_error(&ap_cmd_merge, "unknown option '%s'", argv[i]);
+			ap_cli_unknown_option(&ap_cmd_merge, argv[i]);
 			r = -1;
 		}
 		if (r < 0) {

@@ -288,31 +288,34 @@ static int cmd_scan_exec(int argc, char **argv)
 	bool to_stdout;
 
 	for (i = 1; i < argc; i++) {
-		if (!operands_only && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)) {
-			ap_scan_cli_free(&o);
-			return ap_cli_print_help(&ap_cmd_scan, stdout);
+		ap_cli_arg_kind kind = ap_cli_arg(argv[i], &operands_only);
+
+		if (kind == AP_ARG_END)
+			continue;
+		if (kind != AP_ARG_OPTION) {
+			rc = kind == AP_ARG_HELP ? ap_cli_print_help(&ap_cmd_scan, stdout)
+			                         : ap_cli_unexpected(&ap_cmd_scan, argv[i]);
+			goto out;
 		}
-		r = 0;
-		if (!operands_only && (r = ap_scan_cli_option(&ap_cmd_scan, &o, argc, argv, &i)) == 0) {
-			if ((r = ap_cli_value(&ap_cmd_scan, "-o", argc, argv, &i, &v)) > 0)
-				output = v;
-			else if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--output", argc, argv, &i, &v)) > 0)
-				output = v;
-			else if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--format", argc, argv, &i, &v)) > 0)
-				format = v;
-			else if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--host", argc, argv, &i,
-			                                     &o.host)) > 0 &&
-			         (o.host[0] == '\0' || strlen(o.host) > AP_MANIFEST_HOST_MAX)) {
-				ap_cli_usage_error(&ap_cmd_scan, "--host needs a name of 1 to %d bytes",
-				                   AP_MANIFEST_HOST_MAX);
-				r = -1;
-			} else if (r == 0 && strcmp(argv[i], "--save") == 0)
-				r = save = 1;
-			else if (r == 0)
-				r = ap_cli_color_option(&ap_cmd_scan, argv, &i);
+		r = ap_scan_cli_option(&ap_cmd_scan, &o, argc, argv, &i);
+		if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "-o", argc, argv, &i, &v)) > 0)
+			output = v;
+		if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--output", argc, argv, &i, &v)) > 0)
+			output = v;
+		if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--format", argc, argv, &i, &v)) > 0)
+			format = v;
+		if (r == 0 && (r = ap_cli_value(&ap_cmd_scan, "--host", argc, argv, &i, &o.host)) > 0 &&
+		    (o.host[0] == '\0' || strlen(o.host) > AP_MANIFEST_HOST_MAX)) {
+			ap_cli_usage_error(&ap_cmd_scan, "--host needs a name of 1 to %d bytes",
+			                   AP_MANIFEST_HOST_MAX);
+			r = -1;
 		}
-		if (r == 0 && (r = ap_cli_operand(&ap_cmd_scan, argv[i], &operands_only)) > 0) {
-			rc = ap_cli_usage_error(&ap_cmd_scan, "unexpected argument '%s'", argv[i]);
+		if (r == 0 && strcmp(argv[i], "--save") == 0)
+			r = save = 1;
+		if (r == 0)
+			r = ap_cli_color_option(&ap_cmd_scan, argv, &i);
+		if (r == 0) {
+			rc = ap_cli_unknown_option(&ap_cmd_scan, argv[i]);
 			goto out;
 		}
 		if (r < 0) {

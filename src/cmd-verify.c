@@ -86,19 +86,22 @@ static int cmd_verify_exec(int argc, char **argv)
 	int i, r, rc, json_out, operands_only = 0;
 
 	for (i = 1; i < argc; i++) {
-		r = 0;
-		if (!operands_only) {
-			if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-				return ap_cli_print_help(&ap_cmd_verify, stdout);
-			if ((r = ap_cli_value(&ap_cmd_verify, "--format", argc, argv, &i, &v)) > 0)
-				format = v;
-		}
-		if (r == 0 && (r = ap_cli_operand(&ap_cmd_verify, argv[i], &operands_only)) > 0) {
+		ap_cli_arg_kind kind = ap_cli_arg(argv[i], &operands_only);
+
+		if (kind == AP_ARG_END)
+			continue;
+		if (kind == AP_ARG_HELP)
+			return ap_cli_print_help(&ap_cmd_verify, stdout);
+		if (kind == AP_ARG_OPERAND) {
 			if (path != NULL)
-				return ap_cli_usage_error(&ap_cmd_verify, "unexpected argument '%s'",
-				                          argv[i]);
+				return ap_cli_unexpected(&ap_cmd_verify, argv[i]);
 			path = argv[i];
+			continue;
 		}
+		if ((r = ap_cli_value(&ap_cmd_verify, "--format", argc, argv, &i, &v)) > 0)
+			format = v;
+		else if (r == 0)
+			return ap_cli_unknown_option(&ap_cmd_verify, argv[i]);
 		if (r < 0)
 			return AP_EXIT_ERROR;
 	}

@@ -77,12 +77,21 @@ int ap_cli_read_fresh_manifest(const char *path, struct json_t **manifest);
 int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **argv, int *i,
                  const char **value);
 
-/* Reads an argument that no option of the command took: returns 1 when it
- * is an operand, 0 for "--" (taken: every later argument is an operand, and
- * *operands_only is set), or -1 after the usage error "unknown option" for
- * anything else that starts with '-' ("-" alone is an operand). Commands
- * check no option once *operands_only is set. */
-int ap_cli_operand(const struct ap_cmd *cmd, const char *arg, int *operands_only);
+/* What argv[i] is to a command, the same in every command: an operand (any
+ * argument after "--", "-" alone, or one not starting with '-'), "--"
+ * itself (taken: *operands_only is set), -h or --help, or an option for the
+ * command to parse. */
+typedef enum ap_cli_arg_kind {
+	AP_ARG_OPTION,
+	AP_ARG_OPERAND,
+	AP_ARG_END,
+	AP_ARG_HELP,
+} ap_cli_arg_kind;
+ap_cli_arg_kind ap_cli_arg(const char *arg, int *operands_only);
+/* The usage errors "unknown option 'ARG'" and "unexpected argument 'ARG'"
+ * (an operand too many); both return AP_EXIT_ERROR. */
+int ap_cli_unknown_option(const struct ap_cmd *cmd, const char *arg);
+int ap_cli_unexpected(const struct ap_cmd *cmd, const char *arg);
 
 /* --format's value: 0 for text, 1 for json, or -1 after a usage error. */
 int ap_cli_format_is_json(const struct ap_cmd *cmd, const char *format);
