@@ -13,6 +13,15 @@ probe --help
 expect_rc 0
 expect_out_has "Report bugs to <https://"
 
+case_ "the man page names the files where this build installs them"
+man="$AP_BUILDDIR/doc/aiter-probe.1"
+grep -qF ".I $AP_PKGDATADIR/rules/" "$man" || fail "FILES lacks $AP_PKGDATADIR/rules/"
+grep -qF ".I $AP_PKGLIBEXECDIR/aiter-probe-launcher" "$man" || fail "FILES lacks the launcher"
+! grep -n '@[a-zA-Z_]*@' "$man" >&2 || fail "unexpanded placeholders"
+grep -qF ".UR https://" "$man" || fail "no bug-report address"
+head -3 "$man" | grep -qF "\"aiter-probe $("$AP" --version | head -1 | cut -d' ' -f2)\"" \
+	|| fail "the version in .TH is not the tool's"
+
 case_ "scan -oFILE"
 probe scan --aiter-root "$ROOT" --no-launch "-o$TMP/glued.json"
 expect_rc 0
