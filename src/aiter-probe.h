@@ -174,7 +174,10 @@ int aiter_probe_manifest_default_path(const char *aiter_root, char **path);
  * call): AITER_PROBE_MISSING "no manifest at P: run 'aiter-probe scan --save'",
  * AITER_PROBE_STALE "P is stale: aiter/mla.py changed: run 'aiter-probe scan
  * --save'", AITER_PROBE_ERROR "P was made for /a/site-packages, not
- * /b/site-packages", or the manifest's own error. */
+ * /b/site-packages" (or "P was made for the AITER sources in /a, not /b":
+ * aiter.meta must be the meta folder AITER at aiter_root builds from,
+ * $AITER_META_DIR, else aiter_root/aiter_meta when it holds csrc/, else
+ * aiter_root), or the manifest's own error. */
 int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_root,
                                   const char **reason);
 

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "aiter-probe.h"
 #include "ap-error.h"
 #include "ap-util.h"
+#include "manifest-path.h"
 #include "manifest-read.h"
 #include "mla-plan.h"
 #include "verify.h"
@@ -389,11 +393,6 @@ const char *aiter_probe_last_error(void)
 
 /* --- The manifest saved for one AITER tree ------------------------------- */
 
-#include <errno.h>
-#include <string.h>
-#include <sys/stat.h>
-
-#include "manifest-path.h"
 
 /* The canonical form of the root a caller names, as a scan records it. */
 static char *canonical_root(const char *aiter_root)
@@ -423,6 +422,34 @@ int aiter_probe_manifest_default_path(const char *aiter_root, char **path)
 
 /* AITER_PROBE_OK when doc, read from path, was made for the tree at real and
  * is fresh; redo says how to make a new one. */
+/* aiter.meta, or the root in a manifest from before the key. */
+static const char *recorded_meta(const json_t *doc)
+{
+	const json_t *aiter = json_object_get(doc, "aiter");
+	const char *meta = json_string_value(json_object_get(aiter, "meta"));
+
+	return meta != NULL ? meta : json_string_value(json_object_get(aiter, "root"));
+}
+
+static bool same_path(const char *a, const char *b)
+{
+	char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
+	bool same = strcmp(a, b) == 0 || (ra != NULL && rb != NULL && strcmp(ra, rb) == 0);
+
+	free(ra);
+	free(rb);
+	return same;
+}
+
+static bool same_meta(const json_t *doc, const char *real_root)
+{
+	char *want = ap_meta_of_root(real_root);
+	bool same = same_path(recorded_meta(doc), want);
+
+	free(want);
+	return same;
+}
+
 static int accept_for_root(const json_t *doc, const char *path, const char *real,
                            const char *redo)
 {
@@ -431,15 +458,18 @@ static int accept_for_root(const json_t *doc, const char *path, const char *real
 	ap_verify_result res = AP_VERIFY_RESULT_INIT;
 	int rc = AITER_PROBE_OK;
 
-	if (strcmp(recorded, real) != 0) {
-		char *now = realpath(recorded, NULL);
-		int same = now != NULL && strcmp(now, real) == 0;
-
-		free(now);
-		if (!same) {
-			ap_error_set("%s was made for %s, not %s", path, recorded, real);
-			return AITER_PROBE_ERROR;
-		}
+	if (!same_path(recorded, real)) {
+		ap_error_set("%s was made for %s, not %s", path, recorded, real);
+		return AITER_PROBE_ERROR;
+	}
+	/* The same package over other sources (AITER_META_DIR elsewhere) is
+	 * another AITER: its kernels are built from what the scan never read. */
+	if (!same_meta(doc, real)) {
+		char *want = ap_meta_of_root(real);
+		ap_error_set("%s was made for the AITER sources in %s, not %s", path,
+		             recorded_meta(doc), want);
+		free(want);
+		return AITER_PROBE_ERROR;
 	}
 	if (ap_verify_manifest(doc, path, &res) < 0) {
 		rc = AITER_PROBE_ERROR;

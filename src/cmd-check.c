@@ -117,19 +117,30 @@ static void print_verdict(bool color, int width, bool ok, bool required, const c
 	free(safe);
 }
 
-/* The known capability ids of a manifest, for the nearest to an unknown one. */
-static int unknown_capability(const json_t *caps, const char *id)
+/* The known capability ids of a manifest, for the nearest to an unknown one.
+ * A scan's manifest holds every loaded probe; one read from a file holds
+ * what its scan loaded, which the message says. */
+static int unknown_capability(const json_t *caps, const char *id, const char *from)
 {
 	const char **known = ap_xcalloc(json_object_size(caps) + 1, sizeof *known);
 	const char *key;
 	json_t *v;
 	size_t n = 0;
-	char *tail;
+	char *tail, *safe;
 
 	json_object_foreach((json_t *)caps, key, v)
 		known[n++] = key;
 	tail = ap_suggest_tail(id, known, n);
-	ap_cli_fail("unknown capability '%s' (not defined by any loaded probe)%s", id, tail);
+	safe = ap_terminal_text(id, strlen(id));
+	if (from != NULL) {
+		char *safe_from = ap_terminal_text(from, strlen(from));
+		ap_cli_fail("unknown capability '%s' (not in %s: its scan loaded no probe defining "
+		            "it)%s", safe, safe_from, tail);
+		free(safe_from);
+	} else {
+		ap_cli_fail("unknown capability '%s' (not defined by any loaded probe)%s", safe, tail);
+	}
+	free(safe);
 	free(tail);
 	free(known);
 	return AP_EXIT_ERROR;
@@ -138,6 +149,7 @@ static int unknown_capability(const json_t *caps, const char *id)
 typedef struct report_opts {
 	bool json;
 	bool quiet;
+	const char *from; /* the manifest read, or NULL after a scan */
 	const ap_ruleset *rs; /* NULL: consequences unknown (quiet) */
 } report_opts;
 
@@ -171,7 +183,7 @@ static int report(const wanted *w, const json_t *manifest, const report_opts *ro
 		if (json_object_get(caps, w->ids[i]) == NULL) {
 			json_decref(required);
 			json_decref(preferred);
-			return unknown_capability(caps, w->ids[i]);
+			return unknown_capability(caps, w->ids[i], ro->from);
 		}
 	for (i = 0; i < w->n; i++) {
 		json_t *cap = json_object_get(caps, w->ids[i]);
@@ -273,6 +285,7 @@ static int cmd_check_exec(int argc, char **argv)
 		goto out;
 	}
 	ro.json = json_out == 1;
+	ro.from = from;
 	if (from != NULL && ap_scan_cli_reads_tree(&o)) {
 		rc = ap_cli_usage_error(cmd, "--manifest reads a manifest; scan options do not apply "
 		                        "to it");

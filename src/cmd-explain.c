@@ -9,6 +9,7 @@
 #include "ap-util.h"
 #include "cmd.h"
 #include "explain.h"
+#include "manifest.h"
 #include "rules.h"
 #include "suggest.h"
 #include "text.h"
@@ -43,7 +44,7 @@ static int find_id(const ap_ruleset *rs, const char *id, const ap_probe **probe,
                    const ap_rule **rule)
 {
 	const char **known;
-	char *tail;
+	char *tail, *safe;
 	size_t n;
 
 	*probe = ap_ruleset_find_probe(rs, id);
@@ -52,7 +53,9 @@ static int find_id(const ap_ruleset *rs, const char *id, const ap_probe **probe,
 		return AP_EXIT_OK;
 	known = ap_ruleset_ids(rs, true, true, &n);
 	tail = ap_suggest_tail(id, known, n);
-	ap_cli_fail("unknown capability or rule '%s' (not defined by any loaded pack)%s", id, tail);
+	safe = ap_terminal_text(id, strlen(id));
+	ap_cli_fail("unknown capability or rule '%s' (not defined by any loaded pack)%s", safe, tail);
+	free(safe);
 	free(tail);
 	free(known);
 	return AP_EXIT_ERROR;

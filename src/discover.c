@@ -15,6 +15,7 @@
 #include "child.h"
 #include "confine.h"
 #include "discover.h"
+#include "manifest-path.h"
 
 /* find_spec locates a top-level package without running its __init__. */
 static const char find_aiter_py[] =
@@ -126,8 +127,8 @@ int ap_discover_tree(const char *flag_root, ap_tree_location *loc)
 	}
 	/* As aiter/jit/core.py finds it; a root given on the command line is
 	 * taken whole. */
-	if (env != NULL && flag_root == NULL)
-		loc->meta = ap_xstrdup(env);
+	if (flag_root == NULL)
+		loc->meta = ap_meta_of_root(loc->root);
 	else if (holds(loc->root, "aiter_meta/csrc"))
 		loc->meta = ap_xasprintf("%s/aiter_meta", loc->root);
 	else

@@ -727,7 +727,9 @@ void ap_explain_print_text(const json_t *doc, FILE *to, bool color, int width)
 	fputs("requires:\n", to);
 	print_node(&pt, 2, json_object_get(doc, "requires"));
 	if (launch != NULL) {
-		char *line = ap_xasprintf("%s: %s", str(launch, "status"), str(launch, "reason"));
+		const char *why = str(launch, "reason");
+		char *line = why != NULL ? ap_xasprintf("%s: %s", str(launch, "status"), why)
+		                         : ap_xstrdup(str(launch, "status"));
 		field(to, 0, "launch", line, width);
 		free(line);
 	}

@@ -21,6 +21,22 @@ static const char *set_env(const char *name)
 	return v != NULL && *v != '\0' ? v : NULL;
 }
 
+char *ap_meta_of_root(const char *root)
+{
+	const char *env = set_env("AITER_META_DIR");
+	char *wheel;
+
+	if (env != NULL)
+		return ap_xstrdup(env);
+	wheel = ap_xasprintf("%s/aiter_meta/csrc", root);
+	if (ap_is_folder(wheel)) {
+		free(wheel);
+		return ap_xasprintf("%s/aiter_meta", root);
+	}
+	free(wheel);
+	return ap_xstrdup(root);
+}
+
 char *ap_manifest_default_dir(void)
 {
 	const char *dir = set_env("AITER_PROBE_MANIFEST_DIR");

@@ -17,6 +17,11 @@ char *ap_manifest_default_dir(void);
  * (aiter.root). Returns AP_OK, or AP_EINPUT with the error set. */
 int ap_manifest_default_path(const char *root, char **path);
 
+/* The meta folder (csrc/, hsa/) that AITER installed at root builds from, as
+ * aiter/jit/core.py finds it: $AITER_META_DIR when set and not empty, else
+ * root/aiter_meta when it holds csrc/ (a wheel), else root. A new string. */
+char *ap_meta_of_root(const char *root);
+
 /* Creates dir and its missing parents (mode 0755, less the umask). Every
  * component of dir must be a folder, not a symlink to one: a symlink planted
  * there would send the manifest elsewhere. Returns AP_OK, or AP_EINPUT or

@@ -339,6 +339,13 @@ expect_rc 2
 expect_err "aiter-probe: unknown capability 'mla.decode.native_h42' (not defined by any loaded probe); nearest: mla.decode.native_h24"
 expect_no_out
 
+case_ "check --manifest: an id its scan did not probe, escaped"
+probe scan --aiter-root "$FIX/h24-native" --no-launch -o "$TMP/h24.json"
+probe check --manifest "$TMP/h24.json" --require "$(printf 'mla.decode.native_h42\033[31m')"
+expect_rc 2
+expect_err "aiter-probe: unknown capability 'mla.decode.native_h42\x1b[31m' (not in $TMP/h24.json: its scan loaded no probe defining it); nearest: mla.decode.native_h24"
+expect_no_out
+
 case_ "check --prefer: unknown, with the nearest"
 probe check --require vllm.calls_bind --prefer mla.decode_fwd.casual --aiter-root "$FIX/h24-native" --no-launch
 expect_rc 2

@@ -86,6 +86,18 @@ expect_json 'j["evidence"]' "[{'file': 'csrc/kernels/mla/metadata/v1_2_device.cu
 probe explain mla.metadata.native_h24 --manifest "$TMP/m2.json"
 expect_out_has "  csrc/kernels/mla/metadata/v1_2_device.cuh:9999: as the manifest has it"
 
+case_ "explain --manifest: a launch without a reason"
+"${PYTHON3:-python3}" - "$TMP/m.json" "$TMP/m3.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["capabilities"]["mla.decode.native_h24"]["launch"] = {"status": "passed", "results": []}
+json.dump(m, open(sys.argv[2], "w"))
+PY
+probe explain mla.decode.native_h24 --manifest "$TMP/m3.json"
+expect_rc 0
+grep -qx "launch: passed" "$TMP/out" || fail "no line 'launch: passed'"
+! grep -F "(null)" "$TMP/out" >&2 || fail "(null) printed"
+
 case_ "explain --manifest --rules: packs name what the manifest holds"
 probe explain mla.decode.native_h24 --manifest "$TMP/m.json" --no-default-rules --rules rules --rules probes
 expect_rc 0

@@ -125,8 +125,8 @@ rc=0
 expect_rc 2
 expect_err "aiter_probe: writing to stdout: Bad file descriptor"
 
-case_ "--verify, fresh"
-pyrun "$TMP/venv-src" -m aiter_probe --verify "$M" aiter.hipb_mm
+case_ "inputs re-hashed by default: fresh"
+pyrun "$TMP/venv-src" -m aiter_probe "$M" aiter.hipb_mm
 expect_rc 0
 expect_out_has "go: every required capability is supported"
 
@@ -153,27 +153,27 @@ expect_rc 2
 expect_no_out
 expect_err "aiter_probe: $AP_SRCDIR/tests/manifests/invalid-newer-schema.json: schema 'aiter-probe.manifest/2' is newer than this reader understands (aiter-probe.manifest/1)"
 
-case_ "--verify, stale"
+case_ "inputs re-hashed by default: stale is an error, as check --manifest"
 echo '// changed' >>"$TMP/tree/csrc/kernels/mla/reduce.cu"
-pyrun "$TMP/venv" -m aiter_probe --verify "$M" aiter.hipb_mm
+pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_mm
 expect_rc 2
 expect_no_out
 expect_err "aiter_probe: $M: stale: csrc/kernels/mla/reduce.cu changed; run 'aiter-probe scan' again"
 
-case_ "without --verify, a stale manifest still answers"
-pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_mm
+case_ "--no-verify: a stale manifest still answers"
+pyrun "$TMP/venv" -m aiter_probe --no-verify "$M" aiter.hipb_mm
 expect_rc 0
 
 case_ "--help"
 pyrun "$TMP/venv" -m aiter_probe --help
 expect_rc 0
-expect_out_has "usage: python3 -m aiter_probe [--verify] MANIFEST [CAP...]"
+expect_out_has "usage: python3 -m aiter_probe [--no-verify] MANIFEST [CAP...]"
 expect_out_has "Exit status: 0 all supported, 1 some not supported, 2 usage or input error"
 
 case_ "no manifest"
 pyrun "$TMP/venv" -m aiter_probe
 expect_rc 2
-expect_err "usage: python3 -m aiter_probe [--verify] MANIFEST [CAP...]
+expect_err "usage: python3 -m aiter_probe [--no-verify] MANIFEST [CAP...]
 aiter_probe: error: the following arguments are required: MANIFEST"
 
 finish

@@ -76,6 +76,7 @@ static int setup(void **state)
 	   s->tree, MANIFESTS, s->dir);
 	setenv("AITER_PROBE_MANIFEST_DIR", s->saved, 1);
 	unsetenv("AITER_PROBE_MANIFEST");
+	unsetenv("AITER_META_DIR");
 	*state = s;
 	return 0;
 }
@@ -183,6 +184,15 @@ static void test_for_root(void **state)
 	message = str("%s/../tree/", s->saved);
 	assert_int_equal(aiter_probe_manifest_for_root(&m, message, NULL), AITER_PROBE_OK);
 	aiter_probe_manifest_free(m);
+
+	/* The same package over other sources is another AITER. */
+	setenv("AITER_META_DIR", s->saved, 1);
+	message = str("%s was made for the AITER sources in %s, not %s", path, s->tree, s->saved);
+	expect_refused(s->tree, AITER_PROBE_ERROR, message);
+	setenv("AITER_META_DIR", s->tree, 1);
+	assert_int_equal(aiter_probe_manifest_for_root(&m, s->tree, NULL), AITER_PROBE_OK);
+	aiter_probe_manifest_free(m);
+	unsetenv("AITER_META_DIR");
 
 	sh("cp '%s/stale.json' '%s'", s->dir, path);
 	message = str("%s is stale: csrc/kernels/mla/metadata/v1_2_device.cuh changed: "

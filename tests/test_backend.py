@@ -26,7 +26,8 @@ AP = os.path.join(BUILDDIR or "", "aiter-probe")
 HAVE_AP = bool(BUILDDIR) and os.path.exists(AP)
 NEEDS_AP = "needs the aiter-probe build (AP_BUILDDIR)"
 SAMPLE = os.path.join(SRCDIR, "sample", "aiter-root")
-ENV_VARS = ("AITER_PROBE_MANIFEST", "AITER_PROBE_MANIFEST_DIR", "XDG_CACHE_HOME", "HOME")
+ENV_VARS = ("AITER_PROBE_MANIFEST", "AITER_PROBE_MANIFEST_DIR", "XDG_CACHE_HOME", "HOME",
+            "AITER_META_DIR")
 NO_FOLDER = ("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME "
              "or HOME")
 
@@ -134,6 +135,20 @@ class ForInstalledAiterTest(Env):
             f.write("# changed\n")
         self.assertEqual(aiter_probe.for_installed_aiter(), (
             None, "%s is stale: aiter/mla.py changed: run 'aiter-probe scan --save'" % path))
+
+    @unittest.skipUnless(HAVE_AP, NEEDS_AP)
+    def test_other_sources_are_another_aiter(self):
+        root = self.tree()
+        path = self.scan(root, "--save")
+        other = os.path.join(self.dir, "other-meta")
+        shutil.copytree(SAMPLE, other)
+        os.environ["AITER_META_DIR"] = other
+        self.assertEqual(aiter_probe.for_installed_aiter(), (
+            None, "%s was made for the AITER sources in %s, this interpreter's aiter builds "
+            "from %s" % (path, os.path.realpath(root), other)))
+        os.environ["AITER_META_DIR"] = root
+        m, why = aiter_probe.for_installed_aiter()
+        self.assertEqual((m and m.path, why), (path, None))
 
     @unittest.skipUnless(HAVE_AP, NEEDS_AP)
     def test_root_through_a_symlink(self):
@@ -373,6 +388,9 @@ class FromManifestTest(unittest.TestCase):
         self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9, bound 8")
         m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "0"
+        self.assertEqual(Backend(m).gluon_max_heads(), 16)
+        # A digit that int() refuses is no bound either, not a crash at start.
+        m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "\u00b2"
         self.assertEqual(Backend(m).gluon_max_heads(), 16)
 
 

@@ -29,13 +29,15 @@ def _fail(message):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog=PROG, usage="python3 -m aiter_probe [--verify] MANIFEST [CAP...]",
+        prog=PROG, usage="python3 -m aiter_probe [--no-verify] MANIFEST [CAP...]",
         description="Print whether each capability of an aiter-probe manifest (all, or the "
                     "ones named) is supported, with the reason.",
         epilog="Exit status: 0 all supported, 1 some not supported, 2 usage or input error "
                "(an unreadable or stale manifest, an unknown capability).")
-    parser.add_argument("--verify", action="store_true",
-                        help="re-hash the manifest's inputs first; a stale manifest is an error")
+    # As aiter-probe check --manifest: a stale manifest is an error, not an answer.
+    parser.add_argument("--no-verify", dest="verify", action="store_false",
+                        help="answer without re-hashing the manifest's inputs first (by "
+                             "default a stale manifest is an error)")
     # Optional to argparse, which would name CAP as required too.
     parser.add_argument("manifest", metavar="MANIFEST", nargs="?",
                         help="a manifest from 'aiter-probe scan'")

@@ -17,6 +17,7 @@ stay the caller's: these say what the AITER tree holds.
 """
 
 import logging
+import re
 
 from .installed import for_installed_aiter
 
@@ -26,6 +27,9 @@ LOG = logging.getLogger("aiter_probe")
 # Reasons already logged: a server builds several backends from one state.
 _LOGGED = set()
 
+# A capture that is a whole number as the kinds write one: ASCII digits only
+# (str.isdigit also takes "²", which int() refuses).
+_WHOLE = re.compile(r"[0-9]+\Z")
 # The ASM MLA decode's head granularity (vLLM's _AITER_MIN_MLA_HEADS).
 MLA_HEAD_STEP = 16
 # The Gluon decode's head bound when nothing says otherwise (vLLM's fallback).
@@ -243,7 +247,7 @@ class Backend:
             return GLUON_MAX_HEADS
         words = self._rule_words(rule_id, rule)
         heads = rule["matches"][0]["captures"].get("heads", "") if rule["matches"] else ""
-        if rule["status"] == "matched" and heads.isdigit() and 0 < int(heads) <= 1 << 20:
+        if rule["status"] == "matched" and _WHOLE.match(heads) and 0 < int(heads) <= 1 << 20:
             return self._answer(name, int(heads), "%s, bound %s" % (words, heads))
         return self._answer(name, GLUON_MAX_HEADS, "%s: no bound read, %d" % (
             words, GLUON_MAX_HEADS))

@@ -49,6 +49,22 @@ def default_manifest_path(root):
     return "%s%saiter-%s.json" % (folder, "" if folder.endswith("/") else "/", digest)
 
 
+def meta_of_root(root):
+    """The meta folder (csrc/, hsa/) the AITER installed at root builds from,
+    as aiter/jit/core.py finds it (src/manifest-path.c ap_meta_of_root):
+    $AITER_META_DIR, else root/aiter_meta when it holds csrc/, else root."""
+    env = _env("AITER_META_DIR")
+    if env is not None:
+        return env
+    if os.path.isdir(os.path.join(root, "aiter_meta", "csrc")):
+        return os.path.join(root, "aiter_meta")
+    return root
+
+
+def _same_path(a, b):
+    return a == b or os.path.realpath(a) == os.path.realpath(b)
+
+
 _NO_FOLDER = ("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME "
               "or HOME")
 
@@ -92,9 +108,15 @@ def _manifest_for_root(root, path=None):
     except ManifestError as e:
         return None, str(e)
     recorded = m.root
-    if recorded != real and os.path.realpath(recorded) != real:
+    if not _same_path(recorded, real):
         return None, "%s was made for %s, this interpreter imports aiter from %s" % (
             path, recorded, real)
+    # The same package over other sources (AITER_META_DIR elsewhere) is
+    # another AITER: its kernels are built from what the scan never read.
+    meta = meta_of_root(real)
+    if not _same_path(m.meta, meta):
+        return None, "%s was made for the AITER sources in %s, this interpreter's aiter " \
+                     "builds from %s" % (path, m.meta, meta)
     try:
         m.verify()
     except StaleManifestError as e:
