@@ -145,8 +145,8 @@ int aiter_probe_manifest_mla_plan_row(const aiter_probe_manifest *m, size_t i, i
  * unpad holds unpad_len and gets heads; either may be NULL (its length is
  * then ignored). Returns AITER_PROBE_OK; AITER_PROBE_UNKNOWN when the plan
  * has no row for heads; AITER_PROBE_SHORT_BUFFER, writing nothing, when a
- * buffer is too short; AITER_PROBE_ERROR when the row's mode is not the one
- * its head counts call for. */
+ * buffer is too short. (A row whose mode is not the one its head counts call
+ * for is refused when the manifest is opened.) */
 int aiter_probe_manifest_mla_head_maps(const aiter_probe_manifest *m, int heads, int *pad_source,
                                        size_t pad_len, int *unpad, size_t unpad_len);
 

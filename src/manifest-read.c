@@ -2,17 +2,22 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ap-error.h"
 #include "ap-util.h"
 #include "manifest-read.h"
 #include "manifest.h"
+#include "mla-plan.h"
 
 #define SCHEMA_PREFIX "aiter-probe.manifest/"
 #define SCHEMA_MAJOR 1
@@ -21,6 +26,10 @@
 #define MAX_DEPTH 64
 /* The most heads a plan row names (kernels/mla-plan.h, AP_MLA_MAX_HEADS). */
 #define PLAN_MAX_HEADS 128
+/* Far above any manifest (a 10,000-case scan writes a few MB), and the same
+ * in the Python reader (MANIFEST_MAX_BYTES): past it a path is refused
+ * unparsed, so /dev/zero or a runaway file cannot exhaust memory. */
+#define MANIFEST_MAX_BYTES ((size_t)64 << 20)
 
 /* What a value may be; a mask, so "a string or null" is one check. */
 enum {
@@ -389,7 +398,8 @@ static int check_keyed(const char *file, const json_t *m, const char *key,
 static int check_plan_row(const char *file, const json_t *row, const char *where)
 {
 	json_t *heads, *launch_heads, *mode, *v;
-	int rc;
+	ap_pad_mode planned;
+	int rc, n, launch;
 
 	if (!json_is_object(row))
 		return wrong_kind(file, where, K_OBJECT);
@@ -408,6 +418,22 @@ static int check_plan_row(const char *file, const json_t *row, const char *where
 	    json_integer_value(launch_heads) > PLAN_MAX_HEADS) {
 		ap_error_set("%s: '%s' must have heads and launch_heads of at most %d", file, where,
 		             PLAN_MAX_HEADS);
+		return AP_EINPUT;
+	}
+	/* A consumer pads by the row: only what the planner gives can be padded
+	 * (kernels/mla-plan.c; the Python reader's _pad_mode is the same). With
+	 * both counts in range, the planner refuses only fewer launch heads. */
+	n = (int)json_integer_value(heads);
+	launch = (int)json_integer_value(launch_heads);
+	if (ap_mla_pad_mode(n, launch, &planned) < 0) {
+		ap_error_set("%s: '%s' must have launch_heads of at least heads (%d), not %d", file,
+		             where, n, launch);
+		return AP_EINPUT;
+	}
+	if (strcmp(json_string_value(mode), ap_pad_mode_name(planned)) != 0) {
+		ap_error_set("%s: '%s.mode' must be %s for %d heads as %d, as the planner pads (not "
+		             "'%s')", file, where, ap_pad_mode_name(planned), n, launch,
+		             json_string_value(mode));
 		return AP_EINPUT;
 	}
 	return AP_OK;
@@ -656,27 +682,75 @@ static int prescan(const char *file, const unsigned char *s, size_t n)
 	return AP_OK;
 }
 
-/* The whole file, or AP_EIO with the message set. */
+static const char *file_kind(mode_t mode)
+{
+	return S_ISDIR(mode) ? "a folder" : S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket"
+	                                                                           : "a device";
+}
+
+static int not_regular(const char *path, mode_t mode)
+{
+	ap_error_set("%s: not a regular file (%s)", path, file_kind(mode));
+	return AP_EINPUT;
+}
+
+static int too_large(const char *path)
+{
+	ap_error_set("%s: larger than %zu MiB, the limit for a manifest", path,
+	             MANIFEST_MAX_BYTES >> 20);
+	return AP_EINPUT;
+}
+
+/* The whole file, or AP_EIO / AP_EINPUT with the message set. Only a regular
+ * file is read: a FIFO would block for ever, a device read without end. The
+ * path (symlinks followed) is looked at before opening, as opening a device
+ * can do things, and what was opened again, non-blocking, in case the path
+ * changed in between; at most one byte past the cap is read, so a file that
+ * grows while it is read is refused too. */
 static int slurp(const char *path, ap_buf *into)
 {
 	char chunk[65536];
-	FILE *fp = fopen(path, "rb");
-	size_t got;
-	int err;
+	struct stat st;
+	int fd, rc = AP_OK;
 
-	if (fp == NULL) {
+	if (stat(path, &st) != 0) {
 		ap_error_set("%s: %s", path, strerror(errno));
 		return AP_EIO;
 	}
-	while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0)
-		ap_buf_append(into, chunk, got);
-	err = ferror(fp) ? errno : 0;
-	fclose(fp);
-	if (err != 0) {
-		ap_error_set("%s: %s", path, strerror(err));
+	if (!S_ISREG(st.st_mode))
+		return not_regular(path, st.st_mode);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		ap_error_set("%s: %s", path, strerror(errno));
 		return AP_EIO;
 	}
-	return AP_OK;
+	if (fstat(fd, &st) != 0) {
+		ap_error_set("%s: %s", path, strerror(errno));
+		rc = AP_EIO;
+	} else if (!S_ISREG(st.st_mode)) {
+		rc = not_regular(path, st.st_mode);
+	} else if ((uintmax_t)st.st_size > MANIFEST_MAX_BYTES) {
+		rc = too_large(path);
+	}
+	while (rc == AP_OK) {
+		size_t want = MANIFEST_MAX_BYTES + 1 - into->len;
+		ssize_t got = read(fd, chunk, want < sizeof chunk ? want : sizeof chunk);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			ap_error_set("%s: %s", path, strerror(errno));
+			rc = AP_EIO;
+		} else if (got == 0) {
+			break;
+		} else {
+			ap_buf_append(into, chunk, (size_t)got);
+			if (into->len > MANIFEST_MAX_BYTES)
+				rc = too_large(path);
+		}
+	}
+	close(fd);
+	return rc;
 }
 
 int ap_manifest_read_file(const char *path, json_t **out)

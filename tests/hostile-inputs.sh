@@ -4,7 +4,8 @@
 # locates aiter) that flood their output or leave something holding it open;
 # FIFOs, folders and devices given or found as rule packs; rule sets that
 # define nothing; manifests that nest deeply or carry out-of-range plans and
-# non-object devices. Every case runs in a subshell under `timeout 20` and
+# non-object devices; manifests that are FIFOs, devices or past the size cap.
+# Every case runs in a subshell under `timeout 20` and
 # `ulimit -v 1000000` (tests/lib.sh's AP_VMEM), so that a regression fails instead of hanging or
 # eating the machine.
 . "$AP_SRCDIR/tests/lib.sh"
@@ -281,6 +282,46 @@ edit noplan 'd["plans"]["mla_heads"] = []'
 hprobe diff "$GOOD" "$TMP/noplan.json"
 expect_rc 2
 expect_err "aiter-probe: $TMP/noplan.json: 'plans.mla_heads' must not be empty"
+
+case_ "a manifest that is a FIFO, for every command that reads one"
+mkfifo "$TMP/m-fifo.json"
+for cmd in "verify $TMP/m-fifo.json" "diff $TMP/m-fifo.json $GOOD" "merge $GOOD $TMP/m-fifo.json" \
+	"check --manifest $TMP/m-fifo.json --require mla.decode.native_h24" \
+	"explain --manifest $TMP/m-fifo.json mla.decode.native_h24"; do
+	# shellcheck disable=SC2086 # the words of one command
+	hprobe $cmd
+	expect_rc 2
+	quick 10
+	expect_no_out
+	expect_err "aiter-probe: $TMP/m-fifo.json: not a regular file (a FIFO)"
+done
+
+case_ "a manifest that is /dev/zero, or a symlink to it"
+ln -s /dev/zero "$TMP/m-zero.json"
+for zero in /dev/zero "$TMP/m-zero.json"; do
+	hprobe verify "$zero"
+	expect_rc 2
+	quick 10
+	expect_err "aiter-probe: $zero: not a regular file (a device)"
+done
+
+case_ "a manifest over 64 MiB"
+: >"$TMP/m-big.json"
+"$PY" -c 'import os, sys; os.truncate(sys.argv[1], (64 << 20) + 1)' "$TMP/m-big.json"
+hprobe verify "$TMP/m-big.json"
+expect_rc 2
+quick 10
+expect_err "aiter-probe: $TMP/m-big.json: larger than 64 MiB, the limit for a manifest"
+
+case_ "plan rows no consumer can pad"
+edit short 'd["plans"]["mla_heads"][23].update(heads=24, launch_heads=16, mode="tile-slice", verified=True)'
+hprobe check --manifest "$TMP/short.json" --require mla.decode.native_h24
+expect_rc 2
+expect_err "aiter-probe: $TMP/short.json: 'plans.mla_heads[23]' must have launch_heads of at least heads (24), not 16"
+edit mode 'd["plans"]["mla_heads"][7].update(heads=8, launch_heads=8, mode="repeat-interleave")'
+hprobe explain --manifest "$TMP/mode.json" mla.decode.native_h24
+expect_rc 2
+expect_err "aiter-probe: $TMP/mode.json: 'plans.mla_heads[7].mode' must be none for 8 heads as 8, as the planner pads (not 'repeat-interleave')"
 
 case_ "a device that is not an object"
 edit nodev 'd["devices"].append("NVIDIA H200")'

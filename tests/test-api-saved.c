@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -245,6 +247,13 @@ static void test_named_by_environment(void **state)
 	message = str("no manifest at %s (AITER_PROBE_MANIFEST): run 'aiter-probe scan -o %s'", named,
 	         named);
 	expect_refused(s->tree, AITER_PROBE_MISSING, message);
+
+	/* A FIFO would block a server's start: refused by its type, unopened. */
+	named = str("%s/fifo.json", s->dir);
+	assert_int_equal(mkfifo(named, 0600), 0);
+	setenv("AITER_PROBE_MANIFEST", named, 1);
+	expect_refused(s->tree, AITER_PROBE_ERROR, str("%s: not a regular file (a FIFO)", named));
+	unlink(named);
 	unsetenv("AITER_PROBE_MANIFEST");
 }
 

@@ -316,35 +316,23 @@ static char *edited(const char *dir, const char *name, const char *script)
 	return path;
 }
 
-/* What a manifest may hold that the scanner does not write: a row whose
- * mode contradicts its head counts, one that launches fewer heads than it
- * has, evidence that is not a string, a launch with no reason. */
+/* What a manifest may hold that the scanner does not write: evidence that
+ * is not a string, a launch with no reason. A row whose mode contradicts its
+ * head counts, or one that launches fewer heads than it has, is refused when
+ * opened, so head_maps never meets one. */
 static void test_odd_manifests(void **state)
 {
 	char dir[] = "/tmp/ap-test-api-XXXXXX";
-	char cmd[600];
+	char cmd[600], want[600];
 	const char *status, *reason = "";
 	aiter_probe_manifest *m;
 	char *path;
 
 	assert_non_null(mkdtemp(dir));
 	path = edited(dir, "odd.json",
-	              "s/\"heads\": 8, \"launch_heads\": 16, \"mode\": \"repeat-interleave\"/"
-	              "\"heads\": 8, \"launch_heads\": 16, \"mode\": \"tile-slice\"/; "
-	              "s/\"heads\": 9, \"launch_heads\": 16/\"heads\": 9, \"launch_heads\": 4/; "
 	              "s|\"csrc/kernels/mla/reduce.cu:9\"|9|; "
 	              "s/\"reason\": \"passed on 1 of 1 devices\"/\"reason\": null/");
 	m = open_ok(path, 0);
-	assert_int_equal(aiter_probe_manifest_mla_head_maps(m, 8, NULL, 0, NULL, 0),
-	                 AITER_PROBE_ERROR);
-	assert_string_equal(aiter_probe_last_error(), "plans.mla_heads: the row for 8 heads says "
-	                                              "tile-slice, but 8 heads as 16 pad by "
-	                                              "repeat-interleave");
-	assert_int_equal(aiter_probe_manifest_mla_head_maps(m, 9, NULL, 0, NULL, 0),
-	                 AITER_PROBE_ERROR);
-	assert_string_equal(aiter_probe_last_error(),
-	                    "plans.mla_heads: cannot run 9 heads as 4: head counts must be 1..128 and "
-	                    "the launch count at least the real one");
 	assert_int_equal(aiter_probe_manifest_capability_evidence_count(m, "mla.decode.native_h16"), 1);
 	assert_null(aiter_probe_manifest_capability_evidence(m, "mla.decode.native_h16", 0));
 	assert_string_equal(aiter_probe_last_error(),
@@ -354,6 +342,19 @@ static void test_odd_manifests(void **state)
 	assert_string_equal(status, "passed");
 	assert_null(reason);
 	aiter_probe_manifest_free(m);
+	free(path);
+	path = edited(dir, "mode.json",
+	              "s/\"heads\": 8, \"launch_heads\": 16, \"mode\": \"repeat-interleave\"/"
+	              "\"heads\": 8, \"launch_heads\": 16, \"mode\": \"tile-slice\"/");
+	snprintf(want, sizeof want, "%s: 'plans.mla_heads[7].mode' must be repeat-interleave for 8 "
+	         "heads as 16, as the planner pads (not 'tile-slice')", path);
+	expect_open_fails(path, 0, AITER_PROBE_ERROR, want);
+	free(path);
+	path = edited(dir, "short.json", "s/\"heads\": 9, \"launch_heads\": 16/"
+	                                 "\"heads\": 9, \"launch_heads\": 4/");
+	snprintf(want, sizeof want, "%s: 'plans.mla_heads[8]' must have launch_heads of at least "
+	         "heads (9), not 4", path);
+	expect_open_fails(path, 0, AITER_PROBE_ERROR, want);
 	free(path);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
@@ -442,6 +443,9 @@ static void test_refusals(void **state)
 	                            "newer than this reader understands (aiter-probe.manifest/1)");
 	expect_open_fails(MANIFESTS "nowhere.json", 0, AITER_PROBE_ERROR,
 	                  MANIFESTS "nowhere.json: No such file or directory");
+	/* Refused by its type, never read: it has no end. */
+	expect_open_fails("/dev/zero", 0, AITER_PROBE_ERROR,
+	                  "/dev/zero: not a regular file (a device)");
 	expect_open_fails(MANIFESTS "good.json", 0x4, AITER_PROBE_ERROR,
 	                  MANIFESTS "good.json: unknown flags 0x4");
 	expect_open_fails(MANIFESTS "good.json", AITER_PROBE_VERIFY_FRESH, AITER_PROBE_ERROR,

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -244,6 +246,22 @@ static const struct edit edits[] = {
 	{"plans/mla_heads/0", "heads", "129",
 	 "'plans.mla_heads[0]' must have heads and launch_heads of at most 128"},
 	{"plans", "mla_heads", "[]", "'plans.mla_heads' must not be empty"},
+	/* Rows no consumer can pad: fewer launch heads than heads, or a mode
+	 * other than the planner's (ap_mla_pad_mode). */
+	{"plans/mla_heads/23", "launch_heads", "16",
+	 "'plans.mla_heads[23]' must have launch_heads of at least heads (24), not 16"},
+	{"plans/mla_heads/7", "launch_heads", "8",
+	 "'plans.mla_heads[7].mode' must be none for 8 heads as 8, as the planner pads (not "
+	 "'repeat-interleave')"},
+	{"plans/mla_heads/7", "mode", "\"tile-slice\"",
+	 "'plans.mla_heads[7].mode' must be repeat-interleave for 8 heads as 16, as the planner "
+	 "pads (not 'tile-slice')"},
+	{"plans/mla_heads/2", "mode", "\"repeat-interleave\"",
+	 "'plans.mla_heads[2].mode' must be tile-slice for 3 heads as 16, as the planner pads (not "
+	 "'repeat-interleave')"},
+	{"plans/mla_heads/23", "mode", "\"tile-slice\"",
+	 "'plans.mla_heads[23].mode' must be none for 24 heads as 24, as the planner pads (not "
+	 "'tile-slice')"},
 	{"", "devices", "[1]", "'devices[0]' must be an object"},
 	{"", "devices", "[{\"index\": 0}, \"gpu\"]", "'devices[1]' must be an object"},
 	{"", "devices", "{}", "'devices' must be an array"},
@@ -263,6 +281,50 @@ static void test_edits(void **state)
 
 	for (i = 0; i < sizeof edits / sizeof edits[0]; i++)
 		apply_and_expect(&edits[i]);
+}
+
+/* Only a regular file is read, and only up to the cap: a FIFO would block,
+ * /dev/zero (here behind a symlink) read for ever. */
+static void test_not_regular_or_too_large(void **state)
+{
+	static const struct {
+		const char *name; /* in the scratch folder; "" is the folder */
+		const char *message;
+	} cases[] = {
+		{"/fifo.json", "not a regular file (a FIFO)"},
+		{"/zero.json", "not a regular file (a device)"},
+		{"", "not a regular file (a folder)"},
+		{"/big.json", "larger than 64 MiB, the limit for a manifest"},
+	};
+	char dir[] = "/tmp/ap-test-manifest-XXXXXX";
+	char *path, *want;
+	size_t i;
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	path = ap_xasprintf("%s/fifo.json", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	free(path);
+	path = ap_xasprintf("%s/zero.json", dir);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	free(path);
+	path = ap_xasprintf("%s/big.json", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, ((off_t)64 << 20) + 1), 0);
+	close(fd);
+	free(path);
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		path = ap_xasprintf("%s%s", dir, cases[i].name);
+		want = ap_xasprintf("%s: %s", path, cases[i].message);
+		expect_refusal(path, AP_EINPUT, want);
+		if (cases[i].name[0] != '\0')
+			unlink(path);
+		free(want);
+		free(path);
+	}
+	rmdir(dir);
 }
 
 /* Keys a later v1 writer may add are ignored, so readers keep working. */
@@ -295,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_not_json),
 		cmocka_unit_test(test_refused_before_parsing),
 		cmocka_unit_test(test_edits),
+		cmocka_unit_test(test_not_regular_or_too_large),
 		cmocka_unit_test(test_unknown_keys_ignored),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -131,6 +131,20 @@ class LoadTest(unittest.TestCase):
              "'plans.mla_heads[0]' must have heads and launch_heads of at most 128"),
             (lambda d: d["plans"].__setitem__("mla_heads", []),
              "'plans.mla_heads' must not be empty"),
+            (lambda d: d["plans"]["mla_heads"][23].__setitem__("launch_heads", 16),
+             "'plans.mla_heads[23]' must have launch_heads of at least heads (24), not 16"),
+            (lambda d: d["plans"]["mla_heads"][7].__setitem__("launch_heads", 8),
+             "'plans.mla_heads[7].mode' must be none for 8 heads as 8, as the planner pads "
+             "(not 'repeat-interleave')"),
+            (lambda d: d["plans"]["mla_heads"][7].__setitem__("mode", "tile-slice"),
+             "'plans.mla_heads[7].mode' must be repeat-interleave for 8 heads as 16, as the "
+             "planner pads (not 'tile-slice')"),
+            (lambda d: d["plans"]["mla_heads"][2].__setitem__("mode", "repeat-interleave"),
+             "'plans.mla_heads[2].mode' must be tile-slice for 3 heads as 16, as the planner "
+             "pads (not 'repeat-interleave')"),
+            (lambda d: d["plans"]["mla_heads"][23].__setitem__("mode", "tile-slice"),
+             "'plans.mla_heads[23].mode' must be none for 24 heads as 24, as the planner pads "
+             "(not 'tile-slice')"),
             (lambda d: d.__setitem__("devices", [1]), "'devices[0]' must be an object"),
             (lambda d: d["devices"].append("gpu"), "'devices[1]' must be an object"),
             (lambda d: d.__setitem__("devices", {}), "'devices' must be an array"),
@@ -155,6 +169,9 @@ class LoadTest(unittest.TestCase):
                 with self.assertRaises(aiter_probe.ManifestError) as cm:
                     aiter_probe.load(path)
                 self.assertEqual(str(cm.exception), "%s: %s" % (path, message))
+                # The C reader's messages stop at 4095 bytes (src/ap-error.c).
+                if HAVE_AP and len(str(cm.exception)) < 4096:
+                    self.assertEqual(c_refusal(path), str(cm.exception))
             with open(path, "w") as f:
                 f.write('{"schema": "aiter-probe.manifest/1", "schema": "x"}')
             with self.assertRaisesRegex(aiter_probe.ManifestError, "duplicate object key 'schema'"):
@@ -168,7 +185,7 @@ HAVE_AP = bool(BUILDDIR) and os.path.exists(AP)
 def c_refusal(path):
     """What the C reader (aiter-probe verify) says of the manifest at path, or None."""
     run = subprocess.run([AP, "verify", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         universal_newlines=True, errors="replace")
+                         universal_newlines=True, errors="replace", timeout=60)
     if run.returncode != 2 or not run.stderr.startswith("aiter-probe: "):
         return None
     return run.stderr[len("aiter-probe: "):].rstrip("\n")
@@ -306,6 +323,24 @@ class HostileTest(unittest.TestCase):
                     self.assertEqual(c_refusal(self.path), got or "%s: aiter root '/opt/aiter': "
                                      "No such file or directory" % self.path, trail)
         self.assertGreater(len(spots), 50)
+
+    def test_not_regular_or_too_large(self):
+        """A FIFO would block, /dev/zero (behind a symlink) be read for ever;
+        a file past the cap is refused unread. The C reader says the same."""
+        fifo, zero, big = (os.path.join(self.tmp, n) for n in ("fifo", "zero", "big"))
+        os.mkfifo(fifo)
+        os.symlink("/dev/zero", zero)
+        with open(big, "wb") as f:
+            f.truncate(aiter_probe.MANIFEST_MAX_BYTES + 1)
+        for path, message in [(fifo, "not a regular file (a FIFO)"),
+                              (zero, "not a regular file (a device)"),
+                              (self.tmp, "not a regular file (a folder)"),
+                              (big, "larger than 64 MiB, the limit for a manifest")]:
+            with self.assertRaises(aiter_probe.ManifestError) as cm:
+                aiter_probe.load(path)
+            self.assertEqual(str(cm.exception), "%s: %s" % (path, message))
+            if HAVE_AP:
+                self.assertEqual(c_refusal(path), str(cm.exception))
 
     def test_recursion_deep_in_the_caller(self):
         """Even when load() is called near the recursion limit."""

@@ -354,24 +354,27 @@ class FromManifestTest(unittest.TestCase):
                          "pack)" % m.path)
 
     def test_a_plan_row_that_is_no_padding(self):
+        # The reader refuses it, so a server starts without the manifest.
         m = golden("h24-native")
         for row in m.data["plans"]["mla_heads"]:
             if row["heads"] == 24:
                 row.update(launch_heads=20, mode="tile-slice")
-            if row["heads"] == 12:
-                row.update(launch_heads=18, mode="repeat-interleave")
-        b = Backend(m)
-        self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
-        self.assertEqual(b.why("mla_launch_heads"), "24 heads launch as 32 (tile-slice), as "
-                         "vLLM pads: plans.mla_heads of %s has 20 launch heads for 24 heads "
-                         "with mode tile-slice" % m.path)
-        self.assertEqual(b.mla_launch_heads(12), (16, "tile-slice"))
-        self.assertEqual(b.why("mla_launch_heads"), "12 heads launch as 16 (tile-slice), as "
-                         "vLLM pads: plans.mla_heads of %s has repeat-interleave to 18, not a "
-                         "multiple of 12" % m.path)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "m.json")
+            with open(path, "w") as f:
+                json.dump(m.data, f)
+            with self.assertRaises(aiter_probe.ManifestError) as cm:
+                aiter_probe.load(path)
+        self.assertEqual(str(cm.exception), "%s: 'plans.mla_heads[23]' must have launch_heads "
+                         "of at least heads (24), not 20" % path)
+        # A head count the plan lacks is padded as vLLM pads.
+        m = golden("h24-native")
         m.data["plans"]["mla_heads"] = [r for r in m.data["plans"]["mla_heads"]
                                         if r["heads"] != 5]
-        self.assertEqual(Backend(m).mla_launch_heads(5), (16, "tile-slice"))
+        b = Backend(m)
+        self.assertEqual(b.mla_launch_heads(5), (16, "tile-slice"))
+        self.assertEqual(b.why("mla_launch_heads"), "5 heads launch as 16 (tile-slice), as "
+                         "vLLM pads: plans.mla_heads of %s has no row for 5 heads" % m.path)
 
     def test_gluon_bound(self):
         m = golden("h24-native")

@@ -49,6 +49,9 @@ _LAUNCH_STATUSES = ("passed", "failed", "error", "skipped")
 _PAD_MODES = ("none", "repeat-interleave", "tile-slice")
 # The most heads a plan row names (the C reader's PLAN_MAX_HEADS).
 _PLAN_MAX_HEADS = 128
+# The largest manifest read (the C reader's MANIFEST_MAX_BYTES), far above any
+# real one: /dev/zero or a runaway file must not exhaust a server's memory.
+MANIFEST_MAX_BYTES = 64 << 20
 # The C reader's LONG_MAX.
 _LONG_MAX = (1 << 63) - 1
 
@@ -219,6 +222,24 @@ class _Checker:
         if heads > _PLAN_MAX_HEADS or launch > _PLAN_MAX_HEADS:
             self.fail("'%s' must have heads and launch_heads of at most %d"
                       % (where, _PLAN_MAX_HEADS))
+        # A consumer pads by the row: only what the planner gives can be padded.
+        if launch < heads:
+            self.fail("'%s' must have launch_heads of at least heads (%d), not %d"
+                      % (where, heads, launch))
+        planned = _pad_mode(heads, launch)
+        if row["mode"] != planned:
+            self.fail("'%s.mode' must be %s for %d heads as %d, as the planner pads (not '%s')"
+                      % (where, planned, heads, launch, row["mode"]))
+
+
+def _pad_mode(heads, launch):
+    """The padding that runs heads real heads as launch (>= heads), as the one
+    planner gives it: kernels/mla-plan.c, ap_mla_pad_mode, which the C reader calls."""
+    if launch == heads:
+        return "none"
+    if 16 % heads == 0 and launch % heads == 0:
+        return "repeat-interleave"
+    return "tile-slice"
 
 
 def _refusal(rel):
@@ -650,12 +671,49 @@ def _no_duplicates(pairs):
     return seen
 
 
+def _not_regular(path, mode):
+    kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) \
+        else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return ManifestError("%s: not a regular file (%s)" % (path, kind))
+
+
+def _read_manifest(path):
+    """The bytes of the regular file at path, read as the C reader reads them
+    (slurp in src/manifest-read.c): a FIFO would block for ever, a device
+    read without end, so anything else is refused, looked at before opening
+    (opening a device can do things) and again once opened, non-blocking;
+    at most one byte past MANIFEST_MAX_BYTES is read."""
+    too_large = ManifestError("%s: larger than %d MiB, the limit for a manifest"
+                              % (path, MANIFEST_MAX_BYTES >> 20))
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_regular(path, st.st_mode)
+    fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path, st.st_mode)
+        if st.st_size > MANIFEST_MAX_BYTES:
+            raise too_large
+        chunks, size = [], 0
+        while size <= MANIFEST_MAX_BYTES:
+            chunk = os.read(fd, min(1 << 16, MANIFEST_MAX_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MANIFEST_MAX_BYTES:
+            raise too_large
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def load(path, verify_fresh=False):
     """Loads and checks the manifest at path; with verify_fresh, re-hashes its inputs."""
     path = os.fspath(path)
     try:
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8")
+        text = _read_manifest(path).decode("utf-8")
     except OSError as e:
         raise ManifestError("%s: %s" % (path, e.strerror)) from None
     except UnicodeDecodeError as e:

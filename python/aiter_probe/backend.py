@@ -74,17 +74,6 @@ def _vllm_padding(heads):
     return launch, "repeat-interleave" if launch % heads == 0 else "tile-slice"
 
 
-def _row_refusal(heads, launch, mode):
-    """Why a plan row is not a padding the index lists can express, or None."""
-    if mode == "none":
-        return None if launch == heads else "mode none with %d launch heads" % launch
-    if launch <= heads:
-        return "%d launch heads for %d heads with mode %s" % (launch, heads, mode)
-    if mode == "repeat-interleave" and launch % heads != 0:
-        return "repeat-interleave to %d, not a multiple of %d" % (launch, heads)
-    return None
-
-
 def _check_heads(heads):
     if isinstance(heads, bool) or not isinstance(heads, int):
         raise TypeError("heads must be an int, not %s" % type(heads).__name__)
@@ -196,16 +185,14 @@ class Backend:
             launch, mode = _vllm_padding(heads)
             return (launch, mode), "%d heads launch as %d (%s), as vLLM pads: %s" % (
                 heads, launch, mode, self._none)
+        # The reader refused every row but the planner's padding (launch_heads
+        # at least heads, the planner's mode), so a row found is one to use.
         try:
             launch, mode, verified = self.manifest.launch_heads(heads)
         except KeyError:
-            refusal, verified = "no row for %d heads" % heads, False
-        else:
-            refusal = _row_refusal(heads, launch, mode)
-        if refusal is not None:
             launch, mode = _vllm_padding(heads)
             return (launch, mode), "%d heads launch as %d (%s), as vLLM pads: plans.mla_heads " \
-                "of %s has %s" % (heads, launch, mode, self.manifest.path, refusal)
+                "of %s has no row for %d heads" % (heads, launch, mode, self.manifest.path, heads)
         return (launch, mode), "%d heads launch as %d (%s): plans.mla_heads of %s (%s)" % (
             heads, launch, mode, self.manifest.path,
             "verified by a launch" if verified else "not verified by a launch")
