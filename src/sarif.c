@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ap-map.h"
 #include "ap-util.h"
 #include "confine.h"
 #include "diff.h"
@@ -66,12 +67,17 @@ static json_t *uri_text(const char *prefix, const char *path, const char *suffix
 	return s;
 }
 
-/* line 0: the file only. */
+/* line 0: the file only. NULL for a path the reader would refuse (absolute,
+ * empty, a ".." component): a tampered manifest must not have a viewer open a
+ * file outside OLD's tree. */
 static json_t *location(const char *file, json_int_t line)
 {
-	json_t *physical = json_pack("{s:{s:o, s:s}}", "artifactLocation", "uri",
-	                             uri_text("", file, ""), "uriBaseId", BASE_ID);
+	json_t *physical;
 
+	if (ap_path_refusal(file) != NULL)
+		return NULL;
+	physical = json_pack("{s:{s:o, s:s}}", "artifactLocation", "uri", uri_text("", file, ""),
+	                     "uriBaseId", BASE_ID);
 	if (line > 0)
 		json_object_set_new(physical, "region", json_pack("{s:I}", "startLine", line));
 	return json_pack("{s:o}", "physicalLocation", physical);
@@ -79,7 +85,7 @@ static json_t *location(const char *file, json_int_t line)
 
 /* A capability's evidence item, "FILE:LINE"; a line number out of range
  * locates the file only, as does an item without ":LINE". NULL without a
- * file. */
+ * usable file. */
 static json_t *evidence_location(const char *item)
 {
 	const char *colon = strrchr(item, ':');
@@ -96,8 +102,6 @@ static json_t *evidence_location(const char *item)
 		if (errno != 0 || line > INT32_MAX)
 			line = 0;
 	}
-	if (flen == 0)
-		return NULL;
 	file = ap_xstrndup(item, flen);
 	loc = location(file, (json_int_t)line);
 	free(file);
@@ -221,13 +225,14 @@ static void capability_result(sarif_log *log, const json_t *d)
 }
 
 /* At OLD's match, else at the rule's file ("(<where> FILE)" in the
- * message); nothing without a file. */
+ * message); nothing without a usable file, though the message still names
+ * one the manifest gives. */
 static json_t *rule_locations(const json_t *old_rule, const json_t *match, ap_buf *msg,
                               const char *where)
 {
 	const char *file = string_at(old_rule, "file");
 	json_int_t line = match_line(match);
-	json_t *locations = json_array();
+	json_t *locations = json_array(), *loc;
 
 	if (file == NULL || file[0] == '\0')
 		return locations;
@@ -235,7 +240,9 @@ static json_t *rule_locations(const json_t *old_rule, const json_t *match, ap_bu
 		ap_buf_printf(msg, " (was at %s:%" JSON_INTEGER_FORMAT ")", file, line);
 	else
 		ap_buf_printf(msg, " (%s %s)", where, file);
-	json_array_append_new(locations, location(file, line));
+	loc = location(file, line);
+	if (loc != NULL)
+		json_array_append_new(locations, loc);
 	return locations;
 }
 
@@ -263,39 +270,45 @@ static void rule_result(sarif_log *log, const json_t *d)
 	ap_buf_free(&transition);
 }
 
-/* OLD's first match whose captures make the tuple. */
-static const json_t *match_of_tuple(const json_t *rule, const char *tuple)
+/* OLD's match per tuple, the first whose captures make it: built once per
+ * rule, so a table of N cases costs N tuples, not N per removed case. */
+static ap_map *matches_by_tuple(const json_t *rule)
 {
+	ap_map *by_tuple = ap_map_new();
 	const json_t *match;
 	size_t i;
 
 	json_array_foreach(json_object_get(rule, "matches"), i, match) {
 		char *t = ap_diff_case_tuple(match);
-		bool same = t != NULL && strcmp(t, tuple) == 0;
 
+		if (t != NULL && ap_map_get_str(by_tuple, t) == AP_MAP_ABSENT)
+			ap_map_put_str(by_tuple, t, i);
 		free(t);
-		if (same)
-			return match;
 	}
-	return NULL;
+	return by_tuple;
 }
 
 static void case_results(sarif_log *log, const json_t *d)
 {
 	const char *id = string_at(d, "rule");
 	const json_t *rule = old_rule(log, id);
+	const json_t *matches = json_object_get(rule, "matches");
+	ap_map *by_tuple = matches_by_tuple(rule);
 	const json_t *tuple;
 	size_t i;
 
 	json_array_foreach(json_object_get(d, "removed"), i, tuple) {
 		const char *t = json_string_value(tuple);
+		size_t at = ap_map_get_str(by_tuple, t);
+		const json_t *match = at != AP_MAP_ABSENT ? json_array_get(matches, at) : NULL;
 		ap_buf msg = AP_BUF_INIT;
 		json_t *locations;
 
 		ap_buf_printf(&msg, "lost: case %s of rule %s", t, id);
-		locations = rule_locations(rule, match_of_tuple(rule, t), &msg, "in");
+		locations = rule_locations(rule, match, &msg, "in");
 		add_result(log, "rule", id, rule, "warning", "removed", "any", t, &msg, locations);
 	}
+	ap_map_free(by_tuple);
 	json_array_foreach(json_object_get(d, "added"), i, tuple) {
 		const char *t = json_string_value(tuple);
 		ap_buf msg = AP_BUF_INIT;

@@ -16,7 +16,8 @@
  * from OLD's manifest (a capability's evidence, a rule's file and match
  * lines), relative to the base id %SRCROOT%, which originalUriBaseIds maps
  * to OLD's aiter.root when that is an absolute path. A result with a file
- * but no line is located at the file; one without a file has no location. */
+ * but no line is located at the file; one without a file has no location,
+ * nor has a path that would leave the tree (ap_path_refusal). */
 #ifndef AP_SARIF_H
 #define AP_SARIF_H
 

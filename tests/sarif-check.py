@@ -2,7 +2,8 @@
 """Structural check of a SARIF 2.1.0 log as `aiter-probe diff --format sarif`
 writes it, and as GitHub code scanning ingests one: the required keys and
 their types, one run, unique rule ids, every result's ruleIndex pointing at
-its ruleId, levels, relative URIs under a declared base id, startLine >= 1.
+its ruleId, levels, relative URIs under a declared base id (no '..'
+component), startLine >= 1.
 
 Usage: sarif-check.py FILE [--located]
 --located: every result also has a location (code scanning refuses a whole
@@ -77,6 +78,7 @@ def check(doc, located):
             need(isinstance(uri, str) and uri and not uri.startswith("/")
                  and not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", uri)
                  and not re.search(r"[^A-Za-z0-9._~/%-]", uri), lw + ": a relative URI")
+            need(".." not in uri.split("/"), lw + ": no '..' component")
             need(art.get("uriBaseId") == "%SRCROOT%"
                  and (not bases or "%SRCROOT%" in bases), lw + ": uriBaseId %SRCROOT%")
             if "region" in phys:

@@ -147,6 +147,19 @@ for rule in m["rules"].values():
         match["line"] += 100
 m["capabilities"]["mla.decode.native_h24"]["evidence"] = ["csrc/kernels/mla/reduce.cu:110", "csrc/kernels/mla/metadata/v1_2_device.cuh:106"]
 write("moved.json", m)
+m = copy.deepcopy(good)
+m["capabilities"]["mla.decode.native_h24"]["evidence"] = ["/etc/passwd:1", "../../../etc/passwd:1",
+    "csrc/../../../etc/passwd:2", "csrc/kernels/..:3", "//etc/passwd", "csrc/kernels/mla/reduce.cu:10"]
+m["rules"]["mla.reduce.native_h24_d512"]["file"] = "/etc/passwd"
+m["rules"]["mla.reduce.cases"]["file"] = "../../../etc/passwd"
+write("outside.json", m)
+m = copy.deepcopy(good)
+cases = m["rules"]["mla.reduce.cases"]["matches"]
+cases.append(dict(cases[2], line=30))
+write("repeated.json", m)
+m = copy.deepcopy(good)
+del m["rules"]["mla.reduce.cases"]["matches"][1:]
+write("one-case.json", m)
 PYEOF
 
 case_ "sarif: a rule without a line is located at its file, a capability without evidence nowhere"
@@ -189,6 +202,23 @@ cp "$TMP/good-second.sarif" "$TMP/out"
 json_get '[r["partialFingerprints"] for r in j["runs"][0]["results"]]' >"$TMP/fp-good"
 cmp -s "$TMP/fp-good" "$TMP/fp-moved" || fail "fingerprints moved with the lines"
 expect_json 'len(set(v for r in j["runs"][0]["results"] for v in r["partialFingerprints"].values()))' 3
+
+case_ "sarif: no location outside OLD's tree (absolute, '..'), the message still names the file"
+probe diff "$TMP/outside.json" second.json --format sarif
+expect_rc 0
+sarif_ok
+expect_json '[(r["ruleId"], [(l["physicalLocation"]["artifactLocation"]["uri"], l["physicalLocation"].get("region")) for l in r.get("locations", [])]) for r in j["runs"][0]["results"]]' \
+	"[('capability/mla.decode.native_h24', [('csrc/kernels/mla/reduce.cu', {'startLine': 10})]), ('rule/mla.reduce.native_h24_d512', []), ('rule/mla.reduce.cases', [])]"
+expect_json '[r["message"]["text"] for r in j["runs"][0]["results"][1:]]' \
+	"['changed: rule mla.reduce.native_h24_d512: matched -> unmatched (was at /etc/passwd:10)', 'lost: case heads=24 head_dim=512 of rule mla.reduce.cases (was at ../../../etc/passwd:10)']"
+
+# Every removed case at its own match, the first when a tuple repeats.
+case_ "sarif: removed cases at their lines"
+probe diff "$TMP/repeated.json" "$TMP/one-case.json" --format sarif --fail-on any
+expect_rc 1
+sarif_ok --located
+expect_json '[(r["message"]["text"], [l["physicalLocation"]["region"]["startLine"] for l in r["locations"]]) for r in j["runs"][0]["results"]]' \
+	"[('lost: case heads=16 head_dim=512 of rule mla.reduce.cases (was at csrc/kernels/mla/reduce.cu:9)', [9]), ('lost: case heads=24 head_dim=512 of rule mla.reduce.cases (was at csrc/kernels/mla/reduce.cu:10)', [10]), ('lost: case heads=32 head_dim=512 of rule mla.reduce.cases (was at csrc/kernels/mla/reduce.cu:11)', [11]), ('lost: case heads=64 head_dim=512 of rule mla.reduce.cases (was at csrc/kernels/mla/reduce.cu:12)', [12])]"
 
 case_ "truncated manifest"
 probe diff good.json invalid-truncated.json --fail-on any
