@@ -120,7 +120,7 @@ static void put_state(ap_buf *b, const report_text *rt, const json_t *state, boo
 	if (!with_captures || n == 0)
 		return;
 	if (n > 1) {
-		ap_buf_printf(b, " (%zu cases)", n);
+		ap_buf_printf(b, " (%zu" AP_TEXT_JOIN "cases)", n);
 		return;
 	}
 	ap_buf_puts(b, " [");
@@ -179,14 +179,16 @@ static void print_commit(const report_text *rt, const char *prefix, const json_t
 }
 
 /* "  rule        ID  STATE": the state wrapped under itself, or, when that
- * leaves it less than half the width, under the id. */
+ * leaves it less than half the width, under the id; it starts under the id
+ * when its first word does not fit after it. */
 static void print_row(const report_text *rt, const char *kind, int width, const char *id,
                       const char *state)
 {
-	int col = 2 + 10 + 2 + (width > ap_text_columns(id) ? width : ap_text_columns(id)) + 2;
+	char *lead = ap_xasprintf("  %-10s  %-*s  ", kind, width, id);
+	int col = ap_text_columns(lead);
 
-	fprintf(rt->to, "  %-10s  %-*s  ", kind, width, id);
-	ap_text_wrap(rt->to, state, col, col <= rt->width / 2 ? col : 14, rt->width);
+	ap_text_wrap_after(rt->to, lead, state, col <= rt->width / 2 ? col : 14, rt->width);
+	free(lead);
 }
 
 static int id_width(const json_t *report)

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -466,11 +467,6 @@ json_t *ap_merge_report(const ap_merge *mg)
 
 /* --- Text ----------------------------------------------------------------- */
 
-#define GREEN "\033[32m"
-#define RED "\033[31m"
-#define YELLOW "\033[33m"
-#define RESET "\033[0m"
-
 /* 9958 as "9,958": lists of thousands of nodes are read at a glance. */
 static char *thousands(json_int_t n)
 {
@@ -493,10 +489,10 @@ static const char *plural(json_int_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-/* "label: a, b, and 9,958 more", from column col, wrapped at width; further
- * lines after indent columns. */
-static void print_nodes(FILE *to, const char *label, const json_t *set, int col, int indent,
-                        int width)
+/* "LEAD label: a, b, and 9,958 more", wrapped at width, further lines after
+ * indent columns; the label and "and 9,958 more" each kept on one line. */
+static void print_nodes(FILE *to, const char *lead, const char *label, const json_t *set,
+                        int indent, int width)
 {
 	const json_t *names = json_object_get(set, "nodes"), *name;
 	json_int_t omitted = json_integer_value(json_object_get(set, "omitted"));
@@ -504,24 +500,31 @@ static void print_nodes(FILE *to, const char *label, const json_t *set, int col,
 	size_t i, n = json_array_size(names);
 
 	ap_buf_printf(&b, "%s:", label);
-	json_array_foreach(names, i, name) {
-		const char *s = json_string_value(name);
-		char *safe = ap_terminal_text(s, strlen(s));
-		ap_buf_printf(&b, " %s%s", safe, i + 1 < n || omitted > 0 ? "," : "");
-		free(safe);
-	}
+	json_array_foreach(names, i, name)
+		ap_buf_printf(&b, " %s%s", json_string_value(name), i + 1 < n || omitted > 0 ? "," : "");
 	if (omitted > 0) {
 		char *more = thousands(omitted);
-		ap_buf_printf(&b, " and %s more", more);
+		ap_buf_printf(&b, " and" AP_TEXT_JOIN "%s" AP_TEXT_JOIN "more", more);
 		free(more);
 	}
-	ap_text_wrap(to, b.data, col, indent, width);
+	ap_text_wrap_after(to, lead, b.data, indent, width);
 	ap_buf_free(&b);
 }
 
+/* A title, painted with code, on lines of its own. */
+static void print_title(FILE *to, bool color, const char *code, const char *title, int width)
+{
+	char *text = ap_xasprintf("%s%s%s", ap_text_paint(color, code), title,
+	                          ap_text_paint(color, AP_TEXT_RESET));
+
+	fputc('\n', to);
+	ap_text_wrap(to, text, 0, 4, width);
+	free(text);
+}
+
 /* The ids of the capabilities in one state on every node, on wrapped lines. */
-static void print_uniform(FILE *to, const char *title, const json_t *caps, const char *state,
-                          json_int_t nodes, int width)
+static void print_uniform(FILE *to, bool color, const char *code, const char *title,
+                          const json_t *caps, const char *state, json_int_t nodes, int width)
 {
 	const json_t *cap;
 	const char *id;
@@ -531,89 +534,110 @@ static void print_uniform(FILE *to, const char *title, const json_t *caps, const
 		const json_t *v = json_object_get(cap, state);
 		json_int_t n = json_is_object(v) ? json_integer_value(json_object_get(v, "count"))
 		                                 : json_integer_value(v);
-		char *safe;
-		if (n != nodes)
-			continue;
-		safe = ap_terminal_text(id, strlen(id));
-		ap_buf_printf(&b, "%s%s", b.len > 0 ? " " : "", safe);
-		free(safe);
+		if (n == nodes)
+			ap_buf_printf(&b, "%s%s", b.len > 0 ? " " : "", id);
 	}
 	if (b.len > 0) {
-		fprintf(to, "\n%s\n  ", title);
-		ap_text_wrap(to, b.data, 2, 2, width);
+		print_title(to, color, code, title, width);
+		ap_text_wrap_after(to, "  ", b.data, 2, width);
 	}
 	ap_buf_free(&b);
 }
 
-void ap_merge_print_text(const json_t *report, FILE *to, bool color, int width)
+/* "  DIGEST  AITER VERSION (commit C)  N nodes: ...": the nodes on the next
+ * line (as a capability's are) when the rest does not fit on one. */
+static void print_tree(FILE *to, const json_t *t, int width)
+{
+	const char *version = json_string_value(json_object_get(t, "version"));
+	const char *commit = json_string_value(json_object_get(t, "git_commit"));
+	const json_t *set = json_object_get(t, "nodes");
+	json_int_t n = json_integer_value(json_object_get(set, "count"));
+	char *count = thousands(n);
+	char *label = ap_xasprintf("%s" AP_TEXT_JOIN "%s", count, plural(n, "node", "nodes"));
+	char *digest = ap_xasprintf("  %.12s  ", json_string_value(json_object_get(t, "digest")));
+	/* A git id shortened as git shortens it; anything else (escaped) whole. */
+	int keep = commit != NULL && commit[strspn(commit, "0123456789abcdef")] == '\0' ? 12 : INT_MAX;
+	char *head = ap_xasprintf("AITER %s%s%.*s%s", version != NULL ? version : "unknown",
+	                          commit != NULL ? " (commit" AP_TEXT_JOIN : "", keep,
+	                          commit != NULL ? commit : "", commit != NULL ? ")" : "");
+	char *lead = ap_xasprintf("%s%s  ", digest, head);
+
+	if (ap_text_columns(lead) <= width) {
+		print_nodes(to, lead, label, set, 4, width);
+	} else {
+		ap_text_wrap_after(to, digest, head, 4, width);
+		print_nodes(to, "    ", label, set, 6, width);
+	}
+	free(lead);
+	free(head);
+	free(digest);
+	free(label);
+	free(count);
+}
+
+static void print_report(const json_t *report, FILE *to, bool color, int width)
 {
 	json_int_t nodes = json_integer_value(json_object_get(report, "nodes"));
 	json_int_t ndiffer = json_integer_value(json_object_get(report, "differing_capabilities"));
-	const json_t *caps = json_object_get(report, "capabilities"), *cap, *trees, *t;
+	const json_t *caps = json_object_get(report, "capabilities"), *cap;
+	const json_t *trees = json_object_get(report, "trees"), *t;
+	size_t ncaps = json_object_size(caps), ntrees = json_array_size(trees), i;
 	char *total = thousands(nodes);
 	const char *id;
-	size_t i;
+	ap_buf b = AP_BUF_INIT;
 
-	trees = json_object_get(report, "trees");
-	fprintf(to, "%s %s, %zu AITER %s; ", total, plural(nodes, "node", "nodes"),
-	        json_array_size(trees), plural((json_int_t)json_array_size(trees), "tree", "trees"));
+	ap_buf_printf(&b, "%s %s, %zu AITER %s; ", total, plural(nodes, "node", "nodes"), ntrees,
+	              plural((json_int_t)ntrees, "tree", "trees"));
 	if (ndiffer == 0)
-		fprintf(to, "no capability of %zu differs across nodes\n", json_object_size(caps));
+		ap_buf_printf(&b, "no capability of %zu differs across nodes", ncaps);
 	else
-		fprintf(to, "%" JSON_INTEGER_FORMAT " of %zu %s %s across nodes\n", ndiffer,
-		        json_object_size(caps),
-		        plural((json_int_t)json_object_size(caps), "capability", "capabilities"),
-		        plural(ndiffer, "differs", "differ"));
+		ap_buf_printf(&b, "%" JSON_INTEGER_FORMAT " of %zu %s %s across nodes", ndiffer, ncaps,
+		              plural((json_int_t)ncaps, "capability", "capabilities"),
+		              plural(ndiffer, "differs", "differ"));
+	ap_text_wrap(to, b.data, 0, 4, width);
+	ap_buf_free(&b);
 	if (ndiffer > 0)
-		fputs("\nCapabilities that differ (how many nodes have each):\n", to);
+		print_title(to, false, "", "Capabilities that differ (how many nodes have each):",
+		            width);
 	json_object_foreach((json_t *)caps, id, cap) {
 		json_int_t have = json_integer_value(json_object_get(cap, "supported"));
 		const json_t *lacking = json_object_get(cap, "lacking");
 		const json_t *unprobed = json_object_get(cap, "unprobed");
-		char *count, *safe_id;
+		char *count, *lead, *text;
+
 		if (!json_is_true(json_object_get(cap, "differs")))
 			continue;
 		count = thousands(have);
-		safe_id = ap_terminal_text(id, strlen(id));
-		fprintf(to, "  %s  %s%s of %s%s\n", safe_id, color ? (have == 0 ? RED : YELLOW) : "",
-		        count, total, color ? RESET : "");
-		free(safe_id);
+		lead = ap_xasprintf("  %s  ", id);
+		text = ap_xasprintf("%s%s" AP_TEXT_JOIN "of" AP_TEXT_JOIN "%s%s",
+		                    ap_text_paint(color, have == 0 ? AP_TEXT_RED : AP_TEXT_YELLOW),
+		                    count, total, ap_text_paint(color, AP_TEXT_RESET));
+		ap_text_wrap_after(to, lead, text, 4, width);
+		free(text);
+		free(lead);
 		free(count);
-		if (json_integer_value(json_object_get(lacking, "count")) > 0) {
-			fputs("    ", to);
-			print_nodes(to, "lacking", lacking, 4, 6, width);
-		}
-		if (json_integer_value(json_object_get(unprobed, "count")) > 0) {
-			fputs("    ", to);
-			print_nodes(to, "not probed", unprobed, 4, 6, width);
-		}
+		if (json_integer_value(json_object_get(lacking, "count")) > 0)
+			print_nodes(to, "    ", "lacking", lacking, 6, width);
+		if (json_integer_value(json_object_get(unprobed, "count")) > 0)
+			print_nodes(to, "    ", "not" AP_TEXT_JOIN "probed", unprobed, 6, width);
 	}
-	print_uniform(to, color ? GREEN "Supported on every node:" RESET : "Supported on every node:",
-	              caps, "supported", nodes, width);
-	print_uniform(to, color ? RED "Lacking on every node:" RESET : "Lacking on every node:",
-	              caps, "lacking", nodes, width);
-	fputs("\nAITER trees (by the digest of their inputs, the most nodes first):\n", to);
-	json_array_foreach(trees, i, t) {
-		const char *version = json_string_value(json_object_get(t, "version"));
-		const char *commit = json_string_value(json_object_get(t, "git_commit"));
-		const json_t *set = json_object_get(t, "nodes");
-		json_int_t n = json_integer_value(json_object_get(set, "count"));
-		char *safe = ap_terminal_text(version ? version : "unknown",
-		                              strlen(version ? version : "unknown"));
-		char *count = thousands(n), *label;
-		ap_buf head = AP_BUF_INIT;
-		ap_buf_printf(&head, "  %.12s  AITER %s", json_string_value(json_object_get(t, "digest")),
-		              safe);
-		if (commit != NULL)
-			ap_buf_printf(&head, " (commit %.12s)", commit);
-		ap_buf_puts(&head, "  ");
-		fputs(head.data, to);
-		label = ap_xasprintf("%s %s", count, plural(n, "node", "nodes"));
-		print_nodes(to, label, set, (int)head.len, 4, width);
-		ap_buf_free(&head);
-		free(label);
-		free(count);
-		free(safe);
-	}
+	print_uniform(to, color, AP_TEXT_GREEN, "Supported on every node:", caps, "supported", nodes,
+	              width);
+	print_uniform(to, color, AP_TEXT_RED, "Lacking on every node:", caps, "lacking", nodes,
+	              width);
+	print_title(to, false, "",
+	            "AITER trees (by the digest of their inputs, the most nodes first):", width);
+	json_array_foreach(trees, i, t)
+		print_tree(to, t, width);
 	free(total);
+}
+
+void ap_merge_print_text(const json_t *report, FILE *to, bool color, int width)
+{
+	/* Node names, ids, versions and commits come from the manifests: never
+	 * raw control bytes on a terminal. */
+	json_t *safe = ap_json_for_terminal(report);
+
+	print_report(safe, to, color, width);
+	json_decref(safe);
 }

@@ -112,13 +112,27 @@ int ap_text_columns(const char *text)
 	return columns_of(text, strlen(text));
 }
 
+/* The indent of continued lines: one past half the width is cut to 8. */
+static int hanging(int indent, int width)
+{
+	return indent > width / 2 ? 8 : indent;
+}
+
+/* A word (or a lead), with each AP_TEXT_JOIN as the space it stands for. */
+static void put_word(FILE *to, const char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		fputc(p[i] == AP_TEXT_JOIN[0] ? ' ' : p[i], to);
+}
+
 void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width)
 {
 	const char *p = text;
 	bool line_empty = true;
 
-	if (indent > width / 2)
-		indent = 8;
+	indent = hanging(indent, width);
 	while (*p != '\0') {
 		size_t spaces = strspn(p, " ");
 		size_t len;
@@ -138,10 +152,30 @@ void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width)
 			fputc(' ', to);
 			col++;
 		}
-		fwrite(p, 1, len, to);
+		put_word(to, p, len);
 		col += cols;
 		line_empty = false;
 		p += len;
 	}
 	fputc('\n', to);
+}
+
+void ap_text_wrap_after(FILE *to, const char *lead, const char *text, int indent, int width)
+{
+	const char *first = text + strspn(text, " ");
+	size_t len = strlen(lead);
+	int col = columns_of(lead, len);
+	bool next_line;
+
+	indent = hanging(indent, width);
+	next_line = *first != '\0' && col > indent &&
+	            col + columns_of(first, strcspn(first, " ")) > width;
+	while (next_line && len > 0 && lead[len - 1] == ' ')
+		len--;
+	put_word(to, lead, len);
+	if (next_line) {
+		fprintf(to, "\n%*s", indent, "");
+		col = indent;
+	}
+	ap_text_wrap(to, text, col, indent, width);
 }

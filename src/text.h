@@ -54,5 +54,17 @@ void ap_text_word(ap_buf *b, const char *value);
  * column of one word a line. Columns count UTF-8 characters; colours (ESC [
  * ... m) take none. */
 void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width);
+/* A space inside text for ap_text_wrap (or ap_text_wrap_after) that joins
+ * two words into one it never breaks ("and" AP_TEXT_JOIN "9,958"
+ * AP_TEXT_JOIN "more"); written as a space. A control byte, which escaped
+ * text never holds; only for text given to the wrappers. */
+#define AP_TEXT_JOIN "\037"
+/* Writes lead (one line, as it is but for AP_TEXT_JOIN: "  rule  ID  "),
+ * then text as ap_text_wrap does from the column after lead, unless text's
+ * first word does not fit there: then lead less its trailing spaces ends
+ * the line and text starts on the next one after indent spaces (cut as
+ * ap_text_wrap cuts it), so only a word too long for any line passes the
+ * width. */
+void ap_text_wrap_after(FILE *to, const char *lead, const char *text, int indent, int width);
 
 #endif

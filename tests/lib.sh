@@ -77,6 +77,21 @@ expect_json() {
 	[ "$got" = "$2" ] || fail "$1 is '$got', expected '$2'"
 }
 
+# over_width COLUMNS: the lines of stdout wider than COLUMNS (characters,
+# not bytes) that could have been broken: all but those that end in a word
+# too long to fit after their indent, which a wrapper writes whole. Empty
+# when every line fits.
+over_width() {
+	"${PYTHON3:-python3}" -c '
+import sys
+width = int(sys.argv[1])
+for line in open(sys.argv[2], encoding="utf-8"):
+    line = line.rstrip("\n")
+    indent = len(line) - len(line.lstrip(" "))
+    if len(line) > width and len(line.split(" ")[-1]) <= width - indent:
+        print(line)' "$1" "$TMP/out"
+}
+
 finish() {
 	if [ "$failures" -gt 0 ]; then
 		echo "$failures failure(s)" >&2

@@ -188,4 +188,61 @@ expect_rc 0
 expect_json 'j["trees"][0]["nodes"]' "{'count': 17, 'nodes': ['gpu-[0007,0040-0042].rack'], 'omitted': 13}"
 probe merge --max-ranges 2 "$TMP/fleet/"*.json
 expect_out_has "17 nodes: gpu-[0007,0040-0042].rack, and 13 more"
+# A fleet at 60 columns: the titles wrapped, a tree's long version and
+# commit on lines of their own, "and 12 more" kept whole, no line past the
+# width. Every fourth node on the other tree, one that did not probe
+# aiter.hipb_mm.
+mkdir -p "$TMP/rack"
+"${PYTHON3:-python3}" - "$M" "$TMP/rack" <<'PY'
+import json, sys
+src, out = sys.argv[1:3]
+native = json.load(open(src + "/node-01.json"))
+missing = json.load(open(src + "/node-03.json"))
+for n in range(1, 15):
+    m = json.loads(json.dumps(missing if n % 4 == 0 else native))
+    m["host"] = "mi300x-rack-east-007-node-%03d" % (2 * n)
+    m["aiter"]["version"] = "0.1.20.dev5+g1a2b3c4d"
+    m["aiter"]["git_commit"] = "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b"
+    if n == 5:
+        del m["capabilities"]["aiter.hipb_mm"]
+    json.dump(m, open("%s/%02d.json" % (out, n), "w"))
+PY
+case_ "merge: text at 60 columns"
+export COLUMNS=60
+probe merge --max-ranges 2 "$TMP/rack/"*.json "$M/node-10.json"
+expect_rc 0
+golden merge-rack-60.txt
+[ -z "$(over_width 60)" ] || fail "lines past 60 columns: $(over_width 60)"
+
+# Every string of a manifest is escaped in the text: the commit (shown whole,
+# not being a git id), the version, the node and a capability's id.
+"${PYTHON3:-python3}" - "$M/node-01.json" "$TMP/evil.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["host"] = "evil\u001b[2J\u009b"
+m["aiter"]["version"] = "0.1\u001b[31m"
+m["aiter"]["git_commit"] = "\u001b]0;PWN\u0007\u001b[2J"
+m["capabilities"]["x\u001b[1m"] = m["capabilities"]["aiter.hipb_mm"]
+json.dump(m, open(sys.argv[2], "w"))
+PY
+case_ "merge: control bytes from a manifest escaped"
+probe merge "$TMP/evil.json" "$M/node-03.json"
+expect_rc 0
+LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]\\|\302[\200-\237]')" "$TMP/out" &&
+	fail "a control byte in the text"
+sed -n '/^Capabilities that differ/,/^$/p; /^AITER trees/,$p' "$TMP/out" >"$TMP/parts"
+cp "$TMP/parts" "$TMP/out"
+expect_out 'Capabilities that differ (how many nodes have each):
+  mla.decode.native_h24  1 of 2
+    lacking: node-03
+  x\x1b[1m  0 of 2
+    lacking: evil\x1b[2J\xc2\x9b
+    not probed: node-03
+
+AITER trees (by the digest of their inputs, the most nodes
+    first):
+  213ab28b58c6  AITER unknown  1 node: node-03
+  de475edbecbd  AITER 0.1\x1b[31m
+    (commit \x1b]0;PWN\x07\x1b[2J)
+    1 node: evil\x1b[2J\xc2\x9b'
 finish

@@ -267,6 +267,39 @@ expect_err "aiter-probe history: --color takes auto, always or never, not 'somet
 Try 'aiter-probe history --help'."
 export COLUMNS=200
 
+# Ids as long as AITER's (the state column past the width): each state
+# starts under the id, "(3 cases)" kept whole, no line past the width.
+sed 's/mla\.reduce\./mla.reduce_v1.dispatch_table./; s/native_h24$/native_h24_d512_bf16/' \
+	"$PACK" >"$TMP/long.yaml"
+case_ "text at 60 columns, ids too long for the state beside them"
+export COLUMNS=60
+probe history --no-default-rules --rules "$TMP/long.yaml" --git "$REPO" \
+	"$(short "$c10")..$(short "$c11")"
+expect_rc 0
+expect_out "history of $(short "$c10")..$(short "$c11"): 1 commit, 2 evaluated
+initial state at $(short "$c10") 2024-03-11T10:00:00+02:00 List
+    the 16x512 case four times
+  rule        mla.reduce_v1.dispatch_table.native_h24_d512
+              matched
+  rule        mla.reduce_v1.dispatch_table.cases
+              matched (3 cases)
+              dim 512: heads 16 24 32
+  capability  mla.decode.native_h24_d512_bf16
+              supported
+changes:
+$(short "$c11") 2024-03-12T10:00:00+02:00 Drop the 24x512 case,
+    keep the repeats
+  rule        mla.reduce_v1.dispatch_table.native_h24_d512
+              matched -> unmatched
+  rule        mla.reduce_v1.dispatch_table.cases
+              matched -> matched
+      - heads=24 dim=512
+  capability  mla.decode.native_h24_d512_bf16
+              supported -> unsupported"
+expect_no_err
+[ -z "$(over_width 60)" ] || fail "lines past 60 columns: $(over_width 60)"
+export COLUMNS=200
+
 case_ "A...B: both sides since the merge base"
 history "$c7...$c6" --format json
 expect_rc 0

@@ -140,22 +140,26 @@ static void width_from_columns_or_the_terminal(void **state)
 	fclose(f);
 }
 
-/* What ap_text_wrap writes, in a new string. */
-static char *wrapped(const char *text, int col, int indent, int width)
+/* What ap_text_wrap writes, in a new string; with a lead, what
+ * ap_text_wrap_after writes (col unused). */
+static char *wrapped(const char *lead, const char *text, int col, int indent, int width)
 {
 	char *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
 
 	assert_non_null(f);
-	ap_text_wrap(f, text, col, indent, width);
+	if (lead != NULL)
+		ap_text_wrap_after(f, lead, text, indent, width);
+	else
+		ap_text_wrap(f, text, col, indent, width);
 	fclose(f);
 	return out;
 }
 
 static void expect_wrap(const char *text, int col, int indent, int width, const char *want)
 {
-	char *got = wrapped(text, col, indent, width);
+	char *got = wrapped(NULL, text, col, indent, width);
 
 	assert_string_equal(got, want);
 	free(got);
@@ -201,6 +205,45 @@ static void a_long_indent_is_cut(void **state)
 	(void)state;
 	/* 12 is past half of 20: continued after 8 */
 	expect_wrap("aaa bbb ccc", 12, 12, 20, "aaa bbb\n        ccc\n");
+}
+
+static void joined_words_are_one(void **state)
+{
+	(void)state;
+	/* "and 12 more" moves down whole, written with spaces */
+	expect_wrap("aaa bbb, and" AP_TEXT_JOIN "12" AP_TEXT_JOIN "more", 0, 2, 15,
+	            "aaa bbb,\n  and 12 more\n");
+	expect_wrap("a" AP_TEXT_JOIN "b c", 0, 0, 20, "a b c\n");
+	assert_int_equal(ap_text_columns("a" AP_TEXT_JOIN "b"), 3);
+}
+
+static void expect_wrap_after(const char *lead, const char *text, int indent, int width,
+                              const char *want)
+{
+	char *got = wrapped(lead, text, 0, indent, width);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void a_value_starts_on_the_next_line_when_it_must(void **state)
+{
+	(void)state;
+	/* the first word fits after the lead: wrapped from there */
+	expect_wrap_after("  id  ", "aaa bbb ccc", 6, 20, "  id  aaa bbb ccc\n");
+	expect_wrap_after("  id  ", "aaa bbb ccc", 6, 14, "  id  aaa bbb\n      ccc\n");
+	/* it does not: the lead, less its trailing spaces, ends the line */
+	expect_wrap_after("  long-id-here  ", "matched", 4, 20, "  long-id-here\n    matched\n");
+	/* the indent cut as ap_text_wrap cuts it */
+	expect_wrap_after("  long-id-here  ", "matched x", 14, 20,
+	                  "  long-id-here\n        matched x\n");
+	/* a lead no wider than the indent: nothing to gain by a break */
+	expect_wrap_after("    ", "abcdefghijklmnopqrstuvwxyz", 4, 20,
+	                  "    abcdefghijklmnopqrstuvwxyz\n");
+	/* joins in the lead are spaces too; colours take no column */
+	expect_wrap_after("  a" AP_TEXT_JOIN "b  ", AP_TEXT_RED "1 of 2" AP_TEXT_RESET, 4, 20,
+	                  "  a b  " AP_TEXT_RED "1 of 2" AP_TEXT_RESET "\n");
+	expect_wrap_after("  id  ", "", 4, 20, "  id  \n");
 }
 
 static void expect_word(const char *value, const char *want)
@@ -251,6 +294,8 @@ int main(void)
 		cmocka_unit_test(never_cuts_a_word),
 		cmocka_unit_test(columns_are_characters),
 		cmocka_unit_test(a_long_indent_is_cut),
+		cmocka_unit_test(joined_words_are_one),
+		cmocka_unit_test(a_value_starts_on_the_next_line_when_it_must),
 		cmocka_unit_test(words_that_could_be_misread_are_quoted),
 		cmocka_unit_test(hues),
 	};

@@ -19,19 +19,6 @@ scan_text() {
 # root, which depends on the checkout, and wrap with its length).
 body() { sed -n '/^Capabilities/,$p'; }
 
-# over_width COLUMNS: the lines of stdout wider than COLUMNS (characters,
-# not bytes) that hold a space after their indent, so could have been
-# broken; empty when every line fits.
-over_width() {
-	"${PYTHON3:-python3}" -c '
-import sys
-width = int(sys.argv[1])
-for line in open(sys.argv[2], encoding="utf-8"):
-    line = line.rstrip("\n")
-    if len(line) > width and " " in line.strip():
-        print(line)' "$1" "$TMP/out"
-}
-
 for tree in sample/aiter-root tests/fixtures/traps; do
 	for cols in 60 80 200; do
 		name=$(basename "$(dirname "$tree")")-$(basename "$tree")-$cols.txt
