@@ -292,11 +292,12 @@ static int cmd_check_exec(int argc, char **argv)
 		goto out;
 	}
 	rc = from != NULL ? ap_cli_read_fresh_manifest(from, &manifest)
-	                  : ap_scan_cli_run(&o, &manifest);
+	                  : ap_scan_cli_run(&o, &rs, &manifest);
 	/* A preference unmet is told with what the backend does instead: the
-	 * probe's fallback, from the packs. */
+	 * probe's fallback, from the packs (a scan's own, else read now). */
 	if (rc == AP_EXIT_OK && !ro.quiet && any_preferred(&w)) {
-		rc = ap_cli_load_rules(&rs, o.rules, o.nrules, o.no_default_rules);
+		if (rs == NULL)
+			rc = ap_cli_load_rules(&rs, o.rules, o.nrules, o.no_default_rules);
 		ro.rs = rs;
 	}
 	if (rc == AP_EXIT_OK)

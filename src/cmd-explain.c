@@ -143,7 +143,7 @@ static int cmd_explain_exec(int argc, char **argv)
 		rc = find_id(rs, id, &probe, &rule);
 	if (rc == AP_EXIT_OK)
 		rc = from != NULL ? ap_cli_read_fresh_manifest(from, &manifest)
-		                  : ap_scan_cli_run(&o, &manifest);
+		                  : ap_scan_cli_run(&o, &rs, &manifest);
 	if (rc == AP_EXIT_OK)
 		rc = explain(rs, probe, rule, manifest, json_out);
 out:

@@ -247,9 +247,8 @@ static int build_manifest(const struct ap_scan_cli *o, ap_ruleset *rs, ap_reader
 	return AP_EXIT_OK;
 }
 
-int ap_scan_cli_run(const struct ap_scan_cli *o, json_t **manifest)
+int ap_scan_cli_run(const struct ap_scan_cli *o, ap_ruleset **rs, json_t **manifest)
 {
-	ap_ruleset *rs = NULL;
 	ap_reader *r = NULL;
 	ap_tree_location loc;
 	const char *epoch = getenv("SOURCE_DATE_EPOCH");
@@ -268,11 +267,11 @@ int ap_scan_cli_run(const struct ap_scan_cli *o, json_t **manifest)
 		rc = ap_cli_fail("AITER root from %s: %s", loc.how, ap_error_last());
 		goto out;
 	}
-	rc = ap_cli_load_rules(&rs, o->rules, o->nrules, o->no_default_rules);
+	rc = *rs != NULL ? AP_EXIT_OK
+	                 : ap_cli_load_rules(rs, o->rules, o->nrules, o->no_default_rules);
 	if (rc == AP_EXIT_OK)
-		rc = build_manifest(o, rs, r, manifest);
+		rc = build_manifest(o, *rs, r, manifest);
 out:
-	ap_ruleset_free(rs);
 	ap_reader_free(r);
 	ap_discover_free(&loc);
 	return rc;
@@ -283,6 +282,7 @@ static int cmd_scan_exec(int argc, char **argv)
 	struct ap_scan_cli o = {0};
 	const char *output = NULL, *format = NULL, *v;
 	json_t *manifest = NULL;
+	ap_ruleset *rs = NULL;
 	char *saved = NULL;
 	int i, r, rc = AP_EXIT_OK, json_out = -1, operands_only = 0, save = 0;
 	bool to_stdout;
@@ -339,7 +339,7 @@ static int cmd_scan_exec(int argc, char **argv)
 		                        "--format text cannot go there too");
 		goto out;
 	}
-	rc = ap_scan_cli_run(&o, &manifest);
+	rc = ap_scan_cli_run(&o, &rs, &manifest);
 	if (rc != AP_EXIT_OK)
 		goto out;
 	if (save) {
@@ -374,6 +374,7 @@ static int cmd_scan_exec(int argc, char **argv)
 		ap_manifest_print_text(manifest, stdout, ap_cli_color(stdout), ap_text_width(stdout));
 	rc = ap_cli_stdout_done(rc);
 out:
+	ap_ruleset_free(rs);
 	free(saved);
 	json_decref(manifest);
 	ap_scan_cli_free(&o);

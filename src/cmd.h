@@ -57,8 +57,12 @@ struct ap_scan_cli {
 int ap_scan_cli_option(const struct ap_cmd *cmd, struct ap_scan_cli *o, int argc, char **argv,
                        int *i);
 /* Runs the scan the options describe and returns the manifest in *manifest;
- * returns AP_EXIT_OK, or AP_EXIT_ERROR after printing why. */
-int ap_scan_cli_run(const struct ap_scan_cli *o, struct json_t **manifest);
+ * returns AP_EXIT_OK, or AP_EXIT_ERROR after printing why. The scan checks
+ * the rule set in *rs when there is one, else loads it (after finding the
+ * tree) and leaves it in *rs for the caller to free: a command that needs
+ * the packs too reads them once. */
+int ap_scan_cli_run(const struct ap_scan_cli *o, struct ap_ruleset **rs,
+                    struct json_t **manifest);
 void ap_scan_cli_free(struct ap_scan_cli *o);
 /* Whether o holds an option that only a scan of the tree uses (every one but
  * --rules and --no-default-rules, which also say which packs explain a
