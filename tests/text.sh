@@ -26,9 +26,14 @@ for tree in sample/aiter-root tests/fixtures/traps; do
 		scan_text "$AP_SRCDIR/$tree" "$cols"
 		expect_rc 0
 		# The root as the scan records it: canonical (make distcheck's
-		# source folder is reached through ..).
+		# source folder is reached through ..). The header wraps with the
+		# root's length, so it is read as one run of words.
 		root=$(cd "$AP_SRCDIR/$tree" && pwd -P)
-		head -n 1 "$TMP/out" | grep -qF "AITER $root" || fail "first line: $(head -n 1 "$TMP/out")"
+		header=$(sed '/^Capabilities/,$d' "$TMP/out" | tr -s ' \n' '  ')
+		case "$header" in
+		"AITER $root (version "*) ;;
+		*) fail "header: $header" ;;
+		esac
 		body <"$TMP/out" >"$TMP/$name"
 		golden="$AP_SRCDIR/tests/expected/scan-$name"
 		if [ "${AP_UPDATE_GOLDEN:-}" = 1 ]; then
