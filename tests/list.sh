@@ -70,8 +70,7 @@ expect_out_has "rules (28):"
 case_ "list: fits a narrow terminal"
 COLUMNS=40 probe list capabilities
 expect_rc 0
-awk 'length > 40 && NF > 1 { print; bad = 1 } END { exit bad }' "$TMP/out" >&2 ||
-	fail "lines wider than COLUMNS"
+[ -z "$(over_width 40)" ] || fail "lines past 40 columns: $(over_width 40)"
 
 case_ "list --rules: an extra pack, with its own fallback"
 printf 'probes:\n  - id: p\n    requires: r\n    fallback: Backends pad.\nrules:\n  - id: r\n    file: [a.c, b.c]\n    literal: x\n' >"$TMP/p.yaml"
