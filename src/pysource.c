@@ -357,7 +357,8 @@ struct module {
 	const ap_py_module *m;
 };
 
-/* The module's file: NAME.py, else NAME/__init__.py. false when neither
+/* The module's file as Python's finder picks it: the package
+ * NAME/__init__.py before the module NAME.py beside it. false when neither
  * exists; ERROR in out when one cannot be read or parsed. */
 static bool find_module(struct resolver *rs, const char *name, struct module *mod, ap_pyref *out)
 {
@@ -368,7 +369,7 @@ static bool find_module(struct resolver *rs, const char *name, struct module *mo
 		if (*p == '.')
 			*p = '/';
 	memset(mod, 0, sizeof *mod);
-	for (int pkg = 0; pkg < 2 && mod->file == NULL; pkg++) {
+	for (int pkg = 1; pkg >= 0 && mod->file == NULL; pkg--) {
 		char *path = ap_xasprintf(pkg ? "%s/__init__.py" : "%s.py", base);
 		const ap_file *f = ap_reader_get(rs->r, path);
 		free(path);

@@ -363,6 +363,17 @@ rule ex.nomodule status missing
 rule ex.nomodule reason "no module aiter.nope in the tree"
 rule ex.params_fail reason "hipb_mm has no parameter 'out_dtype'"
 
+case_ "python-export: a package is imported before the module of its name beside it"
+mkdir "$E/aiter/ops/gradlib"
+printf 'def hipb_mm(a, b):\n    return a\n' >"$E/aiter/ops/gradlib/__init__.py"
+scan "$E" export
+expect_rc 0
+rule ex.star_all status unmatched
+rule ex.star_all file aiter/ops/gradlib/__init__.py
+rule ex.star_all reason "hipb_mm has no parameter 'solution_index'"
+expect_json "[i['path'] for i in j['inputs']].count('aiter/ops/gradlib.py')" 0
+rm -r "$E/aiter/ops/gradlib"
+
 # --- python-string -----------------------------------------------------------
 cat >"$P/aiter/fused_moe.py" <<'EOF'
 """Module docstring: AITER_SITUV2_A4W4 here is no code."""
@@ -1067,14 +1078,23 @@ expect_rc 1
 expect_out "$TMP/w.json: stale (1 of 7 inputs differ under $W)
   changed  aiter/ops/impl.py"
 
-case_ "verify: a module recorded absent on the import path appears"
+case_ "verify: a module beside its package is not on the import path"
 printf 'def f(a, b):\n    return a\n' >"$W/aiter/ops/impl.py"
 probe verify "$TMP/w.json"
 expect_rc 0
+# Python's finder takes the package aiter/ before aiter.py.
 echo 'f = None' >"$W/aiter.py"
+probe verify "$TMP/w.json"
+expect_rc 0
+expect_out "$TMP/w.json: fresh (7 inputs under $W)"
+rm "$W/aiter.py"
+
+case_ "verify: a package recorded absent on the import path appears"
+mkdir "$W/aiter/ops/impl"
+echo 'f = None' >"$W/aiter/ops/impl/__init__.py"
 probe verify "$TMP/w.json"
 expect_rc 1
 expect_out "$TMP/w.json: stale (1 of 7 inputs differ under $W)
-  appeared aiter.py"
+  appeared aiter/ops/impl/__init__.py"
 
 finish
