@@ -37,7 +37,8 @@ const struct ap_cmd ap_cmd_check = {
 	"  --format text|json      what to print (default text)\n"
 	"  -q, --quiet             print nothing on stdout: the exit status answers\n"
 	"  --color[=WHEN]          colour the verdicts: auto (default), always, never\n"
-	"  and every option of 'aiter-probe scan' except -o and --format\n\n"
+	"  and every option of 'aiter-probe scan' except -o, --save, --host and\n"
+	"  --format\n\n"
 	"At least one --require or --prefer is needed; a check of preferences only\n"
 	"is go whatever they say. A capability named twice is reported once, as\n"
 	"required when it is named both ways.\n\n"
@@ -61,26 +62,41 @@ static ssize_t wanted_find(const wanted *w, const char *id, size_t len)
 	return -1;
 }
 
-/* Each id of a comma list, once; required wins over preferred. */
-static void wanted_add(wanted *w, const char *list, bool required)
+/* Each id of a comma list, once; required wins over preferred. false for an
+ * empty id ("", "a,,b", "a,"): an unset variable in a script would otherwise
+ * require nothing and answer go. */
+static bool wanted_add(wanted *w, const char *list, bool required)
 {
 	const char *p = list;
 
-	while (*p != '\0') {
+	for (;;) {
 		size_t len = strcspn(p, ",");
 		ssize_t at;
-		if (len > 0 && (at = wanted_find(w, p, len)) >= 0) {
+		if (len == 0)
+			return false;
+		if ((at = wanted_find(w, p, len)) >= 0) {
 			w->required[at] |= required;
-		} else if (len > 0) {
+		} else {
 			ap_xgrow((void **)&w->ids, &w->cap, w->n + 1, sizeof *w->ids);
 			w->required = ap_xrealloc(w->required, w->cap * sizeof *w->required);
 			w->required[w->n] = required;
 			w->ids[w->n++] = ap_xstrndup(p, len);
 		}
 		p += len;
-		if (*p == ',')
-			p++;
+		if (*p == '\0')
+			return true;
+		p++;
 	}
+}
+
+static int empty_id(const struct ap_cmd *cmd, const char *option, const char *list)
+{
+	char *safe = ap_terminal_text(list, strlen(list));
+
+	ap_cli_usage_error(cmd, "%s takes capability ids separated by commas, not '%s' (an "
+	                   "empty id)", option, safe);
+	free(safe);
+	return -1;
 }
 
 static void wanted_free(wanted *w)
@@ -119,9 +135,11 @@ static void print_verdict(bool color, int width, bool ok, bool required, const c
 
 /* The known capability ids of a manifest, for the nearest to an unknown one.
  * A scan's manifest holds every loaded probe; one read from a file holds
- * what its scan loaded, which the message says. */
-static int unknown_capability(const json_t *caps, const char *id, const char *from)
+ * what its scan loaded, which the message says. A rule's id is no typo:
+ * the message says what check takes instead. */
+static int unknown_capability(const json_t *manifest, const char *id, const char *from)
 {
+	const json_t *caps = json_object_get(manifest, "capabilities");
 	const char **known = ap_xcalloc(json_object_size(caps) + 1, sizeof *known);
 	const char *key;
 	json_t *v;
@@ -132,7 +150,11 @@ static int unknown_capability(const json_t *caps, const char *id, const char *fr
 		known[n++] = key;
 	tail = ap_suggest_tail(id, known, n);
 	safe = ap_terminal_text(id, strlen(id));
-	if (from != NULL) {
+	if (json_object_get(json_object_get(manifest, "rules"), id) != NULL) {
+		ap_cli_fail("'%s' is a rule, not a capability: --require and --prefer take the ids "
+		            "'aiter-probe list capabilities' prints ('aiter-probe explain %s' "
+		            "shows the rule)", safe, safe);
+	} else if (from != NULL) {
 		char *safe_from = ap_terminal_text(from, strlen(from));
 		ap_cli_fail("unknown capability '%s' (not in %s: its scan loaded no probe defining "
 		            "it)%s", safe, safe_from, tail);
@@ -183,7 +205,7 @@ static int report(const wanted *w, const json_t *manifest, const report_opts *ro
 		if (json_object_get(caps, w->ids[i]) == NULL) {
 			json_decref(required);
 			json_decref(preferred);
-			return unknown_capability(caps, w->ids[i], ro->from);
+			return unknown_capability(manifest, w->ids[i], ro->from);
 		}
 	for (i = 0; i < w->n; i++) {
 		json_t *cap = json_object_get(caps, w->ids[i]);
@@ -253,10 +275,12 @@ static int cmd_check_exec(int argc, char **argv)
 			goto out;
 		}
 		r = ap_scan_cli_option(cmd, &o, argc, argv, &i);
-		if (r == 0 && (r = ap_cli_value(cmd, "--require", argc, argv, &i, &v)) > 0)
-			wanted_add(&w, v, true);
-		if (r == 0 && (r = ap_cli_value(cmd, "--prefer", argc, argv, &i, &v)) > 0)
-			wanted_add(&w, v, false);
+		if (r == 0 && (r = ap_cli_value(cmd, "--require", argc, argv, &i, &v)) > 0 &&
+		    !wanted_add(&w, v, true))
+			r = empty_id(cmd, "--require", v);
+		if (r == 0 && (r = ap_cli_value(cmd, "--prefer", argc, argv, &i, &v)) > 0 &&
+		    !wanted_add(&w, v, false))
+			r = empty_id(cmd, "--prefer", v);
 		if (r == 0 && (r = ap_cli_value(cmd, "--format", argc, argv, &i, &v)) > 0)
 			format = v;
 		if (r == 0 && (r = ap_cli_value(cmd, "--manifest", argc, argv, &i, &v)) > 0)

@@ -33,7 +33,8 @@ const struct ap_cmd ap_cmd_explain = {
 	"                      what it holds)\n"
 	"  --format text|json  what to print (default text)\n"
 	"  --color[=WHEN]      colour the verdicts: auto (default), always, never\n"
-	"  and every option of 'aiter-probe scan' except -o and --format\n\n"
+	"  and every option of 'aiter-probe scan' except -o, --save, --host and\n"
+	"  --format\n\n"
 	"Exit status: 0 explained (whatever the verdict: 'check' answers go or\n"
 	"no-go), 2 usage or input error (an unknown id, or a stale manifest).\n",
 	.exec = cmd_explain_exec,

@@ -276,6 +276,9 @@ if command -v script >/dev/null 2>&1 && [ -z "${AP_WRAPPER:-}" ]; then
 	NO_COLOR=1 script -qec "'$AP' scan --aiter-root '$FIX/h24-native' --no-launch" "$TMP/tty2" >/dev/null 2>&1
 	grep -q "$(printf '\033')" "$TMP/tty2" && fail "colour with NO_COLOR set"
 	grep -qF "supported   mla.decode.native_h24" "$TMP/tty2" || fail "no text report on a terminal"
+	# no-color.org: an empty NO_COLOR is as unset.
+	NO_COLOR= script -qec "'$AP' scan --aiter-root '$FIX/h24-native' --no-launch" "$TMP/tty3" >/dev/null 2>&1
+	grep -qF "$(printf '\033[32msupported')" "$TMP/tty3" || fail "no colour with NO_COLOR empty"
 else
 	echo "SKIP [$current]: no script(1) to give the tool a terminal, or under valgrind" >&2
 fi
@@ -350,6 +353,28 @@ case_ "check --prefer: unknown, with the nearest"
 probe check --require vllm.calls_bind --prefer mla.decode_fwd.casual --aiter-root "$FIX/h24-native" --no-launch
 expect_rc 2
 expect_err "aiter-probe: unknown capability 'mla.decode_fwd.casual' (not defined by any loaded probe); nearest: mla.decode_fwd.causal, mla.decode_fwd.fp8_scales, mla.decode_fwd.return_lse"
+
+case_ "check: a rule's id is no capability, and says so"
+probe check --manifest "$TMP/h24.json" --require mla.reduce.cases
+expect_rc 2
+expect_err "aiter-probe: 'mla.reduce.cases' is a rule, not a capability: --require and --prefer take the ids 'aiter-probe list capabilities' prints ('aiter-probe explain mla.reduce.cases' shows the rule)"
+expect_no_out
+probe check --prefer mla.reduce.cases --aiter-root "$FIX/h24-native" --no-launch
+expect_rc 2
+expect_err_has "'mla.reduce.cases' is a rule, not a capability"
+
+case_ "check: an empty id is a usage error, not a check of nothing"
+for list in "" "mla.decode.native_h24," ",aiter.hipb_mm" "mla.decode.native_h24,,aiter.hipb_mm"; do
+	probe check --manifest "$TMP/h24.json" --prefer aiter.hipb_mm --require "$list"
+	expect_rc 2
+	expect_err "aiter-probe check: --require takes capability ids separated by commas, not '$list' (an empty id)
+Try 'aiter-probe check --help'."
+	expect_no_out
+done
+probe check --manifest "$TMP/h24.json" --require aiter.hipb_mm --prefer ""
+expect_rc 2
+expect_err "aiter-probe check: --prefer takes capability ids separated by commas, not '' (an empty id)
+Try 'aiter-probe check --help'."
 
 case_ "check --prefer: unmet, with its consequence, never a no-go"
 COLUMNS=80 probe check --require mla.decode.native_h24 --prefer mla.decode.native_h24,aiter.hipb_mm --aiter-root "$FIX/h24-native" --no-launch

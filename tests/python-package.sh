@@ -139,7 +139,28 @@ expect_err "aiter_probe: $M: unknown capability 'no.such'"
 case_ "unknown capability: the nearest known ids"
 pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_nm
 expect_rc 2
-expect_err "aiter_probe: $M: unknown capability 'aiter.hipb_nm'; nearest: aiter.hipb_mm"
+expect_err "aiter_probe: $M: unknown capability 'aiter.hipb_nm'; nearest: aiter.hipb_mm, aiter.qr_all_reduce_rmsnorm"
+
+case_ "unknown capability: the nearest are the tool's, in its order"
+for word in mla.decode_fwd.fp8_scale mla.nope mla.decode mla.decode.native_h42 \
+	mla.decode.native_h24.x aiter.qr fused_moe.gate vllm x; do
+	probe check --manifest "$M" --require "$word"
+	want=$(sed -n 's/.*; nearest: //p' "$TMP/err")
+	pyrun "$TMP/venv" -m aiter_probe "$M" "$word"
+	expect_rc 2
+	got=$(sed -n 's/.*; nearest: //p' "$TMP/err")
+	[ "$got" = "$want" ] || fail "$word: nearest '$got', the tool's '$want'"
+done
+
+case_ "a rule's id is no capability"
+pyrun "$TMP/venv" -m aiter_probe "$M" mla.reduce.cases
+expect_rc 2
+expect_err "aiter_probe: $M: 'mla.reduce.cases' is a rule, not a capability"
+
+case_ "a capability named twice is answered once"
+pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_mm aiter.hipb_mm
+expect_rc 0
+[ "$(grep -c 'aiter.hipb_mm' "$TMP/out")" = 1 ] || fail "named twice: $(cat "$TMP/out")"
 
 case_ "unreadable manifest"
 pyrun "$TMP/venv" -m aiter_probe "$TMP/none.json"

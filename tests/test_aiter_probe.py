@@ -77,6 +77,10 @@ class LoadTest(unittest.TestCase):
             m.rule_status("mla.nope")
         with self.assertRaisesRegex(KeyError, "plans.mla_heads has no row for 129 heads"):
             m.launch_heads(129)
+        for wrong in ("24", 24.0, True, None):
+            with self.assertRaisesRegex(TypeError, "heads must be an int, not %s"
+                                        % type(wrong).__name__):
+                m.launch_heads(wrong)
 
     def test_newer_schema(self):
         path = manifest("invalid-newer-schema.json")

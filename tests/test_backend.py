@@ -242,7 +242,7 @@ class ConservativeTest(unittest.TestCase):
     def test_answers(self):
         b = quiet("test reason")
         for name in ("native_h24", "native_h24_reducer", "native_h24_planner",
-                     "fp8_mla_prefill", "segmented_decode", "fused_moe_gate_mode",
+                     "fp8_mla_prefill", "gluon_small_heads", "segmented_decode", "fused_moe_gate_mode",
                      "dsv4_shared_expert", "topk_softmax_shared_experts", "hipb_mm",
                      "qr_all_reduce_rmsnorm", "vllm_calls_bind"):
             self.assertIs(getattr(b, name)(), False, name)
@@ -379,10 +379,12 @@ class FromManifestTest(unittest.TestCase):
     def test_gluon_bound(self):
         m = golden("h24-native")
         b = Backend(m)
-        self.assertEqual(b.gluon_max_heads(), 16)
+        # No entry: nothing goes to Gluon (vLLM's 16 is for no manifest only).
+        self.assertEqual(b.gluon_max_heads(), 0)
         self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads is missing: "
                          "none of the files exists: aiter/ops/triton/gluon/mla_gluon.py, "
-                         "aiter/ops/triton/gluon/mla_decode_gluon.py: no bound read, 16")
+                         "aiter/ops/triton/gluon/mla_decode_gluon.py: no bound read, 0")
+        self.assertIs(b.gluon_small_heads(), False)
         m.data["rules"]["mla.gluon_decode.max_heads"] = {
             "status": "matched", "file": "aiter/ops/triton/gluon/mla_gluon.py",
             "matches": [{"line": 9, "text": "assert nhead <= 8", "captures": {"heads": "8"}}]}
@@ -390,11 +392,39 @@ class FromManifestTest(unittest.TestCase):
         self.assertEqual(b.gluon_max_heads(), 8)
         self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9, bound 8")
+        # An entry whose body bounds nothing (only nhead in (64, 128), as on
+        # v0.1.14): vLLM's regex assumes 16 there and trips the assertion.
         m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "0"
-        self.assertEqual(Backend(m).gluon_max_heads(), 16)
+        b = Backend(m)
+        self.assertEqual(b.gluon_max_heads(), 0)
+        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+                         "aiter/ops/triton/gluon/mla_gluon.py:9, bound 0")
         # A digit that int() refuses is no bound either, not a crash at start.
         m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "\u00b2"
-        self.assertEqual(Backend(m).gluon_max_heads(), 16)
+        b = Backend(m)
+        self.assertEqual(b.gluon_max_heads(), 0)
+        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+                         "aiter/ops/triton/gluon/mla_gluon.py:9: no bound read, 0")
+
+    def test_lse_qlens_the_table_cannot_give(self):
+        m = golden("h24-native")
+        rule = "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"
+        # A table without the lse column (v0.1.10.post1 to v0.1.11.post1):
+        # no LSE kernel, where vLLM's constant claims 1 and 4.
+        m.data["rules"][rule] = {
+            "status": "error", "file": "hsa/gfx950/mla/mla_asm.csv", "matches": [],
+            "reason": "the table has no column 'lse'"}
+        b = Backend(m)
+        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
+        self.assertEqual(b.why("ps_lse_qlens"), "rule %s is error: the table has no column "
+                         "'lse': no query length" % rule)
+        m.data["rules"][rule] = {
+            "status": "matched", "file": "hsa/gfx950/mla/mla_asm.csv",
+            "matches": [{"line": 2, "text": "x", "captures": {"qlen": "four"}}]}
+        b = Backend(m)
+        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
+        self.assertEqual(b.why("ps_lse_qlens"), "rule %s matched at hsa/gfx950/mla/mla_asm.csv:2: "
+                         "a qlen that is not a number: no query length" % rule)
 
 
 @unittest.skipUnless(HAVE_AP, NEEDS_AP)
@@ -408,12 +438,13 @@ class SampleTest(Env):
         self.assertIsNone(b.reason)
         got = {name: getattr(b, name)() for name in (
             "native_h24", "native_h24_reducer", "native_h24_planner", "fp8_mla_prefill",
-            "gluon_max_heads", "segmented_decode", "mla_decode_fwd_keywords",
+            "gluon_small_heads", "gluon_max_heads", "segmented_decode", "mla_decode_fwd_keywords",
             "fused_moe_gate_mode", "dsv4_shared_expert", "topk_softmax_shared_experts",
             "hipb_mm", "qr_all_reduce_rmsnorm", "reducer_cases", "vllm_calls_bind")}
         self.assertEqual(got, {
             "native_h24": True, "native_h24_reducer": True, "native_h24_planner": True,
-            "fp8_mla_prefill": False, "gluon_max_heads": 16, "segmented_decode": False,
+            "fp8_mla_prefill": False, "gluon_small_heads": True, "gluon_max_heads": 16,
+            "segmented_decode": False,
             "mla_decode_fwd_keywords": frozenset({"q_scale", "kv_scale", "return_lse"}),
             "fused_moe_gate_mode": False, "dsv4_shared_expert": False,
             "topk_softmax_shared_experts": True, "hipb_mm": True,

@@ -207,6 +207,11 @@ probe scan --aiter-root "$AP_SRCDIR/sample/aiter-root" --no-launch --color=
 expect_rc 2
 expect_err "aiter-probe scan: --color takes auto, always or never, not ''
 Try 'aiter-probe scan --help'."
+# An optional value comes only after '=': the next word is an operand.
+probe scan --aiter-root "$AP_SRCDIR/sample/aiter-root" --no-launch --color always
+expect_rc 2
+expect_err "aiter-probe scan: unexpected argument 'always'
+Try 'aiter-probe scan --help'."
 probe scan --aiter-root "$AP_SRCDIR/sample/aiter-root" --no-launch --colour
 expect_rc 2
 expect_err "aiter-probe scan: unknown option '--colour'

@@ -510,6 +510,8 @@ class Manifest:
 
     def launch_heads(self, heads):
         """(launch_heads, mode, verified) for `heads` query heads, from plans.mla_heads."""
+        if not isinstance(heads, int) or isinstance(heads, bool):
+            raise TypeError("heads must be an int, not %s" % type(heads).__name__)
         for row in self.data["plans"]["mla_heads"]:
             if row["heads"] == heads:
                 return row["launch_heads"], row["mode"], row["verified"]

@@ -4,7 +4,6 @@
 tool. Exit status: 0 all supported, 1 some not, 2 usage or input error."""
 
 import argparse
-import difflib
 import errno
 import os
 import re
@@ -20,6 +19,51 @@ _CONTROL_RE = re.compile("[\x00-\x08\x0a-\x1f\x7f\x80-\x9f]")
 
 def _terminal(text):
     return _CONTROL_RE.sub(lambda m: "".join("\\x%02x" % b for b in m.group().encode()), text)
+
+
+def _distance(a, b):
+    """Optimal string alignment distance: Levenshtein plus swapped
+    neighbours, as aiter-probe's suggestions measure it."""
+    prev2, prev = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            best = min(prev[j - 1] + (a[i - 1] != b[j - 1]), prev[j] + 1, cur[j - 1] + 1)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                best = min(best, prev2[j - 2] + 1)
+            cur[j] = best
+        prev2, prev = prev, cur
+    return prev[len(b)]
+
+
+def _shared_components(a, b):
+    """How many dotted components a and b share from the start (bytes)."""
+    n = 0
+    for x, y in zip(a + b"\0", b + b"\0"):
+        if x != y:
+            return n
+        if x == 0:
+            return n + 1
+        n += x == ord(".")
+    return n
+
+
+def _nearest(word, known):
+    """Up to three known ids nearest to word, ranked as aiter-probe ranks
+    them (src/suggest.h): within a third of word's length in edits (at
+    least 2), or sharing every dotted component of word but the last."""
+    if not word or len(word.encode()) > 256:
+        return []
+    parts, limit = word.count(".") + 1, max(2, len(word.encode()) // 3)
+    ranked = []
+    for k in known:
+        if k == word:
+            continue
+        shared = _shared_components(word.encode(), k.encode())
+        d = _distance(word.encode(), k.encode()) if len(k.encode()) <= 256 else 256
+        if d <= limit or (parts >= 2 and shared >= parts - 1):
+            ranked.append((d, -shared, k.encode(), k))
+    return [k for *_, k in sorted(ranked)[:3]]
 
 
 def _fail(message):
@@ -53,10 +97,14 @@ def main(argv=None):
     except aiter_probe.ManifestError as e:
         return _fail(e)
     caps = m.data["capabilities"]
-    names = args.caps or list(caps)
+    # A name asked twice is answered once, as check does.
+    names = list(dict.fromkeys(args.caps)) or list(caps)
     for name in names:
+        if name not in caps and name in m.data["rules"]:
+            return _fail("%s: '%s' is a rule, not a capability" % (args.manifest,
+                                                                    _terminal(name)))
         if name not in caps:
-            near = difflib.get_close_matches(name, list(caps), n=3)
+            near = _nearest(name, caps)
             return _fail("%s: unknown capability '%s'%s" % (
                 args.manifest, _terminal(name),
                 "; nearest: " + ", ".join(near) if near else ""))

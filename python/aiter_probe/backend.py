@@ -50,6 +50,7 @@ _DECODE_FWD_KEYWORDS = (("q_scale", "mla.decode_fwd.fp8_scales"),
 _CAPABILITIES = {
     "native_h24": "mla.decode.native_h24",
     "fp8_mla_prefill": "mla.fp8_prefill_ps",
+    "gluon_small_heads": "mla.gluon_decode.small_heads",
     "segmented_decode": "mla.segmented_decode",
     "fused_moe_gate_mode": "fused_moe.gate_mode",
     "dsv4_shared_expert": "fused_moe.dsv4_shared_expert",
@@ -225,19 +226,27 @@ class Backend:
         vLLM's _fp8_mla_prefill_supported; gfx950 is the caller's)."""
         return self._capability("fp8_mla_prefill")
 
+    def gluon_small_heads(self):
+        """Gluon MLA decode exists and takes at least 15 heads: small-head
+        decode may go to it (vLLM's _get_mla_gluon, SGLang's _gluon_fn)."""
+        return self._capability("gluon_small_heads")
+
     def gluon_max_heads(self):
         """The most heads the Gluon MLA decode entry takes (vLLM's
-        _gluon_mla_max_bh16_heads); 16 when the tree does not say."""
+        _gluon_mla_max_bh16_heads): the tree's bound, 0 when the tree has no
+        entry or its entry bounds nothing (an entry that takes only 64 or 128
+        heads); vLLM's 16 only without a manifest."""
         name, rule_id = "gluon_max_heads", "mla.gluon_decode.max_heads"
         rule = self._rule(name, rule_id)
         if rule is None:
             return GLUON_MAX_HEADS
         words = self._rule_words(rule_id, rule)
         heads = rule["matches"][0]["captures"].get("heads", "") if rule["matches"] else ""
-        if rule["status"] == "matched" and _WHOLE.match(heads) and 0 < int(heads) <= 1 << 20:
+        if rule["status"] == "matched" and _WHOLE.match(heads) and int(heads) <= 1 << 20:
             return self._answer(name, int(heads), "%s, bound %s" % (words, heads))
-        return self._answer(name, GLUON_MAX_HEADS, "%s: no bound read, %d" % (
-            words, GLUON_MAX_HEADS))
+        # Too high a bound trips the kernel's assertion; 0 only costs the
+        # slower ASM path.
+        return self._answer(name, 0, "%s: no bound read, 0" % words)
 
     def segmented_decode(self):
         """The Triton MLA decode binds vLLM's segmented (DCP verify) call."""
@@ -279,8 +288,10 @@ class Backend:
 
     def ps_lse_qlens(self, arch):
         """The query lengths arch's persistent bf16 MLA decode kernels with
-        16 query heads per KV head return LSE for (a frozenset of ints).
-        Without a manifest, vLLM's constant ({1, 4} on gfx950)."""
+        16 query heads per KV head return LSE for (a frozenset of ints); empty
+        when the table cannot say (a query length it lacks crashes the
+        kernel lookup). Without a manifest, vLLM's constant ({1, 4} on
+        gfx950)."""
         name = "ps_lse_qlens"
         today = _PS_LSE_QLENS_TODAY.get(arch, frozenset())
         rule_id = _PS_LSE_QLENS_RULES.get(arch)
@@ -292,12 +303,12 @@ class Backend:
             return today
         words = self._rule_words(rule_id, rule)
         if rule["status"] == "error":
-            return self._answer(name, today, "%s: vLLM's constant" % words)
+            return self._answer(name, frozenset(), "%s: no query length" % words)
         try:
             qlens = frozenset(int(c["qlen"]) for c in self.manifest.captures(rule_id))
         except (KeyError, ValueError):
-            return self._answer(name, today, "%s: a qlen that is not a number: vLLM's "
-                                "constant" % words)
+            return self._answer(name, frozenset(), "%s: a qlen that is not a number: no "
+                                "query length" % words)
         return self._answer(name, qlens, words)
 
     def reducer_cases(self):
