@@ -224,7 +224,8 @@ static int build_manifest(const struct ap_scan_cli *o, ap_ruleset *rs, ap_reader
 		if (json_array_size(all) == 0)
 			launch.skip_reason = reason;
 	}
-	devs = select_devices(all, o->devices, &reason);
+	/* Without launches no GPU is looked for, so --devices picks none. */
+	devs = o->no_launch ? json_incref(all) : select_devices(all, o->devices, &reason);
 	if (devs == NULL) {
 		ap_cli_fail("%s", reason);
 		free(reason);

@@ -43,8 +43,16 @@ char *ap_manifest_default_dir(void)
 	const char *cache = set_env("XDG_CACHE_HOME");
 	const char *home = set_env("HOME");
 
-	if (dir != NULL)
+	if (dir != NULL) {
+		/* Relative, it would name another folder for every working
+		 * directory: the server would not find what the scan saved. */
+		if (dir[0] != '/') {
+			ap_error_set("AITER_PROBE_MANIFEST_DIR must be an absolute path, not '%s'",
+			             dir);
+			return NULL;
+		}
 		return ap_xstrdup(dir);
+	}
 	if (cache != NULL && cache[0] == '/')
 		return ap_xasprintf("%s/aiter-probe", cache);
 	if (home != NULL)
@@ -72,26 +80,22 @@ int ap_manifest_default_path(const char *root, char **path)
 }
 
 /* One component, the path up to it: a folder (made when absent) or a
- * refusal. */
+ * refusal. A symlink to a folder is followed (a /home that links to
+ * /var/home); the manifest itself is renamed into place, so no link in the
+ * folder is ever written through. */
 static int prepare_component(const char *dir, const char *upto)
 {
 	struct stat st;
 
-	if (lstat(upto, &st) != 0) {
+	if (stat(upto, &st) != 0) {
 		/* Absent: made here (or meanwhile by another scan), then looked at
-		 * again. */
+		 * again; a dangling symlink is no folder to make. */
 		if (errno != ENOENT || (mkdir(upto, 0755) != 0 && errno != EEXIST) ||
-		    lstat(upto, &st) != 0) {
+		    stat(upto, &st) != 0) {
 			ap_error_set("cannot save the manifest in %s: %s: %s", dir, upto,
 			             strerror(errno));
 			return AP_EIO;
 		}
-	}
-	if (S_ISLNK(st.st_mode)) {
-		ap_error_set("cannot save the manifest in %s: %s is a symlink (set "
-		             "AITER_PROBE_MANIFEST_DIR to a path without symlinks)",
-		             dir, upto);
-		return AP_EINPUT;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		ap_error_set("cannot save the manifest in %s: %s is not a folder", dir, upto);

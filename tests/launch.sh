@@ -90,6 +90,12 @@ probe scan --aiter-root "$FIX/h24-native" --format json --devices 0,5
 expect_rc 2
 expect_err "aiter-probe: --devices names GPU 5, but 2 GPU(s) were found"
 
+case_ "--devices with --no-launch: no GPU looked for, none named missing"
+FAKE_GPUS=0 probe scan --aiter-root "$FIX/h24-native" --format json --devices 0 --no-launch
+expect_rc 0
+expect_json "$CAP[\"launch\"][\"reason\"]" "launches disabled (--no-launch)"
+expect_json 'j["devices"]' "[]"
+
 case_ "no GPU: launches skipped with the launcher's reason"
 FAKE_GPUS=0 probe scan --aiter-root "$FIX/h24-native" --format json
 expect_rc 0

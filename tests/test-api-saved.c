@@ -154,6 +154,15 @@ static void test_default_path(void **state)
 	                    "AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME or HOME");
 	expect_refused(s->tree, AITER_PROBE_ERROR, "no folder for saved manifests: set "
 	               "AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME or HOME");
+	/* A relative folder would be another one in each working directory. */
+	setenv("AITER_PROBE_MANIFEST_DIR", "rel", 1);
+	path = (char *)1;
+	assert_int_equal(aiter_probe_manifest_default_path("/", &path), -1);
+	assert_null(path);
+	assert_string_equal(aiter_probe_last_error(),
+	                    "AITER_PROBE_MANIFEST_DIR must be an absolute path, not 'rel'");
+	expect_refused(s->tree, AITER_PROBE_ERROR,
+	               "AITER_PROBE_MANIFEST_DIR must be an absolute path, not 'rel'");
 	setenv("AITER_PROBE_MANIFEST_DIR", s->saved, 1);
 
 	path = (char *)1;

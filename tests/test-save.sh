@@ -35,6 +35,14 @@ rc=$(cat "$TMP/rc")
 expect_rc 2
 expect_err "aiter-probe: no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME or HOME"
 
+case_ "a relative AITER_PROBE_MANIFEST_DIR"
+mkdir "$TMP/cwd"
+(cd "$TMP/cwd" && AITER_PROBE_MANIFEST_DIR=rel probe scan --aiter-root "$SAMPLE" --no-launch --save; echo "$rc" >"$TMP/rc")
+rc=$(cat "$TMP/rc")
+expect_rc 2
+expect_err "aiter-probe: AITER_PROBE_MANIFEST_DIR must be an absolute path, not 'rel'"
+[ ! -e "$TMP/cwd/rel" ] || fail "saved under the working directory"
+
 case_ "--save with -o"
 probe scan --aiter-root "$SAMPLE" --no-launch --save -o "$TMP/m.json"
 expect_rc 2
@@ -42,13 +50,20 @@ expect_err "aiter-probe scan: --save and -o both name where to write; give one
 Try 'aiter-probe scan --help'."
 [ ! -e "$TMP/m.json" ] || fail "wrote -o"
 
-case_ "a symlink on the way"
+case_ "a symlink to a folder on the way is followed (a linked HOME)"
 mkdir "$TMP/real"
 ln -s "$TMP/real" "$TMP/link"
-AITER_PROBE_MANIFEST_DIR="$TMP/link/m" probe scan --aiter-root "$SAMPLE" --no-launch --save
+HOME="$TMP/link" probe scan --aiter-root "$SAMPLE" --no-launch --save
+expect_rc 0
+expect_out "$TMP/link/.cache/aiter-probe/$NAME"
+[ -f "$TMP/real/.cache/aiter-probe/$NAME" ] || fail "not saved in the linked folder"
+
+case_ "a dangling symlink on the way"
+ln -s "$TMP/nowhere" "$TMP/dangling"
+AITER_PROBE_MANIFEST_DIR="$TMP/dangling/m" probe scan --aiter-root "$SAMPLE" --no-launch --save
 expect_rc 2
-expect_err "aiter-probe: cannot save the manifest in $TMP/link/m: $TMP/link is a symlink (set AITER_PROBE_MANIFEST_DIR to a path without symlinks)"
-[ ! -e "$TMP/real/m" ] || fail "made a folder through the symlink"
+expect_err "aiter-probe: cannot save the manifest in $TMP/dangling/m: $TMP/dangling: No such file or directory"
+[ ! -e "$TMP/nowhere" ] || fail "made the link's target"
 
 case_ "a file on the way"
 : >"$TMP/file"

@@ -118,6 +118,26 @@ class ForInstalledAiterTest(Env):
         del os.environ["AITER_PROBE_MANIFEST_DIR"]
         self.assertEqual(aiter_probe.for_installed_aiter(), (None, NO_FOLDER))
 
+    def test_relative_folder(self):
+        # Relative, it would be another folder in each working directory.
+        self.tree()
+        os.environ["AITER_PROBE_MANIFEST_DIR"] = "rel"
+        self.assertIsNone(aiter_probe.default_manifest_path("/"))
+        self.assertEqual(aiter_probe.for_installed_aiter(), (
+            None, "AITER_PROBE_MANIFEST_DIR must be an absolute path, not 'rel'"))
+
+    @unittest.skipUnless(HAVE_AP, NEEDS_AP)
+    def test_saved_through_a_linked_home(self):
+        root = self.tree()
+        del os.environ["AITER_PROBE_MANIFEST_DIR"]
+        real = os.path.join(self.dir, "real-home")
+        os.mkdir(real)
+        os.environ["HOME"] = os.path.join(self.dir, "home")
+        os.symlink(real, os.environ["HOME"])
+        path = self.scan(root, "--save")
+        m, why = aiter_probe.for_installed_aiter()
+        self.assertEqual((m and m.path, why), (path, None))
+
     def test_no_manifest(self):
         root = self.tree()
         path = aiter_probe.default_manifest_path(os.path.realpath(root))

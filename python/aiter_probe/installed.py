@@ -17,25 +17,37 @@ from . import ManifestError, StaleManifestError, load
 
 # Hex digits of the root's sha256 in the file name (the C side's NAME_HEX).
 _NAME_HEX = 16
+_NO_FOLDER = ("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME "
+              "or HOME")
+_RELATIVE = "AITER_PROBE_MANIFEST_DIR must be an absolute path, not '%s'"
 
 
 def _env(name):
     return os.environ.get(name) or None
 
 
-def default_manifest_dir():
-    """The folder of saved manifests, or None when no variable names one."""
+def _manifest_dir():
+    """(folder, None), or (None, reason) when no variable names one."""
     folder = _env("AITER_PROBE_MANIFEST_DIR")
     if folder is not None:
-        return folder
+        # Relative, it would name another folder for every working directory.
+        if not folder.startswith("/"):
+            return None, _RELATIVE % folder
+        return folder, None
     cache = _env("XDG_CACHE_HOME")
     # A relative XDG_CACHE_HOME is ignored, as the XDG specification says.
     if cache is not None and cache.startswith("/"):
-        return cache + "/aiter-probe"
+        return cache + "/aiter-probe", None
     home = _env("HOME")
     if home is not None:
-        return home + "/.cache/aiter-probe"
-    return None
+        return home + "/.cache/aiter-probe", None
+    return None, _NO_FOLDER
+
+
+def default_manifest_dir():
+    """The folder of saved manifests, or None when no variable names one (or
+    AITER_PROBE_MANIFEST_DIR is relative)."""
+    return _manifest_dir()[0]
 
 
 def default_manifest_path(root):
@@ -45,6 +57,10 @@ def default_manifest_path(root):
     folder = default_manifest_dir()
     if folder is None:
         return None
+    return _saved_name(folder, root)
+
+
+def _saved_name(folder, root):
     digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:_NAME_HEX]
     return "%s%saiter-%s.json" % (folder, "" if folder.endswith("/") else "/", digest)
 
@@ -63,10 +79,6 @@ def meta_of_root(root):
 
 def _same_path(a, b):
     return a == b or os.path.realpath(a) == os.path.realpath(b)
-
-
-_NO_FOLDER = ("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME "
-              "or HOME")
 
 
 def installed_aiter_root():
@@ -93,9 +105,10 @@ def _manifest_for_root(root, path=None):
     accepted only when its aiter.root is root and its inputs are fresh."""
     real = os.path.realpath(root)
     if path is None:
-        path = default_manifest_path(real)
-        if path is None:
-            return None, _NO_FOLDER
+        folder, reason = _manifest_dir()
+        if folder is None:
+            return None, reason
+        path = _saved_name(folder, real)
         redo = "run 'aiter-probe scan --save'"
         where = path
     else:
