@@ -17,12 +17,18 @@
 #define SARIF_SCHEMA \
 	"https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 #define BASE_ID "%SRCROOT%"
+/* The meta folder (csrc/, hsa/) when it lies outside the root. */
+#define META_BASE_ID "AITERMETA"
 /* Versioned: a change to what goes into it is a new key, so alerts made by
  * older logs are not matched against a different reading. */
 #define FINGERPRINT_KEY "aiterProbeDifference/v1"
 
 typedef struct {
 	const json_t *old;
+	/* Where the meta folder's paths are: under the root with this prefix
+	 * ("" when it is the root, "aiter_meta/" in a wheel), or, NULL, under
+	 * META_BASE_ID. */
+	char *meta_prefix;
 	json_t *rules;   /* reportingDescriptor objects, in order of first use */
 	json_t *indices; /* SARIF rule id -> its index in rules */
 	json_t *results;
@@ -69,15 +75,23 @@ static json_t *uri_text(const char *prefix, const char *path, const char *suffix
 
 /* line 0: the file only. NULL for a path the reader would refuse (absolute,
  * empty, a ".." component): a tampered manifest must not have a viewer open a
- * file outside OLD's tree. */
-static json_t *location(const char *file, json_int_t line)
+ * file outside OLD's tree. A path of the meta folder is located where that
+ * folder is, as the reader read it. */
+static json_t *location(const sarif_log *log, const char *file, json_int_t line)
 {
+	bool meta = ap_path_in_meta(file);
+	const char *base = meta && log->meta_prefix == NULL ? META_BASE_ID : BASE_ID;
+	char *path = ap_xasprintf("%s%s", meta && log->meta_prefix != NULL ? log->meta_prefix : "",
+	                          file);
 	json_t *physical;
 
-	if (ap_path_refusal(file) != NULL)
+	if (ap_path_refusal(file) != NULL || ap_path_refusal(path) != NULL) {
+		free(path);
 		return NULL;
-	physical = json_pack("{s:{s:o, s:s}}", "artifactLocation", "uri", uri_text("", file, ""),
-	                     "uriBaseId", BASE_ID);
+	}
+	physical = json_pack("{s:{s:o, s:s}}", "artifactLocation", "uri", uri_text("", path, ""),
+	                     "uriBaseId", base);
+	free(path);
 	if (line > 0)
 		json_object_set_new(physical, "region", json_pack("{s:I}", "startLine", line));
 	return json_pack("{s:o}", "physicalLocation", physical);
@@ -86,7 +100,7 @@ static json_t *location(const char *file, json_int_t line)
 /* A capability's evidence item, "FILE:LINE"; a line number out of range
  * locates the file only, as does an item without ":LINE". NULL without a
  * usable file. */
-static json_t *evidence_location(const char *item)
+static json_t *evidence_location(const sarif_log *log, const char *item)
 {
 	const char *colon = strrchr(item, ':');
 	size_t flen = strlen(item);
@@ -103,7 +117,7 @@ static json_t *evidence_location(const char *item)
 			line = 0;
 	}
 	file = ap_xstrndup(item, flen);
-	loc = location(file, (json_int_t)line);
+	loc = location(log, file, (json_int_t)line);
 	free(file);
 	return loc;
 }
@@ -216,7 +230,7 @@ static void capability_result(sarif_log *log, const json_t *d)
 		              or_absent(string_at(dev, "before")), or_absent(string_at(dev, "after")));
 	}
 	json_array_foreach(json_object_get(old_cap, "evidence"), i, item) {
-		json_t *loc = json_is_string(item) ? evidence_location(json_string_value(item)) : NULL;
+		json_t *loc = json_is_string(item) ? evidence_location(log, json_string_value(item)) : NULL;
 		if (loc != NULL)
 			json_array_append_new(locations, loc);
 	}
@@ -227,8 +241,8 @@ static void capability_result(sarif_log *log, const json_t *d)
 /* At OLD's match, else at the rule's file ("(<where> FILE)" in the
  * message); nothing without a usable file, though the message still names
  * one the manifest gives. */
-static json_t *rule_locations(const json_t *old_rule, const json_t *match, ap_buf *msg,
-                              const char *where)
+static json_t *rule_locations(const sarif_log *log, const json_t *old_rule,
+                              const json_t *match, ap_buf *msg, const char *where)
 {
 	const char *file = string_at(old_rule, "file");
 	json_int_t line = match_line(match);
@@ -240,7 +254,7 @@ static json_t *rule_locations(const json_t *old_rule, const json_t *match, ap_bu
 		ap_buf_printf(msg, " (was at %s:%" JSON_INTEGER_FORMAT ")", file, line);
 	else
 		ap_buf_printf(msg, " (%s %s)", where, file);
-	loc = location(file, line);
+	loc = location(log, file, line);
 	if (loc != NULL)
 		json_array_append_new(locations, loc);
 	return locations;
@@ -263,7 +277,7 @@ static void rule_result(sarif_log *log, const json_t *d)
 
 	ap_buf_printf(&msg, "changed: rule %s: %s -> %s", id, was, is);
 	ap_buf_printf(&transition, "%s -> %s", was, is);
-	locations = rule_locations(rule, json_array_get(json_object_get(rule, "matches"), 0), &msg,
+	locations = rule_locations(log, rule, json_array_get(json_object_get(rule, "matches"), 0), &msg,
 	                           "in");
 	add_result(log, "rule", id, rule, now_matched ? "note" : "warning", "changed", "changed",
 	           transition.data, &msg, locations);
@@ -305,7 +319,7 @@ static void case_results(sarif_log *log, const json_t *d)
 		json_t *locations;
 
 		ap_buf_printf(&msg, "lost: case %s of rule %s", t, id);
-		locations = rule_locations(rule, match, &msg, "in");
+		locations = rule_locations(log, rule, match, &msg, "in");
 		add_result(log, "rule", id, rule, "warning", "removed", "any", t, &msg, locations);
 	}
 	ap_map_free(by_tuple);
@@ -315,16 +329,59 @@ static void case_results(sarif_log *log, const json_t *d)
 		json_t *locations;
 
 		ap_buf_printf(&msg, "gained: case %s of rule %s", t, id);
-		locations = rule_locations(rule, NULL, &msg, "not in OLD's");
+		locations = rule_locations(log, rule, NULL, &msg, "not in OLD's");
 		add_result(log, "rule", id, rule, "note", "added", "any", t, &msg, locations);
 	}
 }
 
+/* The meta folder's place under the root ("" for the root itself, the one
+ * an older manifest without "meta" read), or NULL when it is outside. */
+static char *meta_prefix(const char *root, const char *meta)
+{
+	size_t n;
+	const char *rest;
+
+	if (meta == NULL || (root != NULL && strcmp(meta, root) == 0))
+		return ap_xstrdup("");
+	if (root == NULL)
+		return NULL;
+	n = strlen(root);
+	while (n > 0 && root[n - 1] == '/')
+		n--;
+	if (strncmp(meta, root, n) != 0 || meta[n] != '/')
+		return NULL;
+	rest = meta + n + strspn(meta + n, "/");
+	if (*rest == '\0')
+		return ap_xstrdup("");
+	return ap_xasprintf("%s%s", rest, rest[strlen(rest) - 1] == '/' ? "" : "/");
+}
+
+/* A base id's entry: a file:// URI for an absolute folder, else nothing (a
+ * relative one names no place a viewer could find: the consumer resolves
+ * the id). */
+static void add_base(json_t *bases, const char *id, const char *folder, const char *what)
+{
+	if (folder == NULL || folder[0] != '/')
+		return;
+	json_object_set_new(bases, id,
+	                    json_pack("{s:o, s:{s:s}}", "uri",
+	                              uri_text("file://", folder,
+	                                       folder[strlen(folder) - 1] == '/' ? "" : "/"),
+	                              "description", "text", what));
+}
+
 json_t *ap_sarif_from_diff(const json_t *report, const json_t *old)
 {
-	const char *root = string_at(json_object_get(old, "aiter"), "root");
-	sarif_log log = {old, json_array(), json_object(), json_array()};
-	json_t *run, *driver;
+	const json_t *aiter = json_object_get(old, "aiter");
+	const char *root = string_at(aiter, "root"), *meta = string_at(aiter, "meta");
+	sarif_log log = {
+		.old = old,
+		.meta_prefix = meta_prefix(root, meta),
+		.rules = json_array(),
+		.indices = json_object(),
+		.results = json_array(),
+	};
+	json_t *run, *driver, *bases = json_object();
 	const json_t *d;
 	size_t i;
 
@@ -339,14 +396,14 @@ json_t *ap_sarif_from_diff(const json_t *report, const json_t *old)
 	driver = json_pack("{s:s, s:s, s:o}", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
 	                   "rules", log.rules);
 	run = json_pack("{s:{s:o}}", "tool", "driver", driver);
-	/* A relative root names no place a viewer could find: the base id is
-	 * then left for the consumer to resolve. */
-	if (root != NULL && root[0] == '/')
-		json_object_set_new(run, "originalUriBaseIds",
-		                    json_pack("{s:{s:o, s:{s:s}}}", BASE_ID, "uri",
-		                              uri_text("file://", root,
-		                                       root[strlen(root) - 1] == '/' ? "" : "/"),
-		                              "description", "text", "the OLD AITER tree"));
+	add_base(bases, BASE_ID, root, "the OLD AITER tree");
+	if (log.meta_prefix == NULL)
+		add_base(bases, META_BASE_ID, meta, "the OLD AITER tree's meta folder (csrc/, hsa/)");
+	if (json_object_size(bases) > 0)
+		json_object_set_new(run, "originalUriBaseIds", bases);
+	else
+		json_decref(bases);
+	free(log.meta_prefix);
 	json_object_set_new(run, "results", log.results);
 	json_object_set_new(run, "properties",
 	                    json_pack("{s:O, s:O, s:O}", "old", json_object_get(report, "old"), "new",

@@ -293,4 +293,56 @@ expect_json 'j["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]' "file://$TM
 expect_json '[(r["level"], r["message"]["text"]) for r in j["runs"][0]["results"]]' \
 	"[('error', 'lost: capability mla.decode.native_h24: supported -> unsupported (rule mla.reduce.native_h24_d512 did not match in csrc/kernels/mla/reduce.cu)'), ('warning', 'changed: rule mla.reduce.native_h24_d512: matched -> unmatched (was at csrc/kernels/mla/reduce.cu:10)'), ('warning', 'lost: case heads=24 head_dim=512 of rule mla.reduce.cases (was at csrc/kernels/mla/reduce.cu:10)')]"
 
+# Where a viewer opens each location: BASE + URI, for every result.
+resolved() {
+	"${PYTHON3:-python3}" -c '
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+for r in run["results"]:
+    for l in r.get("locations", []):
+        a = l["physicalLocation"]["artifactLocation"]
+        print(run["originalUriBaseIds"][a["uriBaseId"]]["uri"] + a["uri"])' "$TMP/out"
+}
+
+case_ "sarif: a wheel's csrc/ is located under aiter_meta/, where it was read"
+cp -R "$AP_SRCDIR/tests/fixtures/wheel-layout" "$TMP/wheel"
+chmod -R u+w "$TMP/wheel"
+probe scan --aiter-root "$TMP/wheel" --no-launch -o "$TMP/wheel.json"
+expect_rc 0
+probe scan --aiter-root "$AP_SRCDIR/tests/fixtures/h24-missing" --no-launch -o "$TMP/h24-missing.json"
+expect_rc 0
+probe diff "$TMP/wheel.json" "$TMP/h24-missing.json" --format sarif
+expect_rc 0
+sarif_ok --located
+wheel=$(cd "$TMP/wheel" && pwd -P)
+expect_json 'sorted(j["runs"][0]["originalUriBaseIds"])' "['%SRCROOT%']"
+expect_json 'sorted({l["physicalLocation"]["artifactLocation"]["uri"] for r in j["runs"][0]["results"] for l in r.get("locations", []) if "csrc/" in l["physicalLocation"]["artifactLocation"]["uri"]})[0]' \
+	"aiter_meta/csrc/kernels/mla/metadata/v1_2_device.cuh"
+for uri in $(resolved); do
+	[ -f "${uri#file://}" ] || fail "no file at $uri"
+done
+
+case_ "sarif: a meta folder outside the root has its own base"
+"${PYTHON3:-python3}" - "$TMP/wheel.json" "$TMP" <<'PYEOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["aiter"]["meta"] = "/srv/aiter meta"
+json.dump(m, open(sys.argv[2] + "/outside-meta.json", "w"))
+m["aiter"]["meta"] = m["aiter"]["root"] + "/../../etc"
+json.dump(m, open(sys.argv[2] + "/climbing-meta.json", "w"))
+PYEOF
+probe diff "$TMP/outside-meta.json" "$TMP/h24-missing.json" --format sarif
+expect_rc 0
+sarif_ok --located
+expect_json 'j["runs"][0]["originalUriBaseIds"]["AITERMETA"]["uri"]' "file:///srv/aiter%20meta/"
+expect_json 'j["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]' "file://$wheel/"
+expect_json 'sorted({(l["physicalLocation"]["artifactLocation"]["uriBaseId"], l["physicalLocation"]["artifactLocation"]["uri"].split("/")[0]) for r in j["runs"][0]["results"] for l in r.get("locations", [])})' \
+	"[('%SRCROOT%', 'aiter'), ('AITERMETA', 'csrc'), ('AITERMETA', 'hsa')]"
+
+case_ "sarif: a meta folder that climbs out of the root locates nothing there"
+probe diff "$TMP/climbing-meta.json" "$TMP/h24-missing.json" --format sarif
+expect_rc 0
+sarif_ok
+expect_json '[l["physicalLocation"]["artifactLocation"]["uri"] for r in j["runs"][0]["results"] for l in r.get("locations", []) if "csrc" in l["physicalLocation"]["artifactLocation"]["uri"]]' "[]"
+
 finish
