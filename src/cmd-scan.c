@@ -202,6 +202,41 @@ static json_t *select_devices(json_t *all, const char *list, char **reason)
 	return chosen;
 }
 
+/* How many of the paths the rules asked for were there. None of those the
+ * shipped packs read means the folder is no AITER tree (the package folder
+ * itself, an empty one), whose manifest would only say "unsupported"
+ * everywhere; what a pack of one's own finds missing is its own answer. */
+static size_t inputs_found(const json_t *manifest)
+{
+	const json_t *input;
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(manifest, "inputs"), i, input) {
+		const char *seen = json_string_value(json_object_get(input, "seen"));
+		n += seen == NULL || strcmp(seen, "absent") != 0;
+	}
+	return n;
+}
+
+static int not_a_tree(const ap_aiter_info *info, size_t asked, json_t **manifest)
+{
+	char *root = ap_terminal_text(info->root, strlen(info->root));
+	char *meta = ap_terminal_text(info->meta, strlen(info->meta));
+
+	if (strcmp(info->root, info->meta) == 0)
+		ap_cli_fail("%s is not an AITER tree: none of the %zu paths the rules read is there "
+		            "(the root is the folder that holds the aiter package, or a checkout)",
+		            root, asked);
+	else
+		ap_cli_fail("%s (meta folder %s) is not an AITER tree: none of the %zu paths the "
+		            "rules read is there", root, meta, asked);
+	free(root);
+	free(meta);
+	json_decref(*manifest);
+	*manifest = NULL;
+	return AP_EXIT_ERROR;
+}
+
 static int build_manifest(const struct ap_scan_cli *o, ap_ruleset *rs, ap_reader *r,
                           json_t **manifest)
 {
@@ -213,6 +248,7 @@ static int build_manifest(const struct ap_scan_cli *o, ap_ruleset *rs, ap_reader
 	ap_scan_launch launch = {.opts = &lopts};
 	ap_aiter_info info = {.root = ap_reader_root(r), .meta = ap_reader_meta(r)};
 	char *reason = NULL, *version, *commit;
+	int rc = AP_EXIT_OK;
 	json_t *all = json_array(), *devs;
 	ap_scan *scan;
 
@@ -240,12 +276,15 @@ static int build_manifest(const struct ap_scan_cli *o, ap_ruleset *rs, ap_reader
 	info.git_commit = commit;
 	*manifest = ap_manifest_build(scan, r, &info, all, o->host);
 	ap_scan_free(scan);
+	if (!o->no_default_rules && json_array_size(json_object_get(*manifest, "inputs")) > 0 &&
+	    inputs_found(*manifest) == 0)
+		rc = not_a_tree(&info, json_array_size(json_object_get(*manifest, "inputs")), manifest);
 	free(version);
 	free(commit);
 	free(reason);
 	json_decref(devs);
 	json_decref(all);
-	return AP_EXIT_OK;
+	return rc;
 }
 
 int ap_scan_cli_run(const struct ap_scan_cli *o, ap_ruleset **rs, json_t **manifest)
