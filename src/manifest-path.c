@@ -10,6 +10,7 @@
 #include "ap-util.h"
 #include "confine.h"
 #include "manifest-path.h"
+#include "text.h"
 
 /* Hex digits of the root's digest in the file name: 64 bits, no collision
  * among the trees of one node. */
@@ -47,15 +48,20 @@ char *ap_manifest_default_dir(void)
 		/* Relative, it would name another folder for every working
 		 * directory: the server would not find what the scan saved. */
 		if (dir[0] != '/') {
+			char *safe = ap_terminal_text(dir, strlen(dir));
 			ap_error_set("AITER_PROBE_MANIFEST_DIR must be an absolute path, not '%s'",
-			             dir);
+			             safe);
+			free(safe);
 			return NULL;
 		}
 		return ap_xstrdup(dir);
 	}
+	/* A relative XDG_CACHE_HOME is ignored, as the XDG specification says,
+	 * and a relative HOME alike: either would move with the working
+	 * directory. */
 	if (cache != NULL && cache[0] == '/')
 		return ap_xasprintf("%s/aiter-probe", cache);
-	if (home != NULL)
+	if (home != NULL && home[0] == '/')
 		return ap_xasprintf("%s/.cache/aiter-probe", home);
 	ap_error_set("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, "
 	             "XDG_CACHE_HOME or HOME");
@@ -79,6 +85,17 @@ int ap_manifest_default_path(const char *root, char **path)
 	return AP_OK;
 }
 
+/* "cannot save the manifest in DIR: " and what follows, the paths escaped. */
+static void cannot_save(const char *dir, const char *upto, const char *why)
+{
+	char *safe_dir = ap_terminal_text(dir, strlen(dir));
+	char *safe_upto = ap_terminal_text(upto, strlen(upto));
+
+	ap_error_set("cannot save the manifest in %s: %s%s", safe_dir, safe_upto, why);
+	free(safe_dir);
+	free(safe_upto);
+}
+
 /* One component, the path up to it: a folder (made when absent) or a
  * refusal. A symlink to a folder is followed (a /home that links to
  * /var/home); the manifest itself is renamed into place, so no link in the
@@ -92,13 +109,14 @@ static int prepare_component(const char *dir, const char *upto)
 		 * again; a dangling symlink is no folder to make. */
 		if (errno != ENOENT || (mkdir(upto, 0755) != 0 && errno != EEXIST) ||
 		    stat(upto, &st) != 0) {
-			ap_error_set("cannot save the manifest in %s: %s: %s", dir, upto,
-			             strerror(errno));
+			char *why = ap_xasprintf(": %s", strerror(errno));
+			cannot_save(dir, upto, why);
+			free(why);
 			return AP_EIO;
 		}
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		ap_error_set("cannot save the manifest in %s: %s is not a folder", dir, upto);
+		cannot_save(dir, upto, " is not a folder");
 		return AP_EINPUT;
 	}
 	return AP_OK;

@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "reader.h"
 #include "rules.h"
+#include "text.h"
 
 #define AP_MANIFEST_SCHEMA "aiter-probe.manifest/1"
 /* How the manifest, and every JSON report on stdout, is written. */
@@ -58,10 +59,6 @@ int ap_manifest_source_date(const char *text, time_t *t);
  * the umask) and is removed when SIGINT, SIGTERM or SIGHUP ends the write. */
 int ap_manifest_write(const json_t *m, const char *path);
 
-/* s (len bytes) for a terminal, in a new string: each C0 control byte but
- * tab (newline included), DEL, and each byte of a UTF-8 C1 control
- * (U+0080 to U+009F) written as \xHH (lowercase hex); the rest as it is. */
-char *ap_terminal_text(const char *s, size_t len);
 /* A copy of j for text output: every string and object key passed through
  * ap_terminal_text. Values without controls are shared, not copied. */
 json_t *ap_json_for_terminal(const json_t *j);

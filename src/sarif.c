@@ -334,26 +334,47 @@ static void case_results(sarif_log *log, const json_t *d)
 	}
 }
 
+/* The length of path without its trailing slashes ("/" counts as ""). */
+static size_t trimmed(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 0 && path[n - 1] == '/')
+		n--;
+	return n;
+}
+
 /* The meta folder's place under the root ("" for the root itself, the one
- * an older manifest without "meta" read), or NULL when it is outside. */
+ * an older manifest without "meta" read; "a/b/" with every empty component
+ * dropped), or NULL when it is outside the root or the root is not
+ * absolute. */
 static char *meta_prefix(const char *root, const char *meta)
 {
-	size_t n;
-	const char *rest;
+	size_t n, m;
+	ap_buf b = AP_BUF_INIT;
+	const char *p;
 
-	if (meta == NULL || (root != NULL && strcmp(meta, root) == 0))
+	if (meta == NULL)
 		return ap_xstrdup("");
-	if (root == NULL)
+	if (root == NULL || root[0] != '/' || meta[0] != '/')
+		return root != NULL && strcmp(root, meta) == 0 ? ap_xstrdup("") : NULL;
+	n = trimmed(root);
+	m = trimmed(meta);
+	if (strncmp(meta, root, n) != 0 || (m > n && meta[n] != '/') || m < n)
 		return NULL;
-	n = strlen(root);
-	while (n > 0 && root[n - 1] == '/')
-		n--;
-	if (strncmp(meta, root, n) != 0 || meta[n] != '/')
-		return NULL;
-	rest = meta + n + strspn(meta + n, "/");
-	if (*rest == '\0')
-		return ap_xstrdup("");
-	return ap_xasprintf("%s%s", rest, rest[strlen(rest) - 1] == '/' ? "" : "/");
+	ap_buf_append(&b, "", 0);
+	for (p = meta + n; p < meta + m;) {
+		size_t len;
+
+		p += strspn(p, "/");
+		len = strcspn(p, "/");
+		if (p + len > meta + m)
+			len = (size_t)(meta + m - p);
+		if (len > 0)
+			ap_buf_printf(&b, "%.*s/", (int)len, p);
+		p += len;
+	}
+	return ap_buf_detach(&b);
 }
 
 /* A base id's entry: a file:// URI for an absolute folder, else nothing (a

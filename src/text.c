@@ -179,3 +179,42 @@ void ap_text_wrap_after(FILE *to, const char *lead, const char *text, int indent
 	}
 	ap_text_wrap(to, text, col, indent, width);
 }
+
+/* The length of the control at s (n bytes left) that a terminal could act
+ * on, or 0: a C0 byte other than tab, DEL, or a C1 control in UTF-8
+ * (U+0080 to U+009F, C2 80 to C2 9F; 8-bit CSI and OSC on some terminals). */
+static size_t control_at(const unsigned char *s, size_t n)
+{
+	if ((s[0] < 0x20 && s[0] != '\t') || s[0] == 0x7F)
+		return 1;
+	if (n >= 2 && s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
+		return 2;
+	return 0;
+}
+
+char *ap_terminal_text(const char *s, size_t len)
+{
+	const unsigned char *bytes = (const unsigned char *)s;
+	ap_buf b = AP_BUF_INIT;
+	size_t i, k, c;
+
+	ap_buf_append(&b, "", 0);
+	for (i = 0; i < len; i += c ? c : 1) {
+		c = control_at(bytes + i, len - i);
+		if (c == 0) {
+			ap_buf_putc(&b, s[i]);
+			continue;
+		}
+		for (k = 0; k < c; k++)
+			ap_buf_printf(&b, "\\x%02x", bytes[i + k]);
+	}
+	return ap_buf_detach(&b);
+}
+
+bool ap_text_has_control(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (control_at((const unsigned char *)s + i, len - i))
+			return true;
+	return false;
+}

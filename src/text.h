@@ -67,4 +67,11 @@ void ap_text_wrap(FILE *to, const char *text, int col, int indent, int width);
  * width. */
 void ap_text_wrap_after(FILE *to, const char *lead, const char *text, int indent, int width);
 
+/* s (len bytes) for a terminal, in a new string: each C0 control byte but
+ * tab (newline included), DEL, and each byte of a UTF-8 C1 control
+ * (U+0080 to U+009F) written as \xHH (lowercase hex); the rest as it is. */
+char *ap_terminal_text(const char *s, size_t len);
+/* Whether s (len bytes) holds a control ap_terminal_text would escape. */
+bool ap_text_has_control(const char *s, size_t len);
+
 #endif

@@ -78,17 +78,15 @@ expect_json() {
 }
 
 # over_width COLUMNS: the lines of stdout wider than COLUMNS (characters,
-# not bytes) that could have been broken: all but those that end in a word
-# too long to fit after their indent, which a wrapper writes whole. Empty
-# when every line fits.
+# not bytes) but for a word too long for any line, which the wrapper writes
+# whole on a line of its own (after the indent). Empty when every line fits.
 over_width() {
 	"${PYTHON3:-python3}" -c '
 import sys
 width = int(sys.argv[1])
 for line in open(sys.argv[2], encoding="utf-8"):
     line = line.rstrip("\n")
-    indent = len(line) - len(line.lstrip(" "))
-    if len(line) > width and len(line.split(" ")[-1]) <= width - indent:
+    if len(line) > width and " " in line.lstrip(" "):
         print(line)' "$1" "$TMP/out"
 }
 

@@ -152,6 +152,12 @@ for word in mla.decode_fwd.fp8_scale mla.nope mla.decode mla.decode.native_h42 \
 	[ "$got" = "$want" ] || fail "$word: nearest '$got', the tool's '$want'"
 done
 
+case_ "unknown capability: bytes that are not UTF-8 come back as given"
+word=$(printf 'mla.decode.native_h2\377')
+pyrun "$TMP/venv" -m aiter_probe "$M" "$word"
+expect_rc 2
+expect_err "aiter_probe: $M: unknown capability '$word'; nearest: mla.decode.native_h24"
+
 case_ "a rule's id is no capability"
 pyrun "$TMP/venv" -m aiter_probe "$M" mla.reduce.cases
 expect_rc 2

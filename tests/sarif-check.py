@@ -79,10 +79,12 @@ def check(doc, located):
                  and not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", uri)
                  and not re.search(r"[^A-Za-z0-9._~/%-]", uri), lw + ": a relative URI")
             need(".." not in uri.split("/"), lw + ": no '..' component")
-            # AITERMETA: the meta folder (csrc/, hsa/) when it is outside the root.
-            need(art.get("uriBaseId") in ("%SRCROOT%", "AITERMETA")
-                 and (not bases or art["uriBaseId"] in bases),
-                 lw + ": uriBaseId %SRCROOT% or AITERMETA, defined")
+            # AITERMETA: the meta folder (csrc/, hsa/) when it is outside the
+            # root, always defined; %SRCROOT% is left to the consumer when the
+            # root is not absolute.
+            need(art.get("uriBaseId") == "%SRCROOT%"
+                 or (art.get("uriBaseId") == "AITERMETA" and "AITERMETA" in bases),
+                 lw + ": uriBaseId %SRCROOT%, or AITERMETA defined")
             if "region" in phys:
                 line = phys["region"].get("startLine")
                 need(isinstance(line, int) and line >= 1, lw + ".region.startLine >= 1")

@@ -146,6 +146,12 @@ static void test_default_path(void **state)
 	assert_string_equal(path, "/home/u/.cache/aiter-probe/aiter-8a5edab282632443.json");
 	free(path);
 	unsetenv("XDG_CACHE_HOME");
+	/* A relative HOME is none either: it would move with the working
+	 * directory. */
+	setenv("HOME", "relhome", 1);
+	path = (char *)1;
+	assert_int_equal(aiter_probe_manifest_default_path("/", &path), -1);
+	assert_null(path);
 	unsetenv("HOME");
 	path = (char *)1;
 	assert_int_equal(aiter_probe_manifest_default_path("/", &path), -1);

@@ -330,6 +330,12 @@ m["aiter"]["meta"] = "/srv/aiter meta"
 json.dump(m, open(sys.argv[2] + "/outside-meta.json", "w"))
 m["aiter"]["meta"] = m["aiter"]["root"] + "/../../etc"
 json.dump(m, open(sys.argv[2] + "/climbing-meta.json", "w"))
+# Hand-edited spellings of the same places.
+root = m["aiter"]["root"]
+for name, r, meta in (("slashes", root + "/", root + "//aiter_meta//"),
+                      ("same", root + "/", root), ("relative-root", "", "/srv/meta")):
+    m["aiter"]["root"], m["aiter"]["meta"] = r, meta
+    json.dump(m, open("%s/%s-meta.json" % (sys.argv[2], name), "w"))
 PYEOF
 probe diff "$TMP/outside-meta.json" "$TMP/h24-missing.json" --format sarif
 expect_rc 0
@@ -338,6 +344,24 @@ expect_json 'j["runs"][0]["originalUriBaseIds"]["AITERMETA"]["uri"]' "file:///sr
 expect_json 'j["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]' "file://$wheel/"
 expect_json 'sorted({(l["physicalLocation"]["artifactLocation"]["uriBaseId"], l["physicalLocation"]["artifactLocation"]["uri"].split("/")[0]) for r in j["runs"][0]["results"] for l in r.get("locations", [])})' \
 	"[('%SRCROOT%', 'aiter'), ('AITERMETA', 'csrc'), ('AITERMETA', 'hsa')]"
+
+case_ "sarif: the meta folder's place however the manifest spells it"
+for name in slashes same relative-root; do
+	probe diff "$TMP/$name-meta.json" "$TMP/h24-missing.json" --format sarif
+	expect_rc 0
+	sarif_ok --located
+	json_get 'sorted(j["runs"][0].get("originalUriBaseIds", {}))' >"$TMP/bases"
+	json_get 'sorted({l["physicalLocation"]["artifactLocation"]["uriBaseId"] + " " + "/".join(l["physicalLocation"]["artifactLocation"]["uri"].split("/")[:2]) for r in j["runs"][0]["results"] for l in r.get("locations", []) if "mla_asm" not in l["physicalLocation"]["artifactLocation"]["uri"] and "csrc" in l["physicalLocation"]["artifactLocation"]["uri"]})' >>"$TMP/bases"
+	case $name in
+	slashes) want="['%SRCROOT%']
+['%SRCROOT% aiter_meta/csrc']" ;;
+	same) want="['%SRCROOT%']
+['%SRCROOT% csrc/kernels']" ;;
+	relative-root) want="['AITERMETA']
+['AITERMETA csrc/kernels']" ;;
+	esac
+	[ "$(cat "$TMP/bases")" = "$want" ] || fail "$name: $(cat "$TMP/bases")"
+done
 
 case_ "sarif: a meta folder that climbs out of the root locates nothing there"
 probe diff "$TMP/climbing-meta.json" "$TMP/h24-missing.json" --format sarif

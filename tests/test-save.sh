@@ -35,13 +35,29 @@ rc=$(cat "$TMP/rc")
 expect_rc 2
 expect_err "aiter-probe: no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME or HOME"
 
-case_ "a relative AITER_PROBE_MANIFEST_DIR"
+# save_elsewhere NAME=VALUE: scan --save from another working directory with
+# that variable set (a relative folder would land there).
 mkdir "$TMP/cwd"
-(cd "$TMP/cwd" && AITER_PROBE_MANIFEST_DIR=rel probe scan --aiter-root "$SAMPLE" --no-launch --save; echo "$rc" >"$TMP/rc")
-rc=$(cat "$TMP/rc")
+save_elsewhere() {
+	(cd "$TMP/cwd" && export "$1" && probe scan --aiter-root "$SAMPLE" --no-launch --save
+	 echo "$rc" >"$TMP/rc")
+	rc=$(cat "$TMP/rc")
+}
+
+case_ "a relative AITER_PROBE_MANIFEST_DIR"
+save_elsewhere AITER_PROBE_MANIFEST_DIR=rel
 expect_rc 2
 expect_err "aiter-probe: AITER_PROBE_MANIFEST_DIR must be an absolute path, not 'rel'"
 [ ! -e "$TMP/cwd/rel" ] || fail "saved under the working directory"
+AITER_PROBE_MANIFEST_DIR=$(printf 'rel\033[31m') probe scan --aiter-root "$SAMPLE" --no-launch --save
+expect_rc 2
+expect_err "aiter-probe: AITER_PROBE_MANIFEST_DIR must be an absolute path, not 'rel\x1b[31m'"
+
+case_ "a relative HOME is none"
+save_elsewhere HOME=relhome
+expect_rc 2
+expect_err "aiter-probe: no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME or HOME"
+[ ! -e "$TMP/cwd/relhome" ] || fail "saved under the working directory"
 
 case_ "--save with -o"
 probe scan --aiter-root "$SAMPLE" --no-launch --save -o "$TMP/m.json"

@@ -95,6 +95,8 @@ class DefaultPathTest(Env):
         os.environ["XDG_CACHE_HOME"] = "cache"
         self.assertEqual(aiter_probe.default_manifest_path("/"),
                          "/home/u/.cache/aiter-probe/aiter-8a5edab282632443.json")
+        os.environ["HOME"] = "relhome"
+        self.assertIsNone(aiter_probe.default_manifest_path("/"))
         del os.environ["HOME"]
         self.assertIsNone(aiter_probe.default_manifest_path("/"))
 

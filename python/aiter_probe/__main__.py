@@ -52,22 +52,36 @@ def _nearest(word, known):
     """Up to three known ids nearest to word, ranked as aiter-probe ranks
     them (src/suggest.h): within a third of word's length in edits (at
     least 2), or sharing every dotted component of word but the last."""
-    if not word or len(word.encode()) > 256:
+    # The bytes as given: an argument that is not UTF-8 comes with
+    # surrogate escapes, which os.fsencode turns back.
+    w = os.fsencode(word)
+    if not w or len(w) > 256:
         return []
-    parts, limit = word.count(".") + 1, max(2, len(word.encode()) // 3)
+    parts, limit = w.count(b".") + 1, max(2, len(w) // 3)
     ranked = []
     for k in known:
-        if k == word:
+        kb = os.fsencode(k)
+        if kb == w:
             continue
-        shared = _shared_components(word.encode(), k.encode())
-        d = _distance(word.encode(), k.encode()) if len(k.encode()) <= 256 else 256
+        shared = _shared_components(w, kb)
+        d = _distance(w, kb) if len(kb) <= 256 else 256
         if d <= limit or (parts >= 2 and shared >= parts - 1):
-            ranked.append((d, -shared, k.encode(), k))
+            ranked.append((d, -shared, kb, k))
     return [k for *_, k in sorted(ranked)[:3]]
 
 
 def _fail(message):
-    sys.stderr.write("%s: %s\n" % (PROG, message))
+    # An argument's bytes that are not UTF-8 go out as they came in, as
+    # aiter-probe writes them.
+    text = "%s: %s\n" % (PROG, message)
+    if sys.stderr is not None:
+        sys.stderr.flush()
+        out = getattr(sys.stderr, "buffer", None)
+        if out is not None:
+            out.write(text.encode("utf-8", "surrogateescape"))
+            out.flush()
+        else:
+            sys.stderr.write(text)
     return 2
 
 

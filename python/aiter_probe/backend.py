@@ -235,7 +235,8 @@ class Backend:
         """The most heads the Gluon MLA decode entry takes (vLLM's
         _gluon_mla_max_bh16_heads): the tree's bound, 0 when the tree has no
         entry or its entry bounds nothing (an entry that takes only 64 or 128
-        heads); vLLM's 16 only without a manifest."""
+        heads); vLLM's 16 only without a manifest, or with one scanned
+        without the rule's pack."""
         name, rule_id = "gluon_max_heads", "mla.gluon_decode.max_heads"
         rule = self._rule(name, rule_id)
         if rule is None:

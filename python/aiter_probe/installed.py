@@ -39,7 +39,8 @@ def _manifest_dir():
     if cache is not None and cache.startswith("/"):
         return cache + "/aiter-probe", None
     home = _env("HOME")
-    if home is not None:
+    # A relative HOME alike: it would move with the working directory.
+    if home is not None and home.startswith("/"):
         return home + "/.cache/aiter-probe", None
     return None, _NO_FOLDER
 
