@@ -18,6 +18,7 @@
 #include "manifest-read.h"
 #include "manifest.h"
 #include "mla-plan.h"
+#include "text.h"
 
 #define SCHEMA_PREFIX "aiter-probe.manifest/"
 #define SCHEMA_MAJOR 1
@@ -212,6 +213,20 @@ static int check_aiter(const char *file, const json_t *m)
 	    (rc = field(file, aiter, "aiter", "version", K_STRING | K_NULL, &v)) < 0 ||
 	    (rc = field(file, aiter, "aiter", "git_commit", K_STRING | K_NULL, &v)) < 0)
 		return rc;
+	/* Relative, the inputs would be looked for under the reader's working
+	 * directory, and the answer would change with it. */
+	for (size_t i = 0; i < 2; i++) {
+		const char *key = i == 0 ? "root" : "meta";
+		const char *path = json_string_value(json_object_get(aiter, key));
+
+		if (path != NULL && path[0] != '/') {
+			char *safe = ap_terminal_text(path, strlen(path));
+			ap_error_set("%s: 'aiter.%s' must be an absolute path, not '%s'", file, key,
+			             safe);
+			free(safe);
+			return AP_EINPUT;
+		}
+	}
 	return AP_OK;
 }
 

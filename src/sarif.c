@@ -346,8 +346,8 @@ static size_t trimmed(const char *path)
 
 /* The meta folder's place under the root ("" for the root itself, the one
  * an older manifest without "meta" read; "a/b/" with every empty component
- * dropped), or NULL when it is outside the root or the root is not
- * absolute. */
+ * dropped), or NULL when it is outside the root. Both are absolute: the
+ * reader refuses a manifest otherwise. */
 static char *meta_prefix(const char *root, const char *meta)
 {
 	size_t n, m;
@@ -356,8 +356,6 @@ static char *meta_prefix(const char *root, const char *meta)
 
 	if (meta == NULL)
 		return ap_xstrdup("");
-	if (root == NULL || root[0] != '/' || meta[0] != '/')
-		return root != NULL && strcmp(root, meta) == 0 ? ap_xstrdup("") : NULL;
 	n = trimmed(root);
 	m = trimmed(meta);
 	if (strncmp(meta, root, n) != 0 || (m > n && meta[n] != '/') || m < n)
@@ -377,13 +375,9 @@ static char *meta_prefix(const char *root, const char *meta)
 	return ap_buf_detach(&b);
 }
 
-/* A base id's entry: a file:// URI for an absolute folder, else nothing (a
- * relative one names no place a viewer could find: the consumer resolves
- * the id). */
+/* A base id's entry: the folder's file:// URI. */
 static void add_base(json_t *bases, const char *id, const char *folder, const char *what)
 {
-	if (folder == NULL || folder[0] != '/')
-		return;
 	json_object_set_new(bases, id,
 	                    json_pack("{s:o, s:{s:s}}", "uri",
 	                              uri_text("file://", folder,
@@ -420,10 +414,7 @@ json_t *ap_sarif_from_diff(const json_t *report, const json_t *old)
 	add_base(bases, BASE_ID, root, "the OLD AITER tree");
 	if (log.meta_prefix == NULL)
 		add_base(bases, META_BASE_ID, meta, "the OLD AITER tree's meta folder (csrc/, hsa/)");
-	if (json_object_size(bases) > 0)
-		json_object_set_new(run, "originalUriBaseIds", bases);
-	else
-		json_decref(bases);
+	json_object_set_new(run, "originalUriBaseIds", bases);
 	free(log.meta_prefix);
 	json_object_set_new(run, "results", log.results);
 	json_object_set_new(run, "properties",

@@ -23,7 +23,8 @@
 
 #include <jansson.h>
 
-/* report is ap_diff_manifests(old, ...); old is the OLD manifest. */
+/* report is ap_diff_manifests(old, ...); old is the OLD manifest as the
+ * reader accepts it (its root and meta folder absolute). */
 json_t *ap_sarif_from_diff(const json_t *report, const json_t *old);
 
 #endif

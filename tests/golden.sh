@@ -12,8 +12,8 @@ import json, sys
 m = json.load(open(sys.argv[1]))
 root = m["aiter"]["root"]
 if m["aiter"]["meta"].startswith(root):
-    m["aiter"]["meta"] = "@ROOT@" + m["aiter"]["meta"][len(root):]
-m["aiter"]["root"] = "@ROOT@"
+    m["aiter"]["meta"] = "/@ROOT@" + m["aiter"]["meta"][len(root):]
+m["aiter"]["root"] = "/@ROOT@"
 m["tool"]["version"] = "@VERSION@"
 print(json.dumps(m, indent=2))
 PY

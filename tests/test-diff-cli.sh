@@ -141,12 +141,14 @@ m["capabilities"]["mla.decode.native_h24"]["evidence"] = ["csrc/mla/r\u00e9duce 
     ":5", "", "csrc/a.cu:0", "csrc/b.cu:99999999999999999999999", "csrc/c.cu:7x", "c:/d.cu:3"]
 write("escaped.json", m)
 m = copy.deepcopy(good)
-m["aiter"]["root"] = "aiter"
+m["aiter"]["root"] = "/srv/moved"
 for rule in m["rules"].values():
     for match in rule["matches"]:
         match["line"] += 100
 m["capabilities"]["mla.decode.native_h24"]["evidence"] = ["csrc/kernels/mla/reduce.cu:110", "csrc/kernels/mla/metadata/v1_2_device.cuh:106"]
 write("moved.json", m)
+m["aiter"]["root"] = "aiter"
+write("relative.json", m)
 m = copy.deepcopy(good)
 m["capabilities"]["mla.decode.native_h24"]["evidence"] = ["/etc/passwd:1", "../../../etc/passwd:1",
     "csrc/../../../etc/passwd:2", "csrc/kernels/..:3", "//etc/passwd", "csrc/kernels/mla/reduce.cu:10"]
@@ -161,6 +163,12 @@ m = copy.deepcopy(good)
 del m["rules"]["mla.reduce.cases"]["matches"][1:]
 write("one-case.json", m)
 PYEOF
+
+case_ "a relative root is refused: its inputs would move with the working directory"
+probe diff "$TMP/relative.json" second.json --format sarif
+expect_rc 2
+expect_err "aiter-probe: $TMP/relative.json: 'aiter.root' must be an absolute path, not 'aiter'"
+expect_no_out
 
 case_ "sarif: a rule without a line is located at its file, a capability without evidence nowhere"
 probe diff "$TMP/unlocated.json" second.json --format sarif
@@ -190,11 +198,11 @@ expect_json 'j["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]' "file:///sr
 expect_json '[(l["physicalLocation"]["artifactLocation"]["uri"], l["physicalLocation"].get("region")) for l in j["runs"][0]["results"][0]["locations"]]' \
 	"[('csrc/mla/r%C3%A9duce%20%232.cu', {'startLine': 7}), ('csrc/mla/plain.cu', None), ('csrc/a.cu', None), ('csrc/b.cu', None), ('csrc/c.cu%3A7x', None), ('c%3A/d.cu', {'startLine': 3})]"
 
-case_ "sarif: fingerprints do not move with the lines; a relative root maps to nothing"
+case_ "sarif: fingerprints do not move with the lines, nor with the root"
 probe diff "$TMP/moved.json" second.json --format sarif
 expect_rc 0
 sarif_ok --located
-expect_json '"originalUriBaseIds" in j["runs"][0]' False
+expect_json 'j["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]' "file:///srv/moved/"
 expect_json '[l["physicalLocation"]["region"]["startLine"] for r in j["runs"][0]["results"] for l in r["locations"]]' \
 	"[110, 106, 110, 110]"
 json_get '[r["partialFingerprints"] for r in j["runs"][0]["results"]]' >"$TMP/fp-moved"
@@ -333,7 +341,7 @@ json.dump(m, open(sys.argv[2] + "/climbing-meta.json", "w"))
 # Hand-edited spellings of the same places.
 root = m["aiter"]["root"]
 for name, r, meta in (("slashes", root + "/", root + "//aiter_meta//"),
-                      ("same", root + "/", root), ("relative-root", "", "/srv/meta")):
+                      ("same", root + "/", root), ("relative-meta", root, "aiter_meta")):
     m["aiter"]["root"], m["aiter"]["meta"] = r, meta
     json.dump(m, open("%s/%s-meta.json" % (sys.argv[2], name), "w"))
 PYEOF
@@ -346,7 +354,10 @@ expect_json 'sorted({(l["physicalLocation"]["artifactLocation"]["uriBaseId"], l[
 	"[('%SRCROOT%', 'aiter'), ('AITERMETA', 'csrc'), ('AITERMETA', 'hsa')]"
 
 case_ "sarif: the meta folder's place however the manifest spells it"
-for name in slashes same relative-root; do
+probe diff "$TMP/relative-meta-meta.json" "$TMP/h24-missing.json" --format sarif
+expect_rc 2
+expect_err "aiter-probe: $TMP/relative-meta-meta.json: 'aiter.meta' must be an absolute path, not 'aiter_meta'"
+for name in slashes same; do
 	probe diff "$TMP/$name-meta.json" "$TMP/h24-missing.json" --format sarif
 	expect_rc 0
 	sarif_ok --located
@@ -357,8 +368,6 @@ for name in slashes same relative-root; do
 ['%SRCROOT% aiter_meta/csrc']" ;;
 	same) want="['%SRCROOT%']
 ['%SRCROOT% csrc/kernels']" ;;
-	relative-root) want="['AITERMETA']
-['AITERMETA csrc/kernels']" ;;
 	esac
 	[ "$(cat "$TMP/bases")" = "$want" ] || fail "$name: $(cat "$TMP/bases")"
 done

@@ -50,11 +50,11 @@ for path in files:
         with open(path) as f:
             doc = json.load(f)
         # Golden manifests mask the machine's absolute root (tests/golden.sh).
-        if isinstance(doc, dict) and doc.get("aiter", {}).get("root") == "@ROOT@":
+        if isinstance(doc, dict) and doc.get("aiter", {}).get("root") == "/@ROOT@":
             root = os.path.join(srcdir, "tests", "fixtures",
                                 os.path.basename(path)[:-len(".json")])
             doc["aiter"]["root"] = root
-            doc["aiter"]["meta"] = doc["aiter"]["meta"].replace("@ROOT@", root, 1)
+            doc["aiter"]["meta"] = doc["aiter"]["meta"].replace("/@ROOT@", root, 1)
         errors = problems(doc)
         why = "; ".join("%s: %s" % ("/".join(map(str, e.absolute_path)) or "(top)", e.message)
                         for e in errors[:3])

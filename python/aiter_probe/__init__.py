@@ -49,6 +49,16 @@ _LAUNCH_STATUSES = ("passed", "failed", "error", "skipped")
 _PAD_MODES = ("none", "repeat-interleave", "tile-slice")
 # The most heads a plan row names (the C reader's PLAN_MAX_HEADS).
 _PLAN_MAX_HEADS = 128
+# What aiter-probe's text output escapes: C0 controls but tab, DEL, and C1
+# controls, each UTF-8 byte as \xHH.
+_CONTROL_RE = re.compile("[\x00-\x08\x0a-\x1f\x7f\x80-\x9f]")
+
+
+def _terminal_text(text):
+    """text as aiter-probe prints it for a terminal (ap_terminal_text)."""
+    return _CONTROL_RE.sub(lambda m: "".join("\\x%02x" % b for b in m.group().encode()), text)
+
+
 # The largest manifest read (the C reader's MANIFEST_MAX_BYTES), far above any
 # real one: /dev/zero or a runaway file must not exhaust a server's memory.
 MANIFEST_MAX_BYTES = 64 << 20
@@ -148,6 +158,12 @@ class _Checker:
             self.field(aiter, "aiter", "meta", ("string",))
         self.field(aiter, "aiter", "version", ("string", "null"))
         self.field(aiter, "aiter", "git_commit", ("string", "null"))
+        # Relative, the inputs would be looked for under the reader's working
+        # directory, and the answer would change with it.
+        for key in ("root", "meta"):
+            if key in aiter and not aiter[key].startswith("/"):
+                self.fail("'aiter.%s' must be an absolute path, not '%s'"
+                          % (key, _terminal_text(aiter[key])))
         for i, item in enumerate(self.field(doc, "", "inputs", ("array",))):
             self.input(item, "inputs[%d]" % i)
         for rid, rule in self.field(doc, "", "rules", ("object",)).items():

@@ -6,19 +6,12 @@ tool. Exit status: 0 all supported, 1 some not, 2 usage or input error."""
 import argparse
 import errno
 import os
-import re
 import sys
 
 import aiter_probe
 
 PROG = "aiter_probe"
-# What aiter-probe's text output escapes: C0 controls but tab, DEL, and C1
-# controls, each UTF-8 byte as \xHH.
-_CONTROL_RE = re.compile("[\x00-\x08\x0a-\x1f\x7f\x80-\x9f]")
-
-
-def _terminal(text):
-    return _CONTROL_RE.sub(lambda m: "".join("\\x%02x" % b for b in m.group().encode()), text)
+_terminal = aiter_probe._terminal_text
 
 
 def _distance(a, b):
