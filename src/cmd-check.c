@@ -37,6 +37,7 @@ const struct ap_cmd ap_cmd_check = {
 	"  --format text|json      what to print (default text)\n"
 	"  -q, --quiet             print nothing on stdout: the exit status answers\n"
 	"  --color[=WHEN]          colour the verdicts: auto (default), always, never\n"
+	"  -h, --help              show this help\n"
 	"  and every option of 'aiter-probe scan' except -o, --save, --host and\n"
 	"  --format\n\n"
 	"At least one --require or --prefer is needed; a check of preferences only\n"

@@ -35,7 +35,8 @@ const struct ap_cmd ap_cmd_diff = {
 	"                                  or absent in NEW\n"
 	"                         changed  a capability or rule verdict changed (lost\n"
 	"                                  and gained included)\n"
-	"                         any      any difference at all, case tables included\n\n"
+	"                         any      any difference at all, case tables included\n"
+	"  -h, --help           show this help\n\n"
 	"Exit status: 0 no difference of the --fail-on class (always 0 without it),\n"
 	"1 such a difference exists, 2 usage or input error.\n",
 	.exec = cmd_diff_exec,

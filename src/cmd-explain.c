@@ -33,6 +33,7 @@ const struct ap_cmd ap_cmd_explain = {
 	"                      what it holds)\n"
 	"  --format text|json  what to print (default text)\n"
 	"  --color[=WHEN]      colour the verdicts: auto (default), always, never\n"
+	"  -h, --help          show this help\n"
 	"  and every option of 'aiter-probe scan' except -o, --save, --host and\n"
 	"  --format\n\n"
 	"Exit status: 0 explained (whatever the verdict: 'check' answers go or\n"

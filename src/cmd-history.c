@@ -290,6 +290,10 @@ static int take_option(history_args *a, int argc, char **argv, int *i)
 	int r;
 
 	if ((r = ap_cli_value(&ap_cmd_history, "--git", argc, argv, i, &v)) != 0) {
+		if (r > 0 && v[0] == '\0') {
+			ap_cli_usage_error(&ap_cmd_history, "--git needs a repository's folder");
+			return -1;
+		}
 		a->git_dir = v;
 		return r;
 	}
@@ -334,8 +338,7 @@ static int parse_args(history_args *a, int argc, char **argv)
 			continue;
 		}
 		if (a->range != NULL)
-			return ap_cli_usage_error(&ap_cmd_history, "one REV_RANGE only, not '%s'",
-			                          argv[i]);
+			return ap_cli_unexpected(&ap_cmd_history, argv[i]);
 		a->range = argv[i];
 	}
 	if (a->git_dir == NULL)

@@ -24,7 +24,8 @@ const struct ap_cmd ap_cmd_list = {
 	"Options:\n"
 	"  --rules PATH          a rule pack file or folder to load too; repeatable\n"
 	"  --no-default-rules    do not load the installed packs\n"
-	"  --format text|json    what to print (default text)\n\n"
+	"  --format text|json    what to print (default text)\n"
+	"  -h, --help            show this help\n\n"
 	"Exit status: 0 listed, 2 usage or input error (a pack that does not load).\n",
 	.exec = cmd_list_exec,
 };

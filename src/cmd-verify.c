@@ -19,11 +19,16 @@ const struct ap_cmd ap_cmd_verify = {
 	.usage =
 	"Usage: aiter-probe verify [--format text|json] [--] MANIFEST\n"
 	"Re-hash every input the manifest records, under its recorded aiter.root.\n"
-	"Where the scan read nothing (sha256 null), no regular file may have appeared.\n"
+	"Where the scan read nothing (sha256 null), what was there (seen: absent,\n"
+	"folder, ...) must be there still: a regular file in its place has appeared,\n"
+	"anything else has changed. An input over the hashing cap is unverifiable.\n"
 	"Prints on stdout 'MANIFEST: fresh (N inputs under ROOT)', or\n"
 	"'MANIFEST: stale (K of N inputs differ under ROOT)' followed by one line per\n"
-	"input that changed, vanished or appeared. With --format json: one object,\n"
-	"{root, fresh, inputs, stale: [{path, change}]}.\n\n"
+	"input that changed, vanished, appeared or is unverifiable. With --format\n"
+	"json: one object, {root, fresh, inputs, stale: [{path, change}]}.\n\n"
+	"Options:\n"
+	"  --format text|json  what to print (default text)\n"
+	"  -h, --help          show this help\n\n"
 	"Exit status: 0 fresh, 1 stale, 2 usage or input error (unreadable or\n"
 	"invalid manifest, missing root, an input path that is absolute or has '..').\n",
 	.exec = cmd_verify_exec,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "ap-error.h"
@@ -910,6 +911,13 @@ static void history_free(history *h)
  * never one found by searching the folders above. */
 static int open_repository(git_repository **out, const char *git_dir)
 {
+	struct stat st;
+
+	/* A path that is not there is told as such, not as "not a repository". */
+	if (stat(git_dir, &st) != 0) {
+		ap_error_set("%s: %s", git_dir, strerror(errno));
+		return AP_EINPUT;
+	}
 	if (git_repository_open_ext(out, git_dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
 		ap_error_set("not a git repository: %s", git_dir);
 		return AP_EINPUT;

@@ -345,7 +345,11 @@ expect_rc 2
 expect_err "aiter-probe: not a git repository: $TMP/plain"
 probe history --no-default-rules --rules "$PACK" --git "$TMP/none" main
 expect_rc 2
-expect_err "aiter-probe: not a git repository: $TMP/none"
+expect_err "aiter-probe: $TMP/none: No such file or directory"
+probe history --no-default-rules --rules "$PACK" --git= main
+expect_rc 2
+expect_err "aiter-probe history: --git needs a repository's folder
+Try 'aiter-probe history --help'."
 
 case_ "a shallow clone"
 git clone -q --depth 2 "file://$REPO" "$TMP/shallow"
@@ -370,7 +374,7 @@ expect_err "aiter-probe history: REV_RANGE is needed
 Try 'aiter-probe history --help'."
 history main main
 expect_rc 2
-expect_err "aiter-probe history: one REV_RANGE only, not 'main'
+expect_err "aiter-probe history: unexpected argument 'main'
 Try 'aiter-probe history --help'."
 history main --format yaml
 expect_rc 2
