@@ -26,9 +26,10 @@ from aiter_probe.backend import Backend  # noqa: E402
 import_ms = (time.perf_counter() - t0) * 1e3
 
 DECISIONS = ("native_h24", "native_h24_reducer", "native_h24_planner", "fp8_mla_prefill",
-             "gluon_max_heads", "segmented_decode", "mla_decode_fwd_keywords",
-             "fused_moe_gate_mode", "dsv4_shared_expert", "topk_softmax_shared_experts",
-             "hipb_mm", "qr_all_reduce_rmsnorm", "reducer_cases", "vllm_calls_bind")
+             "gluon_small_heads", "gluon_max_heads", "segmented_decode",
+             "mla_decode_fwd_keywords", "fused_moe_gate_mode", "dsv4_shared_expert",
+             "topk_softmax_shared_experts", "hipb_mm", "qr_all_reduce_rmsnorm",
+             "reducer_cases", "vllm_calls_bind")
 
 
 def python_start():
