@@ -202,20 +202,21 @@ static json_t *select_devices(json_t *all, const char *list, char **reason)
 	return chosen;
 }
 
-/* How many of the paths the rules asked for were there. None of those the
- * shipped packs read means the folder is no AITER tree (the package folder
- * itself, an empty one), whose manifest would only say "unsupported"
+/* Whether any path the rules asked for was there. None, with the shipped
+ * packs among the rules, means the folder is no AITER tree (the package
+ * folder itself, an empty one), whose manifest would only say "unsupported"
  * everywhere; what a pack of one's own finds missing is its own answer. */
-static size_t inputs_found(const json_t *manifest)
+static bool found_any(const json_t *inputs)
 {
 	const json_t *input;
-	size_t i, n = 0;
+	size_t i;
 
-	json_array_foreach(json_object_get(manifest, "inputs"), i, input) {
+	json_array_foreach(inputs, i, input) {
 		const char *seen = json_string_value(json_object_get(input, "seen"));
-		n += seen == NULL || strcmp(seen, "absent") != 0;
+		if (seen == NULL || strcmp(seen, "absent") != 0)
+			return true;
 	}
-	return n;
+	return false;
 }
 
 static int not_a_tree(const ap_aiter_info *info, size_t asked, json_t **manifest)
@@ -249,7 +250,7 @@ static int build_manifest(const struct ap_scan_cli *o, ap_ruleset *rs, ap_reader
 	ap_aiter_info info = {.root = ap_reader_root(r), .meta = ap_reader_meta(r)};
 	char *reason = NULL, *version, *commit;
 	int rc = AP_EXIT_OK;
-	json_t *all = json_array(), *devs;
+	json_t *all = json_array(), *devs, *inputs;
 	ap_scan *scan;
 
 	if (o->no_launch) {
@@ -276,9 +277,9 @@ static int build_manifest(const struct ap_scan_cli *o, ap_ruleset *rs, ap_reader
 	info.git_commit = commit;
 	*manifest = ap_manifest_build(scan, r, &info, all, o->host);
 	ap_scan_free(scan);
-	if (!o->no_default_rules && json_array_size(json_object_get(*manifest, "inputs")) > 0 &&
-	    inputs_found(*manifest) == 0)
-		rc = not_a_tree(&info, json_array_size(json_object_get(*manifest, "inputs")), manifest);
+	inputs = json_object_get(*manifest, "inputs");
+	if (!o->no_default_rules && json_array_size(inputs) > 0 && !found_any(inputs))
+		rc = not_a_tree(&info, json_array_size(inputs), manifest);
 	free(version);
 	free(commit);
 	free(reason);

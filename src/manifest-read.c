@@ -215,14 +215,14 @@ static int check_aiter(const char *file, const json_t *m)
 		return rc;
 	/* Relative, the inputs would be looked for under the reader's working
 	 * directory, and the answer would change with it. */
-	for (size_t i = 0; i < 2; i++) {
-		const char *key = i == 0 ? "root" : "meta";
-		const char *path = json_string_value(json_object_get(aiter, key));
+	static const char *const folders[] = {"root", "meta"};
+	for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++) {
+		const char *path = json_string_value(json_object_get(aiter, folders[i]));
 
 		if (path != NULL && path[0] != '/') {
 			char *safe = ap_terminal_text(path, strlen(path));
-			ap_error_set("%s: 'aiter.%s' must be an absolute path, not '%s'", file, key,
-			             safe);
+			ap_error_set("%s: 'aiter.%s' must be an absolute path, not '%s'", file,
+			             folders[i], safe);
 			free(safe);
 			return AP_EINPUT;
 		}

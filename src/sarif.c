@@ -364,12 +364,10 @@ static char *meta_prefix(const char *root, const char *meta)
 	for (p = meta + n; p < meta + m;) {
 		size_t len;
 
+		/* meta[m - 1] is no '/': a component always ends by meta + m. */
 		p += strspn(p, "/");
 		len = strcspn(p, "/");
-		if (p + len > meta + m)
-			len = (size_t)(meta + m - p);
-		if (len > 0)
-			ap_buf_printf(&b, "%.*s/", (int)len, p);
+		ap_buf_printf(&b, "%.*s/", (int)len, p);
 		p += len;
 	}
 	return ap_buf_detach(&b);
