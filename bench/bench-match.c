@@ -8,10 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "ap-error.h"
-#include "ap-util.h"
-#include "match.h"
-#include "normalize.h"
+#include "core/ap-error.h"
+#include "core/ap-util.h"
+#include "engine/match.h"
+#include "engine/lang/normalize.h"
 
 #define MAX_RUNS 32
 

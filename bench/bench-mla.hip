@@ -16,8 +16,8 @@
 #include <string.h>
 
 extern "C" {
-#include "ap-error.h"
-#include "ap-util.h"
+#include "core/ap-error.h"
+#include "core/ap-util.h"
 }
 #include "mla-decode.h"
 #include "mla-inputs.h"

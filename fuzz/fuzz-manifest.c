@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ap-error.h"
-#include "ap-util.h"
-#include "manifest-read.h"
-#include "verify.h"
+#include "core/ap-error.h"
+#include "core/ap-util.h"
+#include "core/manifest-read.h"
+#include "core/verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ap-error.h"
-#include "csv.h"
-#include "engine.h"
-#include "python.h"
+#include "core/ap-error.h"
+#include "engine/lang/csv-table.h"
+#include "engine/evaluate.h"
+#include "engine/lang/python/python.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ap-error.h"
-#include "rules.h"
+#include "core/ap-error.h"
+#include "engine/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,10 +12,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "ap-error.h"
-#include "ap-util.h"
-#include "match.h"
-#include "normalize.h"
+#include "core/ap-error.h"
+#include "core/ap-util.h"
+#include "engine/match.h"
+#include "engine/lang/normalize.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* aiter-probe-launcher: runs one kernel cross-check on one GPU and prints
- * one JSON object (the contract is in src/launch.h). The engine runs it as a
+ * one JSON object (the contract is in src/engine/launch.h). The engine runs it as a
  * child process under a timeout, so a fault or a hang here costs the engine
  * nothing but this device's result. Needs only the GPU runtime and libc. */
 #include <hip/hip_runtime.h>
@@ -13,8 +13,8 @@
 #include <string.h>
 
 extern "C" {
-#include "ap-error.h"
-#include "ap-util.h"
+#include "core/ap-error.h"
+#include "core/ap-util.h"
 }
 #include "mla-decode.h"
 #include "mla-inputs.h"

@@ -3,7 +3,7 @@
 
 #include <stdint.h>
 
-#include "ap-error.h"
+#include "core/ap-error.h"
 #include "mla-plan.h"
 
 const char *ap_pad_mode_name(ap_pad_mode mode)

@@ -4,7 +4,7 @@ prefill head count, over the manifest instead of a hard-coded copy; and
 where the copy and the tree disagree.
 
 The manifests are the golden scans of fixture trees (tests/golden/, which
-tests/golden.sh keeps equal to a scan of tests/fixtures/<tree>/).
+tests/cli/golden.sh keeps equal to a scan of tests/fixtures/<tree>/).
     python3 examples/sglang/test_aiter_backend.py
 """
 

@@ -7,7 +7,7 @@ repeat (divisors of 16) or tile to 16. With numpy, and with torch (on the GPU
 when there is one) where it is installed.
 
 The manifests are the golden scans of fixture trees (tests/golden/, which
-tests/golden.sh keeps equal to a scan of tests/fixtures/<tree>/).
+tests/cli/golden.sh keeps equal to a scan of tests/fixtures/<tree>/).
     python3 examples/vllm/test_rocm_aiter_mla.py
 """
 

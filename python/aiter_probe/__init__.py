@@ -591,7 +591,7 @@ class Manifest:
 
 
 # --- What is refused before parsing, as the C reader does (prescan in
-# src/manifest-read.c): json takes NaN, Infinity, integers past 64 bits, reals
+# src/core/manifest-read.c): json takes NaN, Infinity, integers past 64 bits, reals
 # past the double range, \u0000 and unpaired surrogates, which jansson
 # refuses, and recurses once per nesting level. Positions are line and
 # column, in characters.
@@ -697,7 +697,7 @@ def _not_regular(path, mode):
 
 def _read_manifest(path):
     """The bytes of the regular file at path, read as the C reader reads them
-    (slurp in src/manifest-read.c): a FIFO would block for ever, a device
+    (slurp in src/core/manifest-read.c): a FIFO would block for ever, a device
     read without end, so anything else is refused, looked at before opening
     (opening a device can do things) and again once opened, non-blocking;
     at most one byte past MANIFEST_MAX_BYTES is read."""

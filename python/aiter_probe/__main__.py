@@ -43,7 +43,7 @@ def _shared_components(a, b):
 
 def _nearest(word, known):
     """Up to three known ids nearest to word, ranked as aiter-probe ranks
-    them (src/suggest.h): within a third of word's length in edits (at
+    them (src/core/suggest.h): within a third of word's length in edits (at
     least 2), or sharing every dotted component of word but the last."""
     # The bytes as given: an argument that is not UTF-8 comes with
     # surrogate escapes, which os.fsencode turns back.

@@ -3,7 +3,7 @@
 
 `aiter-probe scan --save` writes one manifest per AITER tree, named after the
 tree, in one folder: $AITER_PROBE_MANIFEST_DIR when set, else
-${XDG_CACHE_HOME:-$HOME/.cache}/aiter-probe (src/manifest-path.c computes the
+${XDG_CACHE_HOME:-$HOME/.cache}/aiter-probe (src/core/manifest-path.c computes the
 same path). for_installed_aiter() finds the tree the way the scan does,
 without importing aiter, and accepts a manifest only when it was made for
 that tree and its inputs are unchanged.
@@ -68,7 +68,7 @@ def _saved_name(folder, root):
 
 def meta_of_root(root):
     """The meta folder (csrc/, hsa/) the AITER installed at root builds from,
-    as aiter/jit/core.py finds it (src/manifest-path.c ap_meta_of_root):
+    as aiter/jit/core.py finds it (src/core/manifest-path.c ap_meta_of_root):
     $AITER_META_DIR, else root/aiter_meta when it holds csrc/, else root."""
     env = _env("AITER_META_DIR")
     if env is not None:

@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "aiter-probe.h"
+#include "core/ap-error.h"
+#include "core/ap-util.h"
+#include "core/manifest-path.h"
+#include "core/manifest-read.h"
+#include "mla-plan.h"
+#include "core/verify.h"
+
+/* The ids in manifest order, kept once at open so that the i-th id costs no
+ * walk of the object and the manifest stays read-only for its threads. */
+typedef struct ids {
+	const char **id;
+	size_t n;
+} ids;
+
+struct aiter_probe_manifest {
+	json_t *doc;
+	ids capabilities;
+	ids rules;
+};
+
+/* Every entry point refuses a NULL argument it needs, naming itself. */
+#define REFUSE_NULL(arg, result)                                                                   \
+	do {                                                                                       \
+		if ((arg) == NULL) {                                                               \
+			ap_error_set("%s: %s is NULL", __func__, #arg);                            \
+			return result;                                                             \
+		}                                                                                  \
+	} while (0)
+
+const char *aiter_probe_version(void)
+{
+	return PACKAGE_VERSION;
+}
+
+static int refuse_if_stale(const json_t *doc, const char *path)
+{
+	ap_verify_result res = AP_VERIFY_RESULT_INIT;
+	int rc = AITER_PROBE_OK;
+
+	if (ap_verify_manifest(doc, path, &res) < 0) {
+		rc = AITER_PROBE_ERROR;
+	} else if (res.nstale > 0) {
+		char *which = ap_verify_describe(&res);
+		ap_error_set("%s: stale: %s", path, which);
+		free(which);
+		rc = AITER_PROBE_STALE;
+	}
+	ap_verify_result_free(&res);
+	return rc;
+}
+
+static ids ids_of(const json_t *object)
+{
+	ids all = {ap_xcalloc(json_object_size(object) + 1, sizeof *all.id), 0};
+	const char *id;
+	json_t *v;
+
+	json_object_foreach((json_t *)object, id, v)
+		all.id[all.n++] = id;
+	return all;
+}
+
+/* Takes doc over. */
+static aiter_probe_manifest *manifest_new(json_t *doc)
+{
+	aiter_probe_manifest *m = ap_xmalloc(sizeof *m);
+
+	m->doc = doc;
+	m->capabilities = ids_of(json_object_get(doc, "capabilities"));
+	m->rules = ids_of(json_object_get(doc, "rules"));
+	return m;
+}
+
+int aiter_probe_manifest_open(aiter_probe_manifest **out, const char *path, unsigned flags)
+{
+	json_t *doc;
+	int rc;
+
+	ap_error_clear();
+	REFUSE_NULL(out, AITER_PROBE_INVALID);
+	*out = NULL;
+	REFUSE_NULL(path, AITER_PROBE_INVALID);
+	if (flags & ~AITER_PROBE_VERIFY_FRESH) {
+		ap_error_set("%s: unknown flags 0x%x", path, flags & ~AITER_PROBE_VERIFY_FRESH);
+		return AITER_PROBE_ERROR;
+	}
+	if (ap_manifest_read_file(path, &doc) < 0)
+		return AITER_PROBE_ERROR;
+	if (flags & AITER_PROBE_VERIFY_FRESH) {
+		rc = refuse_if_stale(doc, path);
+		if (rc != AITER_PROBE_OK) {
+			json_decref(doc);
+			return rc;
+		}
+	}
+	*out = manifest_new(doc);
+	return AITER_PROBE_OK;
+}
+
+/* The i-th of `all`, with the message a backend's loop needs when it runs
+ * past the end: "the manifest has 4 rules, no rule 4". */
+static const char *id_at(const ids *all, const char *one, const char *many, size_t i)
+{
+	if (i >= all->n) {
+		ap_error_set("the manifest has %zu %s, no %s %zu", all->n, all->n == 1 ? one : many,
+		             one, i);
+		return NULL;
+	}
+	return all->id[i];
+}
+
+static const json_t *entry(const aiter_probe_manifest *m, const char *section, const char *what,
+                           const char *id)
+{
+	const json_t *v = json_object_get(json_object_get(m->doc, section), id);
+
+	if (v == NULL)
+		ap_error_set("unknown %s '%s'", what, id);
+	return v;
+}
+
+static const json_t *cap_entry(const aiter_probe_manifest *m, const char *id)
+{
+	return entry(m, "capabilities", "capability", id);
+}
+
+int aiter_probe_manifest_supported(const aiter_probe_manifest *m, const char *capability)
+{
+	REFUSE_NULL(m, AITER_PROBE_INVALID);
+	REFUSE_NULL(capability, AITER_PROBE_INVALID);
+	const json_t *cap = cap_entry(m, capability);
+
+	if (cap == NULL)
+		return -1;
+	return json_is_true(json_object_get(cap, "supported"));
+}
+
+size_t aiter_probe_manifest_capability_count(const aiter_probe_manifest *m)
+{
+	REFUSE_NULL(m, 0);
+	return m->capabilities.n;
+}
+
+const char *aiter_probe_manifest_capability_id(const aiter_probe_manifest *m, size_t i)
+{
+	REFUSE_NULL(m, NULL);
+	return id_at(&m->capabilities, "capability", "capabilities", i);
+}
+
+const char *aiter_probe_manifest_capability_reason(const aiter_probe_manifest *m,
+                                                   const char *capability)
+{
+	REFUSE_NULL(m, NULL);
+	REFUSE_NULL(capability, NULL);
+	return json_string_value(json_object_get(cap_entry(m, capability), "reason"));
+}
+
+size_t aiter_probe_manifest_capability_evidence_count(const aiter_probe_manifest *m,
+                                                      const char *capability)
+{
+	REFUSE_NULL(m, 0);
+	REFUSE_NULL(capability, 0);
+	return json_array_size(json_object_get(cap_entry(m, capability), "evidence"));
+}
+
+const char *aiter_probe_manifest_capability_evidence(const aiter_probe_manifest *m,
+                                                     const char *capability, size_t i)
+{
+	REFUSE_NULL(m, NULL);
+	REFUSE_NULL(capability, NULL);
+	const json_t *evidence = json_object_get(cap_entry(m, capability), "evidence");
+	const char *where;
+
+	if (evidence == NULL)
+		return NULL;
+	if (i >= json_array_size(evidence)) {
+		ap_error_set("capability '%s' has %zu evidence entries, no entry %zu", capability,
+		             json_array_size(evidence), i);
+		return NULL;
+	}
+	/* The loader checks the list, not what it holds. */
+	where = json_string_value(json_array_get(evidence, i));
+	if (where == NULL)
+		ap_error_set("capability '%s' evidence entry %zu is not a string", capability, i);
+	return where;
+}
+
+int aiter_probe_manifest_capability_launch(const aiter_probe_manifest *m, const char *capability,
+                                           const char **status, const char **reason)
+{
+	if (status != NULL)
+		*status = NULL;
+	if (reason != NULL)
+		*reason = NULL;
+	REFUSE_NULL(m, AITER_PROBE_INVALID);
+	REFUSE_NULL(capability, AITER_PROBE_INVALID);
+	const json_t *cap = cap_entry(m, capability);
+	const json_t *launch;
+
+	if (cap == NULL)
+		return AITER_PROBE_UNKNOWN;
+	launch = json_object_get(cap, "launch");
+	if (launch == NULL)
+		return 0;
+	if (status != NULL)
+		*status = json_string_value(json_object_get(launch, "status"));
+	if (reason != NULL)
+		*reason = json_string_value(json_object_get(launch, "reason"));
+	return 1;
+}
+
+size_t aiter_probe_manifest_rule_count(const aiter_probe_manifest *m)
+{
+	REFUSE_NULL(m, 0);
+	return m->rules.n;
+}
+
+const char *aiter_probe_manifest_rule_id(const aiter_probe_manifest *m, size_t i)
+{
+	REFUSE_NULL(m, NULL);
+	return id_at(&m->rules, "rule", "rules", i);
+}
+
+const char *aiter_probe_manifest_rule_status(const aiter_probe_manifest *m, const char *rule_id)
+{
+	REFUSE_NULL(m, NULL);
+	REFUSE_NULL(rule_id, NULL);
+	return json_string_value(json_object_get(entry(m, "rules", "rule", rule_id), "status"));
+}
+
+size_t aiter_probe_manifest_rule_matches(const aiter_probe_manifest *m, const char *rule_id)
+{
+	REFUSE_NULL(m, 0);
+	REFUSE_NULL(rule_id, 0);
+	return json_array_size(json_object_get(entry(m, "rules", "rule", rule_id), "matches"));
+}
+
+const char *aiter_probe_manifest_rule_capture(const aiter_probe_manifest *m, const char *rule_id,
+                                              size_t match, const char *name)
+{
+	REFUSE_NULL(m, NULL);
+	REFUSE_NULL(rule_id, NULL);
+	REFUSE_NULL(name, NULL);
+	const json_t *matches = json_object_get(entry(m, "rules", "rule", rule_id), "matches");
+	const char *value;
+
+	if (matches == NULL)
+		return NULL;
+	if (match >= json_array_size(matches)) {
+		ap_error_set("rule '%s' has %zu matches, no match %zu", rule_id,
+		             json_array_size(matches), match);
+		return NULL;
+	}
+	value = json_string_value(
+		json_object_get(json_object_get(json_array_get(matches, match), "captures"), name));
+	if (value == NULL)
+		ap_error_set("rule '%s' match %zu has no capture '%s'", rule_id, match, name);
+	return value;
+}
+
+static const json_t *plan_rows(const aiter_probe_manifest *m)
+{
+	return json_object_get(json_object_get(m->doc, "plans"), "mla_heads");
+}
+
+/* The first row for `heads`, NULL (with the message) when there is none. */
+static const json_t *plan_row_for(const aiter_probe_manifest *m, int heads)
+{
+	const json_t *row;
+	size_t i;
+
+	json_array_foreach(plan_rows(m), i, row) {
+		if (json_integer_value(json_object_get(row, "heads")) == heads)
+			return row;
+	}
+	ap_error_set("plans.mla_heads has no row for %d heads", heads);
+	return NULL;
+}
+
+/* The loader keeps heads and launch_heads to 1..AITER_PROBE_MLA_MAX_HEADS,
+ * so an int never cuts them. */
+static void plan_row_read(const json_t *row, int *heads, int *launch_heads, const char **mode,
+                          int *verified)
+{
+	if (heads != NULL)
+		*heads = (int)json_integer_value(json_object_get(row, "heads"));
+	if (launch_heads != NULL)
+		*launch_heads = (int)json_integer_value(json_object_get(row, "launch_heads"));
+	if (mode != NULL)
+		*mode = json_string_value(json_object_get(row, "mode"));
+	if (verified != NULL)
+		*verified = json_is_true(json_object_get(row, "verified"));
+}
+
+int aiter_probe_manifest_mla_heads(const aiter_probe_manifest *m, int heads, int *launch_heads,
+                                   const char **mode, int *verified)
+{
+	REFUSE_NULL(m, AITER_PROBE_INVALID);
+	const json_t *row = plan_row_for(m, heads);
+
+	if (row == NULL)
+		return -1;
+	plan_row_read(row, NULL, launch_heads, mode, verified);
+	return AITER_PROBE_OK;
+}
+
+size_t aiter_probe_manifest_mla_plan_count(const aiter_probe_manifest *m)
+{
+	REFUSE_NULL(m, 0);
+	return json_array_size(plan_rows(m));
+}
+
+int aiter_probe_manifest_mla_plan_row(const aiter_probe_manifest *m, size_t i, int *heads,
+                                      int *launch_heads, const char **mode, int *verified)
+{
+	REFUSE_NULL(m, AITER_PROBE_INVALID);
+	const json_t *rows = plan_rows(m);
+
+	if (i >= json_array_size(rows)) {
+		ap_error_set("plans.mla_heads has %zu rows, no row %zu", json_array_size(rows), i);
+		return AITER_PROBE_UNKNOWN;
+	}
+	plan_row_read(json_array_get(rows, i), heads, launch_heads, mode, verified);
+	return AITER_PROBE_OK;
+}
+
+static int refuse_short(const char *buffer, size_t len, int heads, int launch_heads, int need)
+{
+	ap_error_set("plans.mla_heads: %d heads as %d: %s holds %zu entries, needs %d", heads,
+	             launch_heads, buffer, len, need);
+	return AITER_PROBE_SHORT_BUFFER;
+}
+
+int aiter_probe_manifest_mla_head_maps(const aiter_probe_manifest *m, int heads, int *pad_source,
+                                       size_t pad_len, int *unpad, size_t unpad_len)
+{
+	REFUSE_NULL(m, AITER_PROBE_INVALID);
+	const json_t *row = plan_row_for(m, heads);
+	ap_pad_mode mode;
+	int launch;
+
+	if (row == NULL)
+		return AITER_PROBE_UNKNOWN;
+	plan_row_read(row, NULL, &launch, NULL, NULL);
+	/* The loader refused every row the planner does not give (launch_heads
+	 * below heads, another mode), which would index past the real heads: so
+	 * the planner takes this one, and gives the row's mode. */
+	(void)ap_mla_pad_mode(heads, launch, &mode);
+	if (pad_source != NULL && pad_len < (size_t)launch)
+		return refuse_short("pad_source", pad_len, heads, launch, launch);
+	if (unpad != NULL && unpad_len < (size_t)heads)
+		return refuse_short("unpad", unpad_len, heads, launch, heads);
+	for (int j = 0; pad_source != NULL && j < launch; j++)
+		pad_source[j] = ap_mla_pad_source(heads, launch, mode, j);
+	for (int h = 0; unpad != NULL && h < heads; h++)
+		unpad[h] = ap_mla_unpad_index(heads, launch, mode, h);
+	return AITER_PROBE_OK;
+}
+
+void aiter_probe_manifest_free(aiter_probe_manifest *m)
+{
+	if (m == NULL)
+		return;
+	json_decref(m->doc);
+	free(m->capabilities.id);
+	free(m->rules.id);
+	free(m);
+}
+
+const char *aiter_probe_last_error(void)
+{
+	return ap_error_last();
+}
+
+/* --- The manifest saved for one AITER tree ------------------------------- */
+
+
+/* The canonical form of the root a caller names, as a scan records it. */
+static char *canonical_root(const char *aiter_root)
+{
+	char *real = realpath(aiter_root, NULL);
+
+	if (real == NULL)
+		ap_error_set("AITER root '%s': %s", aiter_root, strerror(errno));
+	return real;
+}
+
+int aiter_probe_manifest_default_path(const char *aiter_root, char **path)
+{
+	char *real;
+	int rc;
+
+	ap_error_clear();
+	REFUSE_NULL(path, AITER_PROBE_INVALID);
+	*path = NULL;
+	REFUSE_NULL(aiter_root, AITER_PROBE_INVALID);
+	if ((real = canonical_root(aiter_root)) == NULL)
+		return AITER_PROBE_ERROR;
+	rc = ap_manifest_default_path(real, path);
+	free(real);
+	return rc < 0 ? AITER_PROBE_ERROR : AITER_PROBE_OK;
+}
+
+/* AITER_PROBE_OK when doc, read from path, was made for the tree at real and
+ * is fresh; redo says how to make a new one. */
+/* aiter.meta, or the root in a manifest from before the key. */
+static const char *recorded_meta(const json_t *doc)
+{
+	const json_t *aiter = json_object_get(doc, "aiter");
+	const char *meta = json_string_value(json_object_get(aiter, "meta"));
+
+	return meta != NULL ? meta : json_string_value(json_object_get(aiter, "root"));
+}
+
+static bool same_path(const char *a, const char *b)
+{
+	char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
+	bool same = strcmp(a, b) == 0 || (ra != NULL && rb != NULL && strcmp(ra, rb) == 0);
+
+	free(ra);
+	free(rb);
+	return same;
+}
+
+static bool same_meta(const json_t *doc, const char *real_root)
+{
+	char *want = ap_meta_of_root(real_root);
+	bool same = same_path(recorded_meta(doc), want);
+
+	free(want);
+	return same;
+}
+
+static int accept_for_root(const json_t *doc, const char *path, const char *real,
+                           const char *redo)
+{
+	const char *recorded = json_string_value(json_object_get(json_object_get(doc, "aiter"),
+	                                                         "root"));
+	ap_verify_result res = AP_VERIFY_RESULT_INIT;
+	int rc = AITER_PROBE_OK;
+
+	if (!same_path(recorded, real)) {
+		ap_error_set("%s was made for %s, not %s", path, recorded, real);
+		return AITER_PROBE_ERROR;
+	}
+	/* The same package over other sources (AITER_META_DIR elsewhere) is
+	 * another AITER: its kernels are built from what the scan never read. */
+	if (!same_meta(doc, real)) {
+		char *want = ap_meta_of_root(real);
+		ap_error_set("%s was made for the AITER sources in %s, not %s", path,
+		             recorded_meta(doc), want);
+		free(want);
+		return AITER_PROBE_ERROR;
+	}
+	if (ap_verify_manifest(doc, path, &res) < 0) {
+		rc = AITER_PROBE_ERROR;
+	} else if (res.nstale > 0) {
+		char *which = ap_verify_describe(&res);
+		ap_error_set("%s is stale: %s: %s", path, which, redo);
+		free(which);
+		rc = AITER_PROBE_STALE;
+	}
+	ap_verify_result_free(&res);
+	return rc;
+}
+
+int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_root,
+                                  const char **reason)
+{
+	const char *named = getenv("AITER_PROBE_MANIFEST");
+	int from_env = named != NULL && *named != '\0';
+	char *real, *path = NULL, *redo;
+	json_t *doc = NULL;
+	struct stat st;
+	int rc = AITER_PROBE_ERROR;
+
+	if (reason != NULL)
+		*reason = NULL;
+	ap_error_clear();
+	if (out == NULL || aiter_root == NULL) {
+		ap_error_set("%s: %s is NULL", __func__, out == NULL ? "out" : "aiter_root");
+		if (out != NULL)
+			*out = NULL;
+		rc = AITER_PROBE_INVALID;
+		goto fail;
+	}
+	*out = NULL;
+	if ((real = canonical_root(aiter_root)) == NULL)
+		goto fail;
+	if (from_env) {
+		path = ap_xstrdup(named);
+		redo = ap_xasprintf("run 'aiter-probe scan -o %s'", named);
+	} else if (ap_manifest_default_path(real, &path) == AP_OK) {
+		redo = ap_xstrdup("run 'aiter-probe scan --save'");
+	} else {
+		free(real);
+		goto fail;
+	}
+	if (lstat(path, &st) != 0 && errno == ENOENT) {
+		ap_error_set("no manifest at %s%s: %s", path,
+		             from_env ? " (AITER_PROBE_MANIFEST)" : "", redo);
+		rc = AITER_PROBE_MISSING;
+	} else if (ap_manifest_read_file(path, &doc) == AP_OK) {
+		rc = accept_for_root(doc, path, real, redo);
+	}
+	if (rc == AITER_PROBE_OK) {
+		*out = manifest_new(doc);
+		doc = NULL;
+	}
+	json_decref(doc);
+	free(redo);
+	free(path);
+	free(real);
+	if (rc == AITER_PROBE_OK)
+		return rc;
+fail:
+	if (reason != NULL)
+		*reason = ap_error_last();
+	return rc;
+}

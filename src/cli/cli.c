@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "core/ap-error.h"
+#include "core/ap-util.h"
+#include "core/confine.h"
+#include "cli/cmd.h"
+#include "core/manifest-read.h"
+#include "engine/manifest.h"
+#include "engine/rules.h"
+#include "core/text.h"
+#include "core/verify.h"
+
+int ap_cli_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("aiter-probe: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return AP_EXIT_ERROR;
+}
+
+int ap_cli_usage_error(const struct ap_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "aiter-probe %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'aiter-probe %s --help'.\n", cmd->name);
+	return AP_EXIT_ERROR;
+}
+
+static ap_color_mode color_mode = AP_COLOR_AUTO;
+
+int ap_cli_color(FILE *to)
+{
+	return ap_text_color(to, color_mode);
+}
+
+int ap_cli_color_option(const struct ap_cmd *cmd, char **argv, int *i)
+{
+	const char *arg = argv[*i];
+
+	if (strcmp(arg, "--color") == 0) {
+		color_mode = AP_COLOR_ALWAYS;
+		return 1;
+	}
+	if (strncmp(arg, "--color=", 8) != 0)
+		return 0;
+	if (ap_color_mode_parse(arg + 8, &color_mode) < 0) {
+		ap_cli_usage_error(cmd, "--color takes auto, always or never, not '%s'", arg + 8);
+		return -1;
+	}
+	return 1;
+}
+
+int ap_cli_print_help(const struct ap_cmd *cmd, FILE *to)
+{
+	fputs(cmd->usage, to);
+	return to == stdout ? ap_cli_stdout_done(AP_EXIT_OK) : AP_EXIT_OK;
+}
+
+int ap_cli_stdout_done(int rc)
+{
+	/* A write that failed earlier left its errno: stdio keeps only the
+	 * error flag, and a flush of what is left fails the same way. */
+	int err = errno;
+
+	if (fflush(stdout) != 0)
+		err = errno;
+	else if (!ferror(stdout))
+		return rc;
+	clearerr(stdout);
+	return ap_cli_fail("writing to stdout: %s", strerror(err ? err : EIO));
+}
+
+int ap_cli_value(const struct ap_cmd *cmd, const char *name, int argc, char **argv, int *i,
+                 const char **value)
+{
+	size_t n = strlen(name);
+	int is_short = n == 2 && name[0] == '-' && name[1] != '-';
+
+	if (strncmp(argv[*i], name, n) != 0)
+		return 0;
+	/* getopt's convention: the value of a short option may follow it in
+	 * the same argument (-oFILE); a long one's after '='. */
+	if (is_short && argv[*i][n] != '\0') {
+		*value = argv[*i] + n;
+		return 1;
+	}
+	if (argv[*i][n] == '=') {
+		*value = argv[*i] + n + 1;
+		return 1;
+	}
+	if (argv[*i][n] != '\0')
+		return 0;
+	if (*i + 1 >= argc) {
+		ap_cli_usage_error(cmd, "option '%s' needs a value", name);
+		return -1;
+	}
+	*value = argv[++*i];
+	return 1;
+}
+
+ap_cli_arg_kind ap_cli_arg(const char *arg, int *operands_only)
+{
+	if (*operands_only || arg[0] != '-' || arg[1] == '\0')
+		return AP_ARG_OPERAND;
+	if (strcmp(arg, "--") == 0) {
+		*operands_only = 1;
+		return AP_ARG_END;
+	}
+	if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)
+		return AP_ARG_HELP;
+	return AP_ARG_OPTION;
+}
+
+int ap_cli_unknown_option(const struct ap_cmd *cmd, const char *arg)
+{
+	return ap_cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+int ap_cli_unexpected(const struct ap_cmd *cmd, const char *arg)
+{
+	return ap_cli_usage_error(cmd, "unexpected argument '%s'", arg);
+}
+
+static int load_one(ap_ruleset *rs, const char *path)
+{
+	if (ap_ruleset_load_path(rs, path) < 0)
+		return ap_cli_fail("%s", ap_error_last());
+	return AP_EXIT_OK;
+}
+
+int ap_cli_load_rules(struct ap_ruleset **out, char *const *extra, size_t nextra, int no_defaults)
+{
+	const char *env = getenv("AITER_PROBE_DATADIR");
+	const char *datadir = env != NULL && *env != '\0' ? env : AP_PKGDATADIR;
+	static const char *const packs[] = {"rules", "probes"};
+	ap_ruleset *rs;
+	size_t i;
+	int found = 0;
+
+	ap_ruleset_new(&rs);
+	for (i = 0; !no_defaults && i < sizeof packs / sizeof packs[0]; i++) {
+		char *dir = ap_xasprintf("%s/%s", datadir, packs[i]);
+		int rc = AP_EXIT_OK;
+		if (ap_is_folder(dir)) {
+			found = 1;
+			rc = load_one(rs, dir);
+		}
+		free(dir);
+		if (rc != AP_EXIT_OK)
+			goto fail;
+	}
+	if (!no_defaults && !found && nextra == 0) {
+		ap_cli_fail("no rule packs in %s (set AITER_PROBE_DATADIR, or pass --rules PATH)",
+		            datadir);
+		goto fail;
+	}
+	for (i = 0; i < nextra; i++)
+		if (load_one(rs, extra[i]) != AP_EXIT_OK)
+			goto fail;
+	if (ap_ruleset_finish(rs) < 0) {
+		ap_cli_fail("%s", ap_error_last());
+		goto fail;
+	}
+	*out = rs;
+	return AP_EXIT_OK;
+fail:
+	ap_ruleset_free(rs);
+	return AP_EXIT_ERROR;
+}
+
+int ap_cli_format_is_json(const struct ap_cmd *cmd, const char *format)
+{
+	if (strcmp(format, "json") == 0)
+		return 1;
+	if (strcmp(format, "text") == 0)
+		return 0;
+	ap_cli_usage_error(cmd, "--format takes text or json, not '%s'", format);
+	return -1;
+}
+
+void ap_cli_print_json(const json_t *doc)
+{
+	json_dumpf(doc, stdout, AP_MANIFEST_JSON_FLAGS);
+	fputc('\n', stdout);
+}
+
+int ap_scan_cli_reads_tree(const struct ap_scan_cli *o)
+{
+	return o->aiter_root != NULL || o->no_launch || o->devices != NULL ||
+	       o->launch_timeout != 0 || o->max_file_size != 0;
+}
+
+/* A manifest answers only while it still describes its tree. */
+int ap_cli_read_fresh_manifest(const char *path, json_t **manifest)
+{
+	ap_verify_result res = AP_VERIFY_RESULT_INIT;
+	int rc = AP_EXIT_OK;
+
+	if (ap_manifest_read_file(path, manifest) < 0)
+		return ap_cli_fail("%s", ap_error_last());
+	if (ap_verify_manifest(*manifest, path, &res) < 0) {
+		rc = ap_cli_fail("%s", ap_error_last());
+	} else if (res.nstale > 0) {
+		char *what = ap_verify_describe(&res);
+		rc = ap_cli_fail("%s is stale (%s): run 'aiter-probe scan' again", path, what);
+		free(what);
+	}
+	ap_verify_result_free(&res);
+	return rc;
+}

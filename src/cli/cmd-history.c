@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/ap-error.h"
+#include "core/ap-util.h"
+#include "cli/cmd.h"
+#include "engine/report/history.h"
+#include "engine/manifest.h"
+#include "engine/rules.h"
+#include "core/text.h"
+
+#define PROGRESS_WIDTH 30
+
+static const char usage[] =
+	"Usage: aiter-probe history --git AITER_GIT_DIR REV_RANGE [OPTION]...\n"
+	"Evaluate the rules on every commit of a range of AITER's git history, read\n"
+	"from the object database (nothing is checked out), and report each commit\n"
+	"where a rule's verdict or captures, or a capability, changed.\n"
+	"\n"
+	"REV_RANGE is read as git reads it: A..B (the commits after A up to B),\n"
+	"A...B (the commits on either side since their merge base), or one revision\n"
+	"(its whole history). Each commit is compared with its first parent.\n"
+	"Launches never run: capabilities are decided by their static rules.\n"
+	"\n"
+	"Options:\n"
+	"      --git DIR           the AITER repository (bare, or a work tree's top)\n"
+	"      --rules PATH        load this rule pack too (a file or a folder; repeatable)\n"
+	"      --no-default-rules  do not load the installed packs\n"
+	"      --format text|json  the report's format (default text)\n"
+	"      --color[=WHEN]      paint the text: auto (the default: on a terminal,\n"
+	"                          unless NO_COLOR or TERM=dumb), always (a bare\n"
+	"                          --color) or never\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Exit status: 0 done, 2 usage or input error.\n";
+
+static int history_exec(int argc, char **argv);
+
+const struct ap_cmd ap_cmd_history = {
+	.name = "history",
+	.summary = "report where rule verdicts changed over a git range",
+	.usage = usage,
+	.exec = history_exec,
+};
+
+/* --- Progress on a terminal ---------------------------------------------- */
+
+typedef struct progress {
+	bool drawn;
+	size_t last_filled;
+	size_t last_done;
+} progress;
+
+static void draw_progress(void *ctx, size_t done, size_t total)
+{
+	progress *p = ctx;
+	size_t filled = total ? done * PROGRESS_WIDTH / total : PROGRESS_WIDTH, i;
+
+	/* Redraw when the bar grows or every 64 commits, not on every commit. */
+	if (p->drawn && filled == p->last_filled && done - p->last_done < 64 && done != total)
+		return;
+	fputs("\r[", stderr);
+	for (i = 0; i < PROGRESS_WIDTH; i++)
+		fputc(i < filled ? '#' : '.', stderr);
+	fprintf(stderr, "] %zu/%zu commits", done, total);
+	fflush(stderr);
+	p->drawn = true;
+	p->last_filled = filled;
+	p->last_done = done;
+}
+
+static void clear_progress(const progress *p)
+{
+	if (p->drawn) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+}
+
+/* --- Text report -------------------------------------------------------- */
+
+/* Paints, wraps and fits the report as scan does. */
+typedef struct report_text {
+	FILE *to;
+	bool color;
+	int width;
+} report_text;
+
+static void put_capture(ap_buf *b, const json_t *capture)
+{
+	const char *name;
+	const json_t *value;
+	bool first = true;
+
+	json_object_foreach((json_t *)capture, name, value) {
+		ap_buf_printf(b, "%s%s=%s", first ? "" : " ", name, json_string_value(value));
+		first = false;
+	}
+}
+
+/* "supported", or a rule's status, painted, with its captures when
+ * with_captures: "matched [heads=16 dim=512]" for one tuple, "matched (3
+ * cases)" for more (the caller prints them grouped). */
+static void put_state(ap_buf *b, const report_text *rt, const json_t *state, bool with_captures)
+{
+	const char *word = json_is_boolean(state)
+	                           ? (json_is_true(state) ? "supported" : "unsupported")
+	                           : json_string_value(json_object_get(state, "status"));
+	const json_t *captures = json_object_get(state, "captures");
+	size_t n = json_array_size(captures);
+
+	ap_buf_printf(b, "%s%s%s", ap_text_paint(rt->color, ap_text_hue(word)), word,
+	              ap_text_paint(rt->color, AP_TEXT_RESET));
+	if (!with_captures || n == 0)
+		return;
+	if (n > 1) {
+		ap_buf_printf(b, " (%zu" AP_TEXT_JOIN "cases)", n);
+		return;
+	}
+	ap_buf_puts(b, " [");
+	put_capture(b, json_array_get(captures, 0));
+	ap_buf_putc(b, ']');
+}
+
+/* Prints, one a line, the capture tuples of from that to lacks ("- ...",
+ * red) or, with sign '+', those of to that from lacks (green). A rule
+ * state's tuples are distinct, so this is a set difference. */
+static void print_missing(const report_text *rt, char sign, const json_t *from, const json_t *to)
+{
+	const json_t *one;
+	size_t i, j;
+
+	json_array_foreach(from, i, one) {
+		ap_buf line = AP_BUF_INIT;
+
+		for (j = 0; j < json_array_size(to); j++)
+			if (json_equal(one, json_array_get(to, j)))
+				break;
+		if (j < json_array_size(to))
+			continue;
+		ap_buf_append(&line, "", 0);
+		put_capture(&line, one);
+		fprintf(rt->to, "      %s%c%s ",
+		        ap_text_paint(rt->color, sign == '+' ? AP_TEXT_GREEN : AP_TEXT_RED), sign,
+		        ap_text_paint(rt->color, AP_TEXT_RESET));
+		ap_text_wrap(rt->to, line.data, 8, 8, rt->width);
+		ap_buf_free(&line);
+	}
+}
+
+/* A rule's captures before and after, as what was added and removed. */
+static void print_capture_changes(const report_text *rt, const json_t *before,
+                                  const json_t *after)
+{
+	const json_t *b = json_object_get(before, "captures"), *a = json_object_get(after, "captures");
+
+	if (!json_is_array(b))
+		return;
+	print_missing(rt, '+', a, b);
+	print_missing(rt, '-', b, a);
+}
+
+/* "PREFIX<short id> <date> <subject>", wrapped. */
+static void print_commit(const report_text *rt, const char *prefix, const json_t *obj)
+{
+	char *line = ap_xasprintf("%s%.12s %s %s", prefix,
+	                          json_string_value(json_object_get(obj, "commit")),
+	                          json_string_value(json_object_get(obj, "date")),
+	                          json_string_value(json_object_get(obj, "subject")));
+
+	ap_text_wrap(rt->to, line, 0, 4, rt->width);
+	free(line);
+}
+
+/* "  rule        ID  STATE": the state wrapped under itself, or, when that
+ * leaves it less than half the width, under the id; it starts under the id
+ * when its first word does not fit after it. */
+static void print_row(const report_text *rt, const char *kind, int width, const char *id,
+                      const char *state)
+{
+	char *lead = ap_xasprintf("  %-10s  %-*s  ", kind, width, id);
+	int col = ap_text_columns(lead);
+
+	ap_text_wrap_after(rt->to, lead, state, col <= rt->width / 2 ? col : 14, rt->width);
+	free(lead);
+}
+
+static int id_width(const json_t *report)
+{
+	const json_t *initial = json_object_get(report, "initial"), *change;
+	size_t width = 0, i;
+	const char *id;
+	json_t *state;
+
+	json_object_foreach(json_object_get(initial, "rules"), id, state)
+		width = strlen(id) > width ? strlen(id) : width;
+	json_object_foreach(json_object_get(initial, "capabilities"), id, state)
+		width = strlen(id) > width ? strlen(id) : width;
+	json_array_foreach(json_object_get(report, "changes"), i, change) {
+		size_t len = strlen(json_string_value(json_object_get(change, "id")));
+
+		width = len > width ? len : width;
+	}
+	return (int)width;
+}
+
+static void print_initial(const report_text *rt, const json_t *initial, int width)
+{
+	static const char *const sections[] = {"rules", "capabilities"};
+	static const char *const kinds[] = {"rule", "capability"};
+	const char *id;
+	json_t *state;
+
+	print_commit(rt, "initial state at ", initial);
+	for (size_t k = 0; k < 2; k++)
+		json_object_foreach(json_object_get(initial, sections[k]), id, state) {
+			ap_buf b = AP_BUF_INIT;
+
+			put_state(&b, rt, state, true);
+			print_row(rt, kinds[k], width, id, b.data);
+			ap_buf_free(&b);
+			if (json_array_size(json_object_get(state, "captures")) > 1)
+				ap_manifest_print_cases(rt->to, json_object_get(state, "captures"), 14,
+				                        rt->width);
+		}
+}
+
+static void print_text(const report_text *rt, const json_t *report)
+{
+	const json_t *initial = json_object_get(report, "initial"), *change;
+	const char *prev = NULL;
+	int width = id_width(report);
+	size_t i;
+
+	json_int_t commits = json_integer_value(json_object_get(report, "commits"));
+	char *head = ap_xasprintf("history of %s: %lld commit%s, %lld evaluated",
+	                          json_string_value(json_object_get(report, "range")),
+	                          (long long)commits, commits == 1 ? "" : "s",
+	                          (long long)json_integer_value(json_object_get(report, "evaluated")));
+
+	ap_text_wrap(rt->to, head, 0, 4, rt->width);
+	free(head);
+	if (json_is_object(initial))
+		print_initial(rt, initial, width);
+	if (json_array_size(json_object_get(report, "changes")) == 0) {
+		fputs("no changes\n", rt->to);
+		return;
+	}
+	fputs("changes:\n", rt->to);
+	json_array_foreach(json_object_get(report, "changes"), i, change) {
+		const char *commit = json_string_value(json_object_get(change, "commit"));
+		ap_buf b = AP_BUF_INIT;
+
+		if (prev == NULL || strcmp(prev, commit) != 0)
+			print_commit(rt, "", change);
+		prev = commit;
+		put_state(&b, rt, json_object_get(change, "before"), false);
+		ap_buf_puts(&b, " -> ");
+		put_state(&b, rt, json_object_get(change, "after"), false);
+		print_row(rt, json_string_value(json_object_get(change, "kind")), width,
+		          json_string_value(json_object_get(change, "id")), b.data);
+		ap_buf_free(&b);
+		print_capture_changes(rt, json_object_get(change, "before"),
+		                      json_object_get(change, "after"));
+	}
+}
+
+/* --- The command -------------------------------------------------------- */
+
+typedef struct history_args {
+	const char *git_dir;
+	const char *range;
+	char **rules;
+	size_t nrules;
+	int no_default_rules;
+	int json_out;
+} history_args;
+
+/* Takes the option at argv[*i]: 1 taken, 0 not an option of ours, -1 after
+ * a usage error. */
+static int take_option(history_args *a, int argc, char **argv, int *i)
+{
+	const char *v;
+	int r;
+
+	if ((r = ap_cli_value(&ap_cmd_history, "--git", argc, argv, i, &v)) != 0) {
+		if (r > 0 && v[0] == '\0') {
+			ap_cli_usage_error(&ap_cmd_history, "--git needs a repository's folder");
+			return -1;
+		}
+		a->git_dir = v;
+		return r;
+	}
+	if ((r = ap_cli_value(&ap_cmd_history, "--rules", argc, argv, i, &v)) != 0) {
+		if (r > 0) {
+			a->rules = ap_xrealloc(a->rules, (a->nrules + 1) * sizeof *a->rules);
+			a->rules[a->nrules++] = (char *)v;
+		}
+		return r;
+	}
+	if ((r = ap_cli_value(&ap_cmd_history, "--format", argc, argv, i, &v)) != 0) {
+		if (r > 0 && (a->json_out = ap_cli_format_is_json(&ap_cmd_history, v)) < 0)
+			return -1;
+		return r;
+	}
+	if (strcmp(argv[*i], "--no-default-rules") == 0) {
+		a->no_default_rules = 1;
+		return 1;
+	}
+	return ap_cli_color_option(&ap_cmd_history, argv, i);
+}
+
+/* Returns -1 when parsed, else the exit status (help or usage error). */
+static int parse_args(history_args *a, int argc, char **argv)
+{
+	int i, r, operands_only = 0;
+
+	a->json_out = 0;
+	for (i = 1; i < argc; i++) {
+		ap_cli_arg_kind kind = ap_cli_arg(argv[i], &operands_only);
+
+		if (kind == AP_ARG_END)
+			continue;
+		if (kind == AP_ARG_HELP)
+			return ap_cli_print_help(&ap_cmd_history, stdout);
+		if (kind == AP_ARG_OPTION) {
+			r = take_option(a, argc, argv, &i);
+			if (r < 0)
+				return AP_EXIT_ERROR;
+			if (r == 0)
+				return ap_cli_unknown_option(&ap_cmd_history, argv[i]);
+			continue;
+		}
+		if (a->range != NULL)
+			return ap_cli_unexpected(&ap_cmd_history, argv[i]);
+		a->range = argv[i];
+	}
+	if (a->git_dir == NULL)
+		return ap_cli_usage_error(&ap_cmd_history, "--git AITER_GIT_DIR is needed");
+	if (a->range == NULL)
+		return ap_cli_usage_error(&ap_cmd_history, "REV_RANGE is needed");
+	return -1;
+}
+
+static int history_exec(int argc, char **argv)
+{
+	history_args a = {0};
+	ap_history_opts opts = {0};
+	progress bar = {0};
+	ap_ruleset *rs = NULL;
+	json_t *report;
+	int status = parse_args(&a, argc, argv);
+
+	if (status >= 0)
+		goto out;
+	status = ap_cli_load_rules(&rs, a.rules, a.nrules, a.no_default_rules);
+	if (status != AP_EXIT_OK)
+		goto out;
+	if (isatty(STDERR_FILENO)) {
+		opts.progress = draw_progress;
+		opts.progress_ctx = &bar;
+	}
+	status = ap_history_run(&report, rs, a.git_dir, a.range, &opts);
+	clear_progress(&bar);
+	if (status < 0) {
+		status = ap_cli_fail("%s", ap_error_last());
+		goto out;
+	}
+	if (a.json_out) {
+		ap_cli_print_json(report);
+	} else {
+		/* Subjects, captures and paths come from the repository: never
+		 * raw control bytes on a terminal. */
+		json_t *safe = ap_json_for_terminal(report);
+		report_text rt = {stdout, ap_cli_color(stdout), ap_text_width(stdout)};
+
+		print_text(&rt, safe);
+		json_decref(safe);
+	}
+	json_decref(report);
+	status = ap_cli_stdout_done(AP_EXIT_OK);
+out:
+	ap_ruleset_free(rs);
+	free(a.rules);
+	return status;
+}

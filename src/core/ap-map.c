@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ap-map.h"
+#include "core/ap-util.h"
+
+struct slot {
+	char *key; /* NULL: empty */
+	size_t len;
+	uint64_t hash;
+	size_t val;
+};
+
+struct ap_map {
+	struct slot *slots;
+	size_t cap; /* a power of two, at least twice n */
+	size_t n;
+};
+
+static uint64_t hash_bytes(const void *key, size_t len)
+{
+	const unsigned char *p = key;
+	uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3u;
+	return h;
+}
+
+ap_map *ap_map_new(void)
+{
+	ap_map *m = ap_xcalloc(1, sizeof *m);
+
+	m->cap = 64;
+	m->slots = ap_xcalloc(m->cap, sizeof *m->slots);
+	return m;
+}
+
+void ap_map_clear(ap_map *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i].key);
+	memset(m->slots, 0, m->cap * sizeof *m->slots);
+	m->n = 0;
+}
+
+void ap_map_free(ap_map *m)
+{
+	if (m == NULL)
+		return;
+	ap_map_clear(m);
+	free(m->slots);
+	free(m);
+}
+
+static struct slot *find(const ap_map *m, const void *key, size_t len, uint64_t h)
+{
+	size_t mask = m->cap - 1;
+
+	for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+		struct slot *s = &m->slots[i];
+		if (s->key == NULL ||
+		    (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0))
+			return s;
+	}
+}
+
+size_t ap_map_get(const ap_map *m, const void *key, size_t len)
+{
+	const struct slot *s = find(m, key, len, hash_bytes(key, len));
+
+	return s->key != NULL ? s->val : AP_MAP_ABSENT;
+}
+
+size_t ap_map_get_str(const ap_map *m, const char *key)
+{
+	return ap_map_get(m, key, strlen(key));
+}
+
+static void grow(ap_map *m)
+{
+	struct slot *old = m->slots;
+	size_t nold = m->cap;
+
+	m->cap *= 2;
+	m->slots = ap_xcalloc(m->cap, sizeof *m->slots);
+	for (size_t i = 0; i < nold; i++)
+		if (old[i].key != NULL)
+			*find(m, old[i].key, old[i].len, old[i].hash) = old[i];
+	free(old);
+}
+
+void ap_map_put(ap_map *m, const void *key, size_t len, size_t val)
+{
+	uint64_t h = hash_bytes(key, len);
+	struct slot *s = find(m, key, len, h);
+
+	if (s->key == NULL) {
+		s->key = ap_xmalloc(len + 1);
+		memcpy(s->key, key, len);
+		s->key[len] = '\0';
+		s->len = len;
+		s->hash = h;
+		if (2 * ++m->n > m->cap) {
+			s->val = val;
+			grow(m);
+			return;
+		}
+	}
+	s->val = val;
+}
+
+void ap_map_put_str(ap_map *m, const char *key, size_t val)
+{
+	ap_map_put(m, key, strlen(key), val);
+}
+
+size_t ap_map_count(const ap_map *m)
+{
+	return m->n;
+}

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/ap-util.h"
+#include "engine/child.h"
+#include "engine/helper.h"
+
+extern char **environ;
+
+/* How long a killed child may take to die and let go of its pipes. */
+#define KILL_GRACE_S 5.0
+/* How often exits are looked for while no output comes. */
+#define REAP_POLL_S 0.1
+/* Enough of a child's stderr to explain a failure; the rest is dropped. */
+#define STDERR_KEEP 2048
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int ap_child_start(ap_child *c, char *const *argv, double timeout_s)
+{
+	posix_spawn_file_actions_t actions;
+	posix_spawnattr_t attr;
+	int out[2], err[2], rc;
+
+	memset(c, 0, sizeof *c);
+	c->out_fd = c->err_fd = -1;
+	if ((rc = ap_runnable(argv[0])) != 0)
+		return rc;
+	if (pipe2(out, O_CLOEXEC) != 0)
+		return errno;
+	if (pipe2(err, O_CLOEXEC) != 0) {
+		rc = errno;
+		close(out[0]);
+		close(out[1]);
+		return rc;
+	}
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+	rc = posix_spawnp(&c->pid, argv[0], &actions, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&actions);
+	close(out[1]);
+	close(err[1]);
+	if (rc != 0) {
+		close(out[0]);
+		close(err[0]);
+		return rc;
+	}
+	/* Non-blocking: once the child has exited, what is there is read without
+	 * waiting for more (finish). */
+	fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+	fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
+	c->out_fd = out[0];
+	c->err_fd = err[0];
+	c->deadline = now_s() + timeout_s;
+	return 0;
+}
+
+/* Once a child has exited, what is left in its pipes is read up to this
+ * much of stderr (stdout stops at AP_CHILD_OUT_MAX): something it left behind
+ * may still be writing. */
+#define EXIT_DRAIN_MAX ((size_t)1 << 20)
+
+static void overflow(ap_child *c)
+{
+	c->overflowed = true;
+	ap_buf_free(&c->out);
+	if (c->out_fd >= 0)
+		close(c->out_fd);
+	c->out_fd = -1;
+	/* Not reaped yet (see settle), so the group id is still the child's. */
+	kill(-c->pid, SIGKILL);
+}
+
+/* One read of fd (c's stdout or stderr) into c. Returns the bytes read, 0
+ * when nothing is there now, -1 once fd is done and closed: at its end, on
+ * an error, or when stdout passed AP_CHILD_OUT_MAX. */
+static ssize_t drain(ap_child *c, int *fd)
+{
+	char chunk[65536];
+	ssize_t n = read(*fd, chunk, sizeof chunk);
+
+	if (n > 0) {
+		if (fd == &c->out_fd) {
+			if (c->out.len + (size_t)n > AP_CHILD_OUT_MAX) {
+				overflow(c);
+				return -1;
+			}
+			ap_buf_append(&c->out, chunk, (size_t)n);
+		} else if (c->err.len < STDERR_KEEP) {
+			ap_buf_append(&c->err, chunk, (size_t)n);
+		}
+		return n;
+	}
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	close(*fd);
+	*fd = -1;
+	return -1;
+}
+
+/* Whether the child has exited, without reaping it: while it is a zombie
+ * its pid, and so its process group's id, cannot be reused. */
+static bool has_exited(const ap_child *c)
+{
+	siginfo_t info;
+	int r;
+
+	memset(&info, 0, sizeof info);
+	do
+		r = waitid(P_PID, (id_t)c->pid, &info, WEXITED | WNOHANG | WNOWAIT);
+	while (r < 0 && errno == EINTR);
+	return r == 0 && info.si_pid == c->pid;
+}
+
+static void close_pipes(ap_child *c)
+{
+	if (c->out_fd >= 0)
+		close(c->out_fd);
+	if (c->err_fd >= 0)
+		close(c->err_fd);
+	c->out_fd = c->err_fd = -1;
+}
+
+/* The child has exited: everything it wrote is in its pipes. Reads what is
+ * there now (the pipes are non-blocking) rather than waiting for their end,
+ * which a process it left behind may hold off for as long as it likes, after
+ * killing what is left of its group; reaps it. */
+static void finish(ap_child *c)
+{
+	size_t err_read = 0;
+	int status;
+	pid_t r;
+
+	kill(-c->pid, SIGKILL);
+	while (c->out_fd >= 0 && drain(c, &c->out_fd) > 0)
+		;
+	while (c->err_fd >= 0 && err_read < EXIT_DRAIN_MAX) {
+		ssize_t n = drain(c, &c->err_fd);
+		if (n <= 0)
+			break;
+		err_read += (size_t)n;
+	}
+	do
+		r = waitpid(c->pid, &status, 0);
+	while (r < 0 && errno == EINTR);
+	if (r == c->pid)
+		c->status = status;
+	c->exited = true;
+	if (c->overflowed && !WIFSIGNALED(c->status))
+		c->status = SIGKILL; /* as killed by SIGKILL: which it was meant to be */
+	close_pipes(c);
+}
+
+/* A child is done once it has exited, or once the grace after its kill is
+ * over: a process stuck in the driver may not die at once, and must not hold
+ * the scan. */
+static bool settle(ap_child *c, double t)
+{
+	if (c->pid <= 0 || c->exited) {
+		close_pipes(c);
+		return true; /* never started, or done */
+	}
+	if (has_exited(c)) {
+		finish(c);
+		return true;
+	}
+	if (!c->timed_out && t >= c->deadline) {
+		c->timed_out = true;
+		kill(-c->pid, SIGKILL);
+		c->deadline = t + KILL_GRACE_S;
+	} else if (c->timed_out && t >= c->deadline) {
+		close_pipes(c);
+		c->abandoned = true;
+		return true;
+	}
+	return false;
+}
+
+static void add_fd(struct pollfd *fds, size_t *nfds, int fd)
+{
+	if (fd >= 0)
+		fds[(*nfds)++] = (struct pollfd){.fd = fd, .events = POLLIN};
+}
+
+void ap_children_wait(ap_child *cs, size_t n)
+{
+	struct pollfd *fds = ap_xcalloc(2 * n, sizeof *fds);
+	size_t i, k;
+
+	for (;;) {
+		size_t nfds = 0, active = 0;
+		double t = now_s(), next = t + REAP_POLL_S;
+		int wait_ms;
+
+		for (i = 0; i < n; i++) {
+			if (settle(&cs[i], t))
+				continue;
+			active++;
+			add_fd(fds, &nfds, cs[i].out_fd);
+			add_fd(fds, &nfds, cs[i].err_fd);
+			if (cs[i].deadline < next)
+				next = cs[i].deadline;
+		}
+		if (active == 0)
+			break;
+		/* Exits are noticed by polling waitpid too: a child can close its
+		 * pipes before it exits. */
+		wait_ms = next > t ? (int)((next - t) * 1000) + 1 : 0;
+		if (poll(fds, nfds, wait_ms) < 0 && errno != EINTR)
+			break;
+		for (k = 0; k < nfds; k++) {
+			if (fds[k].revents == 0)
+				continue;
+			for (i = 0; i < n; i++) {
+				if (fds[k].fd == cs[i].out_fd)
+					drain(&cs[i], &cs[i].out_fd);
+				else if (fds[k].fd == cs[i].err_fd)
+					drain(&cs[i], &cs[i].err_fd);
+			}
+		}
+	}
+	free(fds);
+}
+
+void ap_child_free(ap_child *c)
+{
+	close_pipes(c);
+	ap_buf_free(&c->out);
+	ap_buf_free(&c->err);
+}
+
+char *ap_child_failure(const ap_child *c, const char *what, double timeout_s)
+{
+	char *tail;
+	char *why;
+	size_t len = c->err.len;
+
+	while (len > 0 && (c->err.data[len - 1] == '\n' || c->err.data[len - 1] == ' '))
+		len--;
+	tail = len ? ap_xasprintf(": %.*s", (int)len, c->err.data) : ap_xstrdup("");
+	if (c->abandoned)
+		why = ap_xasprintf("timed out after %g s, and still running %g s after it was "
+		                   "killed%s", timeout_s, KILL_GRACE_S, tail);
+	else if (c->timed_out)
+		why = ap_xasprintf("timed out after %g s (killed)%s", timeout_s, tail);
+	else if (c->overflowed)
+		why = ap_xasprintf("%s wrote more than %zu bytes%s", what, AP_CHILD_OUT_MAX, tail);
+	else if (WIFSIGNALED(c->status))
+		why = ap_xasprintf("%s killed by signal %d (%s)%s", what, WTERMSIG(c->status),
+		                   strsignal(WTERMSIG(c->status)), tail);
+	else
+		why = ap_xasprintf("%s exited with status %d without a result%s", what,
+		                   WEXITSTATUS(c->status), tail);
+	free(tail);
+	return why;
+}
+

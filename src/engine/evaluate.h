@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* The scan: every rule checked against a reader, every probe evaluated, and
+ * the kernel cross-checks run where asked. */
+#ifndef AP_ENGINE_H
+#define AP_ENGINE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "engine/kind.h"
+#include "engine/launch.h"
+#include "engine/match.h"
+#include "engine/reader.h"
+#include "engine/rules.h"
+
+/* How a capability's reason begins when absent or unreadable input left its
+ * verdict unknown (and so unsupported): what explain tells apart from a no. */
+#define AP_CAP_UNKNOWN_PREFIX "unknown, so unsupported: "
+
+typedef struct ap_cap_result {
+	const ap_probe *probe;
+	bool supported;
+	char *reason;
+	char **evidence;     /* "file:line" of the deciding matches */
+	size_t nevidence;
+	size_t evidence_cap;
+	json_t *launch;      /* launch results (one per device), or NULL when none ran */
+} ap_cap_result;
+
+typedef struct ap_scan {
+	ap_rule_result *rules; /* same order as the rule set's rules */
+	size_t nrules;
+	ap_cap_result *caps;   /* same order as the rule set's probes */
+	size_t ncaps;
+} ap_scan;
+
+/* How a scan runs kernel cross-checks: on devs (from ap_launch_devices) with
+ * opts, or not at all when skip_reason is set (recorded as "skipped"). */
+typedef struct ap_scan_launch {
+	const ap_launch_opts *opts;
+	const json_t *devs;
+	const char *skip_reason;
+} ap_scan_launch;
+
+/* Checks every rule and evaluates every probe. With launch NULL no probe
+ * gets launch results (history, tests); a probe's launch, when run, can only
+ * take support away. */
+int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan_launch *launch);
+void ap_scan_free(ap_scan *s);
+
+/* AITER's version as aiter/_version.py states it, read through r (so that
+ * it is one of the manifest's inputs), or NULL. */
+char *ap_aiter_version(ap_reader *r);
+/* The version aiter/_version.py's text states (setuptools_scm's
+ * `__version__ = version = '0.1.20'`), at *line; NULL when none. */
+char *ap_version_in(const char *data, size_t len, unsigned *line);
+
+const ap_rule_result *ap_scan_rule(const ap_scan *s, const char *id);
+const ap_cap_result *ap_scan_cap(const ap_scan *s, const char *id);
+
+#endif

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ap-error.h"
+#include "core/ap-util.h"
+#include "engine/lang/csv-table.h"
+#include "engine/kind.h"
+#include "engine/rules.h"
+
+/* `csv`: rows of a CSV table with a header row (AITER's kernel tables
+ * hsa/<arch>/mla/mla_asm.csv and tuned configs aiter/configs/ tables):
+ *
+ *   csv:
+ *     where: {qType: bf16, Gqa: 16, causal: {eq: 1, missing: 1}, qSeqLen: {in: [1, 4]}}
+ *     capture: {qlen: qSeqLen}
+ *
+ * Each row that meets every condition is a match, captures naming columns.
+ * A table without a named column is an error, unless the condition says
+ * what value the column has when absent. */
+
+typedef enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_IN } cond_op;
+
+static const char *const op_keys[] = {"eq", "ne", "lt", "le", "gt", "ge", "in"};
+#define NOPS (sizeof op_keys / sizeof op_keys[0])
+
+struct cond {
+	char *column;
+	cond_op op;
+	char **values; /* one, or the list of `in` */
+	size_t nvalues;
+	char *missing; /* the column's value when the table has none; NULL: an error */
+};
+
+struct capture {
+	char *name;
+	char *column;
+};
+
+struct csv_rule {
+	struct cond *conds;
+	size_t nconds;
+	struct capture *caps;
+	size_t ncaps;
+};
+
+/* A whole decimal number (integer or fraction, sign allowed), as *out. */
+static bool number_of(const char *s, double *out)
+{
+	char *end;
+
+	if (*s == '\0' || strchr(" \t", *s) != NULL)
+		return false;
+	errno = 0;
+	*out = strtod(s, &end);
+	return *end == '\0' && errno != ERANGE && isfinite(*out) &&
+	       strspn(s, "+-0123456789.eE") == strlen(s);
+}
+
+/* Equal as numbers when both are numbers (so 1 and 1.0 agree), else as text. */
+static int compare(const char *field, const char *value, bool *numeric)
+{
+	double a, b;
+
+	*numeric = number_of(field, &a) && number_of(value, &b);
+	if (*numeric)
+		return (a > b) - (a < b);
+	return strcmp(field, value);
+}
+
+static bool cond_holds(const struct cond *c, const char *field)
+{
+	bool numeric;
+	int r;
+
+	if (field == NULL)
+		return false;
+	if (c->op == OP_IN) {
+		for (size_t i = 0; i < c->nvalues; i++)
+			if (compare(field, c->values[i], &numeric) == 0)
+				return true;
+		return false;
+	}
+	r = compare(field, c->values[0], &numeric);
+	switch (c->op) {
+	case OP_EQ:
+		return r == 0;
+	case OP_NE:
+		return r != 0;
+	case OP_LT:
+		return numeric && r < 0;
+	case OP_LE:
+		return numeric && r <= 0;
+	case OP_GT:
+		return numeric && r > 0;
+	case OP_GE:
+		return numeric && r >= 0;
+	case OP_IN:
+		break;
+	}
+	return false;
+}
+
+static int scalar_text(const char *pack, const ap_ynode *n, const char *what, char **out)
+{
+	if (n->kind != AP_Y_SCALAR || ap_y_is_null(n))
+		return ap_y_fail(pack, n, "%s must be a value, not %s", what, ap_y_kind_name(n));
+	return ap_y_string(pack, n, what, out);
+}
+
+static int load_cond(const char *pack, const ap_ynode *key, const ap_ynode *val, struct cond *c)
+{
+	static const char *const keys[] = {"eq", "ne", "lt", "le", "gt", "ge", "in", "missing"};
+	ap_yfield f[NOPS + 1];
+	const ap_yfield *first, *second;
+	double num;
+	int rc;
+
+	c->column = ap_xstrdup(key->s);
+	if (val->kind != AP_Y_MAP) {
+		c->op = OP_EQ;
+		c->values = ap_xcalloc(1, sizeof *c->values);
+		c->nvalues = 1;
+		return scalar_text(pack, val, "a 'where' value", &c->values[0]);
+	}
+	if ((rc = ap_y_fields(pack, val, "a 'where' condition", keys, NOPS + 1, f)) < 0)
+		return rc;
+	second = ap_y_second_present(f, NOPS, &first);
+	if (first == NULL)
+		return ap_y_fail(pack, val,
+		                 "a 'where' condition needs one of 'eq', 'ne', 'lt', 'le', 'gt', 'ge' "
+		                 "or 'in'");
+	if (second != NULL)
+		return ap_y_fail(pack, second->key,
+		                 "both '%s' and '%s' given: a 'where' condition has one operator",
+		                 first->key->s, second->key->s);
+	c->op = (cond_op)(first - f);
+	if (f[NOPS].key != NULL &&
+	    (rc = scalar_text(pack, f[NOPS].val, "'missing'", &c->missing)) < 0)
+		return rc;
+	if (c->op == OP_IN) {
+		const ap_ynode *seq = first->val;
+		if (seq->kind != AP_Y_SEQ || seq->nkids == 0)
+			return ap_y_fail(pack, seq, "'in' must be a non-empty sequence of values");
+		c->values = ap_xcalloc(seq->nkids, sizeof *c->values);
+		for (size_t i = 0; i < seq->nkids; i++) {
+			c->nvalues++;
+			if ((rc = scalar_text(pack, seq->kids[i], "an 'in' value", &c->values[i])) < 0)
+				return rc;
+		}
+		return 0;
+	}
+	c->values = ap_xcalloc(1, sizeof *c->values);
+	c->nvalues = 1;
+	if ((rc = scalar_text(pack, first->val, first->key->s, &c->values[0])) < 0)
+		return rc;
+	if (c->op >= OP_LT && !number_of(c->values[0], &num))
+		return ap_y_fail(pack, first->val, "'%s' compares numbers, and '%s' is not one",
+		                 first->key->s, c->values[0]);
+	return 0;
+}
+
+static void csv_free(void *state)
+{
+	struct csv_rule *cr = state;
+
+	if (cr == NULL)
+		return;
+	for (size_t i = 0; i < cr->nconds; i++) {
+		free(cr->conds[i].column);
+		ap_y_strings_free(cr->conds[i].values, cr->conds[i].nvalues);
+		free(cr->conds[i].missing);
+	}
+	for (size_t i = 0; i < cr->ncaps; i++) {
+		free(cr->caps[i].name);
+		free(cr->caps[i].column);
+	}
+	free(cr->conds);
+	free(cr->caps);
+	free(cr);
+}
+
+static int csv_load(const ap_kind_load *l, void **state)
+{
+	static const char *const keys[] = {"where", "capture"};
+	struct csv_rule *cr = ap_xcalloc(1, sizeof *cr);
+	ap_yfield f[2];
+	int rc;
+
+	*state = cr;
+	if ((rc = ap_y_need_map(l->pack, l->arg, "'csv'")) < 0 ||
+	    (rc = ap_y_fields(l->pack, l->arg, "'csv'", keys, 2, f)) < 0)
+		return rc;
+	if (f[0].key != NULL) {
+		const ap_ynode *w = f[0].val;
+		if ((rc = ap_y_need_map(l->pack, w, "'where'")) < 0)
+			return rc;
+		cr->conds = ap_xcalloc(w->nkids / 2 + 1, sizeof *cr->conds);
+		for (size_t k = 0; k + 1 < w->nkids; k += 2) {
+			if (!ap_y_is_string(w->kids[k]))
+				return ap_y_fail(l->pack, w->kids[k], "a column name must be a string");
+			cr->nconds++;
+			rc = load_cond(l->pack, w->kids[k], w->kids[k + 1], &cr->conds[cr->nconds - 1]);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	if (f[1].key != NULL) {
+		const ap_ynode *c = f[1].val;
+		if ((rc = ap_y_need_map(l->pack, c, "'capture'")) < 0)
+			return rc;
+		cr->caps = ap_xcalloc(c->nkids / 2 + 1, sizeof *cr->caps);
+		for (size_t k = 0; k + 1 < c->nkids; k += 2) {
+			struct capture *cap = &cr->caps[cr->ncaps++];
+			if ((rc = ap_y_string(l->pack, c->kids[k], "a capture name", &cap->name)) < 0 ||
+			    (rc = scalar_text(l->pack, c->kids[k + 1], "a capture's column",
+			                      &cap->column)) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static char *columns_text(const ap_csv *t)
+{
+	ap_buf b = AP_BUF_INIT;
+
+	for (size_t i = 0; i < ap_csv_ncols(t); i++)
+		ap_buf_printf(&b, "%s%s", i ? ", " : "", ap_csv_col_name(t, i));
+	return ap_buf_detach(&b);
+}
+
+static bool no_column(ap_rule_result *res, const ap_csv *t, const char *what, const char *col)
+{
+	char *cols = columns_text(t);
+
+	ap_rule_set_error(res, "the table has no column '%s' (%s; its columns: %s)", col, what, cols);
+	free(cols);
+	return false;
+}
+
+/* The column of each condition and capture, or false with an error. */
+static bool find_columns(const struct csv_rule *cr, const ap_csv *t, long *cond_col,
+                         long *cap_col, ap_rule_result *res)
+{
+	for (size_t i = 0; i < cr->nconds; i++) {
+		cond_col[i] = ap_csv_col(t, cr->conds[i].column);
+		if (cond_col[i] < 0 && cr->conds[i].missing == NULL)
+			return no_column(res, t, "named in 'where'", cr->conds[i].column);
+	}
+	for (size_t i = 0; i < cr->ncaps; i++) {
+		cap_col[i] = ap_csv_col(t, cr->caps[i].column);
+		if (cap_col[i] < 0)
+			return no_column(res, t, "named in 'capture'", cr->caps[i].column);
+	}
+	return true;
+}
+
+static void csv_run(const void *state, ap_kind_run *run)
+{
+	const struct csv_rule *cr = state;
+	ap_rule_result *res = run->res;
+	const ap_text *lines = ap_reader_text(run->reader, run->file, AP_LANG_TEXT, AP_WS_KEEP);
+	long *cond_col, *cap_col;
+	ap_csv *t;
+
+	if (lines == NULL) {
+		ap_rule_set_error(res, "%s", ap_error_last());
+		return;
+	}
+	if (ap_csv_parse(&t, run->file->data, run->file->len) < 0) {
+		ap_rule_set_error(res, "%s", ap_error_last());
+		return;
+	}
+	cond_col = ap_xcalloc(cr->nconds + 1, sizeof *cond_col);
+	cap_col = ap_xcalloc(cr->ncaps + 1, sizeof *cap_col);
+	if (find_columns(cr, t, cond_col, cap_col, res)) {
+		for (size_t row = 0; row < ap_csv_nrows(t); row++) {
+			bool ok = true;
+			ap_match *m;
+			for (size_t i = 0; i < cr->nconds && ok; i++)
+				ok = cond_holds(&cr->conds[i],
+				                cond_col[i] < 0 ? cr->conds[i].missing
+				                                : ap_csv_field(t, row, (size_t)cond_col[i]));
+			if (!ok)
+				continue;
+			m = ap_match_add_line(&res->matches, lines, ap_csv_row_line(t, row));
+			for (size_t i = 0; i < cr->ncaps; i++) {
+				const char *v = ap_csv_field(t, row, (size_t)cap_col[i]);
+				if (v != NULL)
+					ap_match_capture(m, cr->caps[i].name, v, strlen(v));
+			}
+			if (run->rule->collect == AP_COLLECT_FIRST || res->matches.over)
+				break;
+		}
+		res->status = res->matches.n > 0 ? AP_RULE_MATCHED : AP_RULE_UNMATCHED;
+	}
+	free(cond_col);
+	free(cap_col);
+	ap_csv_free(t);
+}
+
+const ap_kind ap_kind_csv = {
+	.key = "csv",
+	.flags = AP_KIND_FILE | AP_KIND_COLLECT,
+	.load = csv_load,
+	.run = csv_run,
+	.free = csv_free,
+};

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ap-util.h"
+#include "engine/kind.h"
+#include "engine/lang/python/pysource.h"
+#include "engine/rules.h"
+
+/* `python-bound`: the upper bound a function's body puts on one of its
+ * names through comparisons with integer constants (`nhead <= 96`,
+ * `1 <= nhead <= 96`, `nhead < 17`, `96 >= nhead`), captured as a number,
+ * 0 when the body has none:
+ *
+ *   file: [aiter/ops/triton/gluon/mla_gluon.py, aiter/ops/triton/gluon/mla_decode_gluon.py]
+ *   python-bound: nhead
+ *   def: [mla_gluon, mla_decode_gluon]   # one, or one per file alternative
+ *   capture: heads                       # default: bound
+ *
+ * Matched when the def exists: at the comparison that gives the bound, or
+ * at the def when there is none. */
+
+struct pybound {
+	char *name;
+	char **defs;
+	size_t ndefs;
+	char *capture;
+	ap_pyconf conf;
+};
+
+static const char *const pybound_options[] = {"def", "capture", "assume_false", NULL};
+
+static void pybound_free(void *state)
+{
+	struct pybound *p = state;
+
+	if (p == NULL)
+		return;
+	free(p->name);
+	ap_y_strings_free(p->defs, p->ndefs);
+	free(p->capture);
+	ap_pyconf_free(&p->conf);
+	free(p);
+}
+
+static int pybound_load(const ap_kind_load *l, void **state)
+{
+	struct pybound *p = ap_xcalloc(1, sizeof *p);
+	int rc;
+
+	*state = p;
+	if ((rc = ap_y_string(l->pack, l->arg, "python-bound", &p->name)) < 0 ||
+	    (rc = ap_y_need_field(l->pack, l->map, "rule", "def", &l->opts[0])) < 0 ||
+	    (rc = ap_pysource_names_load(l, "def", l->opts[0].val, &p->defs, &p->ndefs)) < 0)
+		return rc;
+	if (l->opts[1].key != NULL)
+		rc = ap_y_string(l->pack, l->opts[1].val, "capture", &p->capture);
+	else
+		p->capture = ap_xstrdup("bound");
+	if (rc == 0)
+		rc = ap_pyconf_load(l->pack, &l->opts[2], &p->conf);
+	return rc;
+}
+
+static void pybound_run(const void *state, ap_kind_run *run)
+{
+	const struct pybound *p = state;
+	const ap_file *f;
+	const ap_py_def *d = ap_pysource_pick_def(run, p->defs, p->ndefs, &p->conf, &f);
+	const char *error;
+	long long bound;
+	unsigned line;
+	bool found;
+	char text[32];
+
+	if (d == NULL)
+		return;
+	ap_py_def_bound(ap_pysource_module(run->reader, f, &p->conf, &error), d, p->name, &bound, &line, &found);
+	snprintf(text, sizeof text, "%lld", found ? bound : 0);
+	ap_match_capture(ap_pysource_match(run, f, found ? line : d->line), p->capture, text,
+	                 strlen(text));
+	run->res->status = AP_RULE_MATCHED;
+}
+
+const ap_kind ap_kind_python_bound = {
+	.key = "python-bound",
+	.options = pybound_options,
+	.flags = AP_KIND_PICKS_FILE,
+	.load = pybound_load,
+	.run = pybound_run,
+	.free = pybound_free,
+};

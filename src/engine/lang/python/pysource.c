@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ap-error.h"
+#include "core/ap-map.h"
+#include "core/ap-util.h"
+#include "engine/lang/python/pysource.h"
+#include "engine/rules.h"
+
+/* Import chains deeper than this are refused (AITER's are a few levels). */
+#define RESOLVE_MAX_DEPTH 64
+
+/* --- Options and parsed modules ------------------------------------------- */
+
+int ap_pyconf_load(const char *pack, const ap_yfield *assume_false, ap_pyconf *c)
+{
+	ap_buf key = AP_BUF_INIT;
+	char **names = NULL;
+	size_t n = 0;
+	int rc = 0;
+
+	memset(c, 0, sizeof *c);
+	if (assume_false->key != NULL)
+		rc = ap_y_strings(pack, assume_false->val, "assume_false", &names, &n);
+	c->false_names = ap_xcalloc(n + 1, sizeof *c->false_names);
+	for (size_t i = 0; i < n; i++)
+		c->false_names[i] = names[i];
+	free(names);
+	c->nfalse = n;
+	ap_buf_puts(&key, "python");
+	for (size_t i = 0; i < n; i++)
+		ap_buf_printf(&key, "%c%s", i ? ',' : ':', c->false_names[i]);
+	c->key = ap_buf_detach(&key);
+	return rc;
+}
+
+void ap_pyconf_free(ap_pyconf *c)
+{
+	for (size_t i = 0; i < c->nfalse; i++)
+		free(c->false_names[i]);
+	free(c->false_names);
+	free(c->key);
+	memset(c, 0, sizeof *c);
+}
+
+struct parsed {
+	ap_py_module *m;
+	char *error;
+};
+
+static void parsed_free(void *p)
+{
+	struct parsed *x = p;
+
+	ap_py_module_free(x->m);
+	free(x->error);
+	free(x);
+}
+
+const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_pyconf *c,
+                                       const char **error)
+{
+	struct parsed *p = ap_reader_derived(r, f, c->key);
+	ap_py_options opt = {.false_names = (const char *const *)c->false_names};
+
+	if (p == NULL) {
+		p = ap_xcalloc(1, sizeof *p);
+		if (ap_py_parse(&p->m, f->data, f->len, &opt) < 0)
+			p->error = ap_xstrdup(ap_error_last());
+		ap_reader_keep(r, f, c->key, p, parsed_free);
+	}
+	*error = p->error;
+	return p->m;
+}
+
+int ap_pysource_names_load(const ap_kind_load *l, const char *what, const ap_ynode *n,
+                           char ***names, size_t *count)
+{
+	int rc = ap_y_strings(l->pack, n, what, names, count);
+
+	if (rc == 0 && *count > 1 && *count != l->rule->npaths)
+		rc = ap_y_fail(l->pack, n,
+		               "'%s' lists %zu names for %zu files: give one name, or one per file",
+		               what, *count, l->rule->npaths);
+	return rc;
+}
+
+ap_match *ap_pysource_match(ap_kind_run *run, const ap_file *f, unsigned line)
+{
+	/* A rule has a match or two: the line is found by counting, without
+	 * normalizing the whole file for its line table. */
+	const char *p = f->data, *end = f->data + f->len;
+	size_t len;
+
+	if (f->len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3;
+	for (unsigned k = 1; k < line && p < end; k++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+	len = (size_t)((nl ? nl : end) - p);
+	if (len > 0 && p[len - 1] == '\r')
+		len--;
+	return ap_match_add_text(&run->res->matches, line, p, len);
+}
+
+const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size_t nnames,
+                                      const ap_pyconf *c, const ap_file **file)
+{
+	const ap_rule *rule = run->rule;
+	ap_rule_result *res = run->res;
+	ap_buf tried = AP_BUF_INIT;
+
+	*file = NULL;
+	for (size_t i = 0; i < rule->npaths; i++) {
+		const char *name = names[nnames > 1 ? i : 0];
+		const ap_file *f = ap_reader_get(run->reader, rule->paths[i]);
+		const ap_py_module *m;
+		const ap_py_def *d;
+		const char *error;
+
+		if (f->status == AP_FILE_MISSING)
+			continue;
+		if (res->file == NULL)
+			res->file = f->path;
+		if (f->status != AP_FILE_OK) {
+			res->file = f->path;
+			ap_rule_set_error(res, "%s", f->reason);
+			ap_buf_free(&tried);
+			return NULL;
+		}
+		m = ap_pysource_module(run->reader, f, c, &error);
+		if (m == NULL) {
+			res->file = f->path;
+			ap_rule_set_error(res, "%s", error);
+			ap_buf_free(&tried);
+			return NULL;
+		}
+		d = ap_py_find_def(m, name);
+		if (d != NULL) {
+			res->file = f->path;
+			*file = f;
+			ap_buf_free(&tried);
+			return d;
+		}
+		ap_buf_printf(&tried, "%sno def %s in %s", tried.len ? ", " : "", name, f->path);
+	}
+	if (tried.len == 0) {
+		res->status = AP_RULE_MISSING;
+		res->reason = ap_kind_missing_reason(rule);
+	} else {
+		res->status = AP_RULE_UNMATCHED;
+		res->reason = ap_buf_detach(&tried);
+	}
+	ap_buf_free(&tried);
+	return NULL;
+}
+
+/* --- Calls and signatures -------------------------------------------------- */
+
+static int call_load(const char *pack, const ap_ynode *n, ap_pycall *call)
+{
+	static const char *const keys[] = {"positional", "keywords"};
+	ap_yfield f[2];
+	int rc;
+
+	call->given = true;
+	if ((rc = ap_y_need_map(pack, n, "'binds'")) < 0 ||
+	    (rc = ap_y_fields(pack, n, "'binds'", keys, 2, f)) < 0)
+		return rc;
+	if (f[0].key != NULL &&
+	    (rc = ap_y_int(pack, f[0].val, "positional", 0, 255, &call->positional)) < 0)
+		return rc;
+	if (f[1].key != NULL)
+		rc = ap_y_strings(pack, f[1].val, "keywords", &call->keywords, &call->nkeywords);
+	return rc;
+}
+
+int ap_pydef_check_load(const char *pack, const ap_yfield *opts, ap_pydef_check *c)
+{
+	int rc = 0;
+
+	memset(c, 0, sizeof *c);
+	if (opts[0].key != NULL &&
+	    (rc = ap_y_strings(pack, opts[0].val, "params", &c->params, &c->nparams)) < 0)
+		return rc;
+	if (opts[1].key != NULL && (rc = call_load(pack, opts[1].val, &c->call)) < 0)
+		return rc;
+	if (opts[2].key != NULL)
+		rc = ap_y_int(pack, opts[2].val, "param_at", 1, 255, &c->param_at);
+	return rc;
+}
+
+void ap_pydef_check_free(ap_pydef_check *c)
+{
+	ap_y_strings_free(c->params, c->nparams);
+	ap_y_strings_free(c->call.keywords, c->call.nkeywords);
+	memset(c, 0, sizeof *c);
+}
+
+static const ap_py_param *param_named(const ap_py_def *d, const char *name)
+{
+	for (size_t i = 0; i < d->nparams; i++)
+		if (strcmp(d->params[i].name, name) == 0)
+			return &d->params[i];
+	return NULL;
+}
+
+static bool positional_kind(ap_py_param_kind k)
+{
+	return k == AP_PY_POSONLY || k == AP_PY_POS;
+}
+
+/* Python's binding of a call to a signature (inspect.Signature.bind): NULL
+ * when it binds, else why not. */
+static char *bind_refusal(const ap_py_def *d, const ap_pycall *call)
+{
+	bool *bound = ap_xcalloc(d->nparams + 1, sizeof *bound);
+	bool varargs = false, varkw = false;
+	size_t npos = 0, given = 0;
+	char *why = NULL;
+
+	for (size_t i = 0; i < d->nparams; i++) {
+		varargs |= d->params[i].kind == AP_PY_VARARGS;
+		varkw |= d->params[i].kind == AP_PY_VARKW;
+		npos += positional_kind(d->params[i].kind);
+	}
+	if ((size_t)call->positional > npos && !varargs) {
+		why = ap_xasprintf("it takes at most %zu positional arguments", npos);
+		goto done;
+	}
+	for (size_t i = 0; i < d->nparams && given < (size_t)call->positional; i++)
+		if (positional_kind(d->params[i].kind))
+			bound[i] = true, given++;
+	for (size_t k = 0; k < call->nkeywords && why == NULL; k++) {
+		const char *kw = call->keywords[k];
+		const ap_py_param *p = param_named(d, kw);
+		size_t i = p ? (size_t)(p - d->params) : 0;
+
+		if (p == NULL || p->kind == AP_PY_VARARGS || p->kind == AP_PY_VARKW ||
+		    (p->kind == AP_PY_POSONLY && !bound[i])) {
+			/* **kwargs takes it, positional-only names included */
+			if (!varkw)
+				why = p != NULL && p->kind == AP_PY_POSONLY
+				              ? ap_xasprintf("'%s' is positional-only, given by keyword", kw)
+				              : ap_xasprintf("no parameter '%s' (and no **kwargs)", kw);
+		} else if (bound[i]) {
+			why = p->kind == AP_PY_POSONLY && varkw
+			              ? NULL
+			              : ap_xasprintf("'%s' given both by position and by keyword", kw);
+		} else {
+			bound[i] = true;
+		}
+	}
+	for (size_t i = 0; i < d->nparams && why == NULL; i++) {
+		const ap_py_param *p = &d->params[i];
+		if (!bound[i] && !p->has_default && p->kind != AP_PY_VARARGS && p->kind != AP_PY_VARKW)
+			why = ap_xasprintf("required parameter '%s' left unbound", p->name);
+	}
+done:
+	free(bound);
+	return why;
+}
+
+char *ap_pydef_check_refusal(const ap_pydef_check *c, const ap_py_def *d)
+{
+	for (size_t i = 0; i < c->nparams; i++) {
+		const ap_py_param *p = param_named(d, c->params[i]);
+		if (p == NULL || p->kind == AP_PY_VARARGS || p->kind == AP_PY_VARKW)
+			return ap_xasprintf("%s has no parameter '%s'", d->qualname, c->params[i]);
+	}
+	if (c->call.given) {
+		char *why = bind_refusal(d, &c->call);
+		if (why != NULL) {
+			char *full = ap_xasprintf("a call of %s with %ld positional%s%s does not bind: %s",
+			                          d->qualname, c->call.positional,
+			                          c->call.positional == 1 ? "" : "s",
+			                          c->call.nkeywords ? " and its keywords" : "", why);
+			free(why);
+			return full;
+		}
+	}
+	return NULL;
+}
+
+char *ap_py_signature(const ap_py_def *d)
+{
+	ap_buf b = AP_BUF_INIT;
+	bool star = false;
+
+	for (size_t i = 0; i < d->nparams; i++) {
+		const ap_py_param *p = &d->params[i];
+		bool last_posonly = p->kind == AP_PY_POSONLY &&
+		                    (i + 1 == d->nparams || d->params[i + 1].kind != AP_PY_POSONLY);
+
+		if (p->kind == AP_PY_KWONLY && !star)
+			ap_buf_puts(&b, b.len ? ", *" : "*");
+		star |= p->kind == AP_PY_VARARGS || p->kind == AP_PY_KWONLY;
+		ap_buf_printf(&b, "%s%s%s%s", b.len ? ", " : "",
+		              p->kind == AP_PY_VARARGS ? "*" : p->kind == AP_PY_VARKW ? "**" : "",
+		              p->name, p->has_default ? "=…" : "");
+		if (last_posonly)
+			ap_buf_puts(&b, ", /");
+	}
+	return ap_buf_detach(&b);
+}
+
+void ap_pydef_capture(const ap_pydef_check *c, const ap_py_def *d, ap_match *m)
+{
+	char *sig = ap_py_signature(d);
+
+	ap_match_capture(m, "params", sig, strlen(sig));
+	free(sig);
+	if (c->param_at > 0) {
+		long k = 0;
+		for (size_t i = 0; i < d->nparams; i++) {
+			if (positional_kind(d->params[i].kind) && ++k == c->param_at) {
+				ap_match_capture(m, "param", d->params[i].name, strlen(d->params[i].name));
+				break;
+			}
+		}
+	}
+}
+
+/* --- Resolving names through imports -------------------------------------- */
+
+const char *ap_pyref_kind_name(ap_pyref_kind kind)
+{
+	static const char *const names[] = {"a def", "a class", "a module", "a value",
+	                                    "imported from outside", "not bound",
+	                                    "not readable"};
+	return names[kind];
+}
+
+void ap_pyref_free(ap_pyref *ref)
+{
+	free(ref->why);
+	memset(ref, 0, sizeof *ref);
+}
+
+struct resolver {
+	ap_reader *r;
+	const ap_pyconf *c;
+	const char *top;  /* the package tree: modules under this top-level name */
+	ap_map *active;   /* (module, name) being resolved: a cycle binds nothing */
+};
+
+struct module {
+	char *name;      /* dotted */
+	bool package;    /* an __init__.py */
+	const ap_file *file;
+	const ap_py_module *m;
+};
+
+/* The module's file as Python's finder picks it: the package
+ * NAME/__init__.py before the module NAME.py beside it. false when neither
+ * exists; ERROR in out when one cannot be read or parsed. */
+static bool find_module(struct resolver *rs, const char *name, struct module *mod, ap_pyref *out)
+{
+	char *base = ap_xstrdup(name);
+	const char *error;
+
+	for (char *p = base; *p; p++)
+		if (*p == '.')
+			*p = '/';
+	memset(mod, 0, sizeof *mod);
+	for (int pkg = 1; pkg >= 0 && mod->file == NULL; pkg--) {
+		char *path = ap_xasprintf(pkg ? "%s/__init__.py" : "%s.py", base);
+		const ap_file *f = ap_reader_get(rs->r, path);
+		free(path);
+		if (f->status == AP_FILE_MISSING)
+			continue;
+		mod->file = f;
+		mod->package = pkg;
+	}
+	free(base);
+	if (mod->file == NULL)
+		return false;
+	mod->name = ap_xstrdup(name);
+	if (mod->file->status != AP_FILE_OK) {
+		out->kind = AP_PYREF_ERROR;
+		out->why = ap_xasprintf("%s: %s", mod->file->path, mod->file->reason);
+		return true;
+	}
+	mod->m = ap_pysource_module(rs->r, mod->file, rs->c, &error);
+	if (mod->m == NULL) {
+		out->kind = AP_PYREF_ERROR;
+		out->why = ap_xasprintf("%s: %s", mod->file->path, error);
+	}
+	return true;
+}
+
+/* The absolute name of a module imported as written from mod; NULL when it
+ * lies outside the package tree. */
+static char *absolute(const struct resolver *rs, const struct module *mod, const char *written)
+{
+	size_t dots = strspn(written, ".");
+	char *base, *out;
+
+	if (dots == 0) {
+		size_t len = strcspn(written, ".");
+		if (strlen(rs->top) != len || strncmp(written, rs->top, len) != 0)
+			return NULL;
+		return ap_xstrdup(written);
+	}
+	base = ap_xstrdup(mod->name);
+	/* A module's package is its parent; a package is its own. */
+	for (size_t k = mod->package ? 1 : 0; k < dots; k++) {
+		char *dot = strrchr(base, '.');
+		if (dot == NULL) {
+			free(base);
+			return NULL;
+		}
+		*dot = '\0';
+	}
+	out = written[dots] ? ap_xasprintf("%s.%s", base, written + dots) : ap_xstrdup(base);
+	free(base);
+	return out;
+}
+
+static void resolve_in(struct resolver *rs, const char *module, const char *name, unsigned depth,
+                       ap_pyref *out, bool *missing);
+
+static void module_free(struct module *mod)
+{
+	free(mod->name);
+}
+
+/* Whether `from module import *` binds name: in its __all__, or (without
+ * one) a public name it binds. A module that cannot be read or parsed makes
+ * that unknown: false, with the error in *err (an unreadable module must not
+ * read as one that binds nothing). */
+static bool star_binds(struct resolver *rs, const char *module, const char *name, unsigned depth,
+                       ap_pyref *err)
+{
+	struct module mod;
+	ap_pyref ref = {0};
+	bool yes = false, missing;
+
+	if (!find_module(rs, module, &mod, &ref))
+		return false;
+	if (mod.m != NULL && mod.m->has_all) {
+		for (size_t i = 0; i < mod.m->nall && !yes; i++)
+			yes = strcmp(mod.m->all[i], name) == 0;
+	} else if (mod.m != NULL && name[0] != '_') {
+		resolve_in(rs, module, name, depth + 1, &ref, &missing);
+		yes = ref.kind != AP_PYREF_UNBOUND && ref.kind != AP_PYREF_ERROR;
+	}
+	if (ref.kind == AP_PYREF_ERROR) {
+		*err = ref;
+		memset(&ref, 0, sizeof ref);
+	}
+	ap_pyref_free(&ref);
+	module_free(&mod);
+	return yes;
+}
+
+/* name as mod's bindings before index upto leave it. */
+static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
+                            size_t upto, unsigned depth, ap_pyref *out)
+{
+	const ap_py_module *m = mod->m;
+	bool missing;
+
+	for (size_t i = upto; i-- > 0;) {
+		const ap_py_binding *b = &m->bindings[i];
+		char *target;
+
+		if (b->in_except)
+			continue;
+		if (b->kind == AP_PY_BIND_STAR) {
+			target = absolute(rs, mod, b->module);
+			if (target != NULL && star_binds(rs, target, name, depth, out)) {
+				resolve_in(rs, target, name, depth + 1, out, &missing);
+				free(target);
+				return;
+			}
+			free(target);
+			if (out->kind == AP_PYREF_ERROR)
+				return;
+			continue;
+		}
+		if (b->name == NULL || strcmp(b->name, name) != 0)
+			continue;
+		out->file = mod->file;
+		out->line = b->line;
+		switch (b->kind) {
+		case AP_PY_BIND_DEF:
+			out->kind = AP_PYREF_DEF;
+			out->def = &m->defs[b->def_index];
+			out->line = out->def->line;
+			return;
+		case AP_PY_BIND_CLASS:
+			out->kind = AP_PYREF_CLASS;
+			return;
+		case AP_PY_BIND_ALIAS:
+			resolve_binding(rs, mod, b->target, i, depth + 1, out);
+			return;
+		case AP_PY_BIND_FROM: {
+			char *sub;
+			target = absolute(rs, mod, b->module);
+			if (target == NULL) {
+				out->kind = AP_PYREF_EXTERNAL;
+				out->why = ap_xasprintf("imported from %s", b->module);
+				return;
+			}
+			resolve_in(rs, target, b->target, depth + 1, out, &missing);
+			if (out->kind == AP_PYREF_UNBOUND) {
+				/* `from pkg import submodule` */
+				struct module sm;
+				ap_pyref_free(out);
+				sub = ap_xasprintf("%s.%s", target, b->target);
+				if (find_module(rs, sub, &sm, out) && out->kind != AP_PYREF_ERROR)
+					out->kind = AP_PYREF_MODULE;
+				else if (out->kind != AP_PYREF_ERROR)
+					out->kind = AP_PYREF_UNBOUND;
+				module_free(&sm);
+				free(sub);
+			}
+			free(target);
+			return;
+		}
+		case AP_PY_BIND_IMPORT:
+			out->kind = AP_PYREF_MODULE;
+			return;
+		case AP_PY_BIND_STAR:
+		case AP_PY_BIND_OTHER:
+			out->kind = AP_PYREF_VALUE;
+			return;
+		}
+	}
+	out->kind = AP_PYREF_UNBOUND;
+	out->file = NULL;
+	out->line = 0;
+}
+
+static void resolve_in(struct resolver *rs, const char *module, const char *name, unsigned depth,
+                       ap_pyref *out, bool *missing)
+{
+	struct module mod;
+	ap_buf key = AP_BUF_INIT;
+
+	memset(out, 0, sizeof *out);
+	*missing = false;
+	if (depth > RESOLVE_MAX_DEPTH) {
+		out->kind = AP_PYREF_ERROR;
+		out->why = ap_xasprintf("imports nest deeper than %d modules", RESOLVE_MAX_DEPTH);
+		return;
+	}
+	ap_buf_append(&key, module, strlen(module) + 1);
+	ap_buf_puts(&key, name);
+	if (ap_map_get(rs->active, key.data, key.len) == 1) {
+		out->kind = AP_PYREF_UNBOUND;
+		ap_buf_free(&key);
+		return;
+	}
+	if (!find_module(rs, module, &mod, out)) {
+		out->kind = AP_PYREF_UNBOUND;
+		*missing = true;
+	} else if (out->kind != AP_PYREF_ERROR) {
+		ap_map_put(rs->active, key.data, key.len, 1);
+		resolve_binding(rs, &mod, name, mod.m->nbindings, depth, out);
+		ap_map_put(rs->active, key.data, key.len, 0);
+	}
+	module_free(&mod);
+	ap_buf_free(&key);
+}
+
+void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, const char *name,
+                         ap_pyref *out, bool *missing)
+{
+	char *top = ap_xstrndup(module, strcspn(module, "."));
+	struct resolver rs = {.r = r, .c = c, .top = top, .active = ap_map_new()};
+
+	resolve_in(&rs, module, name, 0, out, missing);
+	ap_map_free(rs.active);
+	free(top);
+}

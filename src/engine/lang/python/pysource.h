@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* What the Python rule kinds share: modules parsed once per file (and set
+ * of names read as false), names resolved through imports as Python binds
+ * them on a default import, and calls bound to a def's signature. Every file
+ * it reads goes through the confined reader, so it is an input. */
+#ifndef AP_PYSOURCE_H
+#define AP_PYSOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "engine/kind.h"
+#include "engine/match.h"
+#include "engine/lang/python/python.h"
+#include "engine/reader.h"
+#include "engine/lang/yaml-node.h"
+
+/* Names whose value on a default import is false (`assume_false:`). */
+typedef struct ap_pyconf {
+	char **false_names; /* NULL-terminated */
+	size_t nfalse;
+	char *key;          /* what a module parsed under it is kept as */
+} ap_pyconf;
+
+int ap_pyconf_load(const char *pack, const ap_yfield *assume_false, ap_pyconf *c);
+void ap_pyconf_free(ap_pyconf *c);
+
+/* f parsed (f readable), or NULL with *error (borrowed: a syntax error). */
+const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_pyconf *c,
+                                       const char **error);
+
+/* The def of a rule naming file alternatives and, for each, the def's name
+ * (names[0] for all when nnames is 1): the first file that exists and
+ * defines it. Sets run->res's status to MISSING (no file exists), ERROR (the
+ * first existing file that does not define it cannot be read or parsed) or
+ * UNMATCHED (none defines it), with the reason, and returns NULL; or
+ * returns the def, res->file its file and *file the file read. */
+const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size_t nnames,
+                                      const ap_pyconf *c, const ap_file **file);
+
+/* Reads the def names of a rule: one, or one per file alternative. */
+int ap_pysource_names_load(const ap_kind_load *l, const char *what, const ap_ynode *n,
+                           char ***names, size_t *count);
+
+/* A match at line of f, its text the line's. */
+ap_match *ap_pysource_match(ap_kind_run *run, const ap_file *f, unsigned line);
+
+/* A call's shape: positional arguments and keyword names. */
+typedef struct ap_pycall {
+	bool given;
+	long positional;
+	char **keywords;
+	size_t nkeywords;
+} ap_pycall;
+
+/* What a def must satisfy (`params`, `binds`), and what it captures
+ * (`params`: the signature; `param_at: K`: the K-th positional parameter). */
+typedef struct ap_pydef_check {
+	char **params;
+	size_t nparams;
+	ap_pycall call;
+	long param_at; /* 0: none */
+} ap_pydef_check;
+
+/* The options python-def and python-export take, in this order. */
+#define AP_PYDEF_OPTIONS "params", "binds", "param_at", "assume_false"
+#define AP_PYDEF_NOPTIONS 4
+
+/* Reads opts[0..2] (params, binds, param_at). */
+int ap_pydef_check_load(const char *pack, const ap_yfield *opts, ap_pydef_check *c);
+void ap_pydef_check_free(ap_pydef_check *c);
+/* Whether d satisfies c; NULL when it does, else why not (caller frees). */
+char *ap_pydef_check_refusal(const ap_pydef_check *c, const ap_py_def *d);
+/* Adds the captures of d to m. */
+void ap_pydef_capture(const ap_pydef_check *c, const ap_py_def *d, ap_match *m);
+
+/* A def's parameters as Python writes them: "q, k, /, v=…, *args, c, **kw". */
+char *ap_py_signature(const ap_py_def *d);
+
+/* Where `from MODULE import NAME` leads, resolved statically. */
+typedef enum {
+	AP_PYREF_DEF,      /* a def: file and def set */
+	AP_PYREF_CLASS,
+	AP_PYREF_MODULE,   /* a module or package */
+	AP_PYREF_VALUE,    /* bound some other way (an assignment) */
+	AP_PYREF_EXTERNAL, /* imported from outside the package tree */
+	AP_PYREF_UNBOUND,  /* the module does not bind it */
+	AP_PYREF_ERROR,    /* a file on the way cannot be read or parsed: why */
+} ap_pyref_kind;
+
+typedef struct ap_pyref {
+	ap_pyref_kind kind;
+	const ap_file *file;   /* where it is defined (DEF, CLASS, VALUE) */
+	const ap_py_def *def;  /* DEF */
+	unsigned line;         /* of the definition */
+	char *why;             /* ERROR, EXTERNAL: in words */
+} ap_pyref;
+
+/* Resolves name in module (dotted, "aiter" or "aiter.ops.x"); the module
+ * itself missing is UNBOUND with *missing set. */
+void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, const char *name,
+                         ap_pyref *out, bool *missing);
+void ap_pyref_free(ap_pyref *ref);
+const char *ap_pyref_kind_name(ap_pyref_kind kind);
+
+#endif

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ap-error.h"
+#include "core/ap-util.h"
+#include "engine/kind.h"
+#include "engine/match.h"
+
+/* --- Results -------------------------------------------------------------- */
+
+static void match_clear(ap_match *m)
+{
+	for (size_t k = 0; k < m->ncaps; k++) {
+		free(m->caps[k].name);
+		free(m->caps[k].value);
+	}
+	free(m->caps);
+	free(m->text);
+	memset(m, 0, sizeof *m);
+}
+
+ap_match *ap_match_add_text(ap_match_list *out, unsigned line, const char *text, size_t len)
+{
+	ap_match *m;
+
+	if (out->n >= AP_MATCH_MAX) {
+		out->over++;
+		match_clear(&out->spare);
+		return &out->spare;
+	}
+	ap_xgrow((void **)&out->v, &out->cap, out->n + 1, sizeof *out->v);
+	m = &out->v[out->n++];
+	memset(m, 0, sizeof *m);
+	m->line = line;
+	if (len > AP_MATCH_TEXT_MAX) {
+		/* Cut at a character boundary, and say so. */
+		size_t cut = AP_MATCH_TEXT_MAX;
+		while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
+			cut--;
+		m->text = ap_xasprintf("%.*s…", (int)cut, text);
+	} else {
+		m->text = ap_xstrndup(text, len);
+	}
+	return m;
+}
+
+ap_match *ap_match_add_line(ap_match_list *out, const ap_text *t, unsigned line)
+{
+	const char *text = "";
+	size_t len = 0;
+
+	if (out->n < AP_MATCH_MAX)
+		ap_text_line_span(t, line, &text, &len);
+	return ap_match_add_text(out, line, text, len);
+}
+
+ap_match *ap_match_add(ap_match_list *out, const ap_text *t, size_t off)
+{
+	return ap_match_add_line(out, t, out->n < AP_MATCH_MAX ? ap_text_line(t, off) : 0);
+}
+
+void ap_match_capture(ap_match *m, const char *name, const char *value, size_t len)
+{
+	ap_capture *c;
+
+	m->caps = ap_xrealloc(m->caps, (m->ncaps + 1) * sizeof *m->caps);
+	c = &m->caps[m->ncaps++];
+	c->name = ap_xstrdup(name);
+	c->value = ap_xstrndup(value, len);
+}
+
+void ap_match_list_free(ap_match_list *l)
+{
+	if (l == NULL)
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		match_clear(&l->v[i]);
+	match_clear(&l->spare);
+	free(l->v);
+	memset(l, 0, sizeof *l);
+}
+
+
+/* --- A text kind on its own ------------------------------------------------ */
+
+struct ap_matcher {
+	const ap_text_ops *ops;
+	void *state;
+};
+
+int ap_matcher_new(ap_matcher **out, const char *kind, const char *pattern, ap_ws ws,
+                   size_t *err_offset)
+{
+	const ap_kind *k = ap_kind_find(kind);
+	size_t off = 0;
+	void *state = NULL;
+	int rc;
+
+	*out = NULL;
+	if (k == NULL || k->text == NULL) {
+		ap_error_set("'%s' is not a text kind", kind);
+		return AP_EINTERNAL;
+	}
+	rc = k->text->compile(&state, pattern, ws, &off);
+	if (err_offset != NULL)
+		*err_offset = off;
+	if (rc < 0) {
+		k->text->free(state);
+		return rc;
+	}
+	*out = ap_xcalloc(1, sizeof **out);
+	(*out)->ops = k->text;
+	(*out)->state = state;
+	return 0;
+}
+
+int ap_matcher_run(const ap_matcher *m, const ap_text *t, ap_collect collect, ap_match_list *out)
+{
+	return m->ops->run(m->state, t, collect, out);
+}
+
+void ap_matcher_free(ap_matcher *m)
+{
+	if (m == NULL)
+		return;
+	m->ops->free(m->state);
+	free(m);
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* The confined reader: every file a rule names is read at most once, from
+ * under the AITER root only, with a size cap and a binary check, and its
+ * digest is kept for the manifest's inputs. Files come from a source, which
+ * is a folder on disk or a git tree (history). */
+#ifndef AP_READER_H
+#define AP_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/confine.h" /* ap_path_refusal, which checks a rule's path */
+#include "engine/lang/normalize.h"
+
+#define AP_READER_DEFAULT_MAX_BYTES ((size_t)16 << 20)
+
+typedef enum {
+	AP_FILE_OK,      /* readable text */
+	AP_FILE_MISSING, /* no such file */
+	AP_FILE_ERROR,   /* present but not usable: reason says why */
+} ap_file_status;
+
+typedef struct ap_file {
+	char *path;     /* relative to the root, as the rule named it */
+	ap_file_status status;
+	char *reason;   /* for MISSING and ERROR, in words; NULL when OK */
+	char *data;     /* raw bytes, BOM included; NULL unless OK */
+	size_t len;
+	const char *seen; /* when not hashed: what was at the path (ap_seen_of) */
+	bool hashed;    /* bytes were read (a file over the cap in chunks, not
+	                 * kept): sha256 and len describe them */
+	unsigned char sha256[AP_SHA256_SIZE];
+} ap_file;
+
+/* A source loads the file at f->path. It returns AP_FILE_OK with *data
+ * (malloc'd) and *len, or another status with *reason (malloc'd). A source
+ * that reads bytes it does not return (a file over max_bytes, streamed) may
+ * record their digest itself: f->sha256, f->len and f->hashed. */
+typedef struct ap_source_ops {
+	ap_file_status (*load)(void *ctx, ap_file *f, size_t max_bytes, char **data, size_t *len,
+	                       char **reason);
+	void (*free)(void *ctx);
+} ap_source_ops;
+
+typedef struct ap_reader ap_reader;
+
+/* A reader over a folder, with paths of the meta folder's (ap_path_in_meta)
+ * read under meta (NULL: the root). Both must be folders (AP_EINPUT
+ * otherwise). */
+int ap_reader_new_fs(ap_reader **out, const char *root, const char *meta, size_t max_bytes);
+/* A reader over any source; takes ownership of ctx. root is only reported. */
+int ap_reader_new(ap_reader **out, const ap_source_ops *ops, void *ctx, const char *root,
+                  size_t max_bytes);
+void ap_reader_free(ap_reader *r);
+
+/* Canonical absolute root (fs) or the name given (other sources). */
+const char *ap_reader_root(const ap_reader *r);
+/* The canonical meta folder (fs), else the root. */
+const char *ap_reader_meta(const ap_reader *r);
+
+/* The file at rel, read on first use and cached. Never NULL. */
+const ap_file *ap_reader_get(ap_reader *r, const char *rel);
+/* The normalized text of an OK file, computed on first use and cached per
+ * (language, whitespace mode). NULL (message in ap_error) when it cannot be. */
+const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_ws ws);
+
+/* What a kind derived from f (a parsed module) under key, kept so that every
+ * rule reading f shares one: NULL when none was kept. */
+void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key);
+/* Keeps data under key (not kept yet) until the reader, or the cache it
+ * shares, is freed. Data kept must not point into f. */
+void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
+                    void (*free_data)(void *));
+
+/* Derived data shared by readers one after another (history), by content. */
+typedef struct ap_derived_cache ap_derived_cache;
+ap_derived_cache *ap_derived_cache_new(void);
+void ap_derived_cache_free(ap_derived_cache *c);
+/* Drops what no reader used since the last sweep. */
+void ap_derived_cache_sweep(ap_derived_cache *c);
+/* By any byte key (a source's own: history keeps blobs by object id). */
+void *ap_derived_cache_get(ap_derived_cache *c, const void *key, size_t len);
+void ap_derived_cache_put(ap_derived_cache *c, const void *key, size_t len, void *data,
+                          void (*free_data)(void *));
+/* r keeps derived data in c (which outlives it). */
+void ap_reader_share(ap_reader *r, ap_derived_cache *c);
+
+/* Files read so far, in the order they were first asked for. */
+size_t ap_reader_count(const ap_reader *r);
+const ap_file *ap_reader_at(const ap_reader *r, size_t i);
+
+#endif

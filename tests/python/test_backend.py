@@ -1,0 +1,499 @@
+# SPDX-License-Identifier: MIT
+"""The saved manifest of this interpreter's AITER (aiter_probe.installed) and
+the backend adapter (aiter_probe.backend): where the manifest is, when it is
+refused and why, every decision with and without it, the log line."""
+
+import importlib
+import io
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SRCDIR = os.environ["AP_SRCDIR"]
+BUILDDIR = os.environ.get("AP_BUILDDIR")
+sys.path.insert(0, os.path.join(SRCDIR, "python"))
+
+import aiter_probe  # noqa: E402
+from aiter_probe import backend  # noqa: E402
+from aiter_probe.backend import Backend, for_this_process  # noqa: E402
+
+AP = os.path.join(BUILDDIR or "", "aiter-probe")
+HAVE_AP = bool(BUILDDIR) and os.path.exists(AP)
+NEEDS_AP = "needs the aiter-probe build (AP_BUILDDIR)"
+SAMPLE = os.path.join(SRCDIR, "sample", "aiter-root")
+ENV_VARS = ("AITER_PROBE_MANIFEST", "AITER_PROBE_MANIFEST_DIR", "XDG_CACHE_HOME", "HOME",
+            "AITER_META_DIR")
+NO_FOLDER = ("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME "
+             "or HOME")
+
+
+def golden(tree):
+    return aiter_probe.load(os.path.join(SRCDIR, "tests", "golden", tree + ".json"))
+
+
+class Env(unittest.TestCase):
+    """Each test with its own environment and sys.path, restored after."""
+
+    def setUp(self):
+        saved = {k: os.environ.get(k) for k in ENV_VARS}
+        path = list(sys.path)
+
+        def restore():
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            sys.path[:] = path
+            importlib.invalidate_caches()
+        self.addCleanup(restore)
+        for k in ENV_VARS:
+            os.environ.pop(k, None)
+        self.dir = tempfile.mkdtemp(prefix="ap-test-backend-")
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.saved = os.path.join(self.dir, "saved")
+        os.environ["AITER_PROBE_MANIFEST_DIR"] = self.saved
+
+    def tree(self, name="root"):
+        """A copy of the sample tree that this interpreter imports aiter from."""
+        root = os.path.join(self.dir, name)
+        shutil.copytree(SAMPLE, root)
+        sys.path.insert(0, root)
+        importlib.invalidate_caches()
+        return root
+
+    def scan(self, root, *args):
+        env = dict(os.environ, AITER_PROBE_DATADIR=SRCDIR, SOURCE_DATE_EPOCH="0")
+        run = subprocess.run([AP, "scan", "--aiter-root", root, "--no-launch"] + list(args),
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return run.stdout.decode().strip()
+
+
+class DefaultPathTest(Env):
+    def test_name_is_the_roots_digest(self):
+        # The C side pins the same name (tests/capi/api-saved.c).
+        self.assertEqual(aiter_probe.default_manifest_path("/"),
+                         self.saved + "/aiter-8a5edab282632443.json")
+        os.environ["AITER_PROBE_MANIFEST_DIR"] = self.saved + "/"
+        self.assertEqual(aiter_probe.default_manifest_path("/"),
+                         self.saved + "/aiter-8a5edab282632443.json")
+
+    def test_folder_precedence(self):
+        os.environ["XDG_CACHE_HOME"] = "/xdg/"
+        os.environ["HOME"] = "/home/u"
+        self.assertEqual(aiter_probe.default_manifest_path("/"),
+                         self.saved + "/aiter-8a5edab282632443.json")
+        os.environ["AITER_PROBE_MANIFEST_DIR"] = ""
+        self.assertEqual(aiter_probe.default_manifest_path("/"),
+                         "/xdg//aiter-probe/aiter-8a5edab282632443.json")
+        os.environ["XDG_CACHE_HOME"] = "cache"
+        self.assertEqual(aiter_probe.default_manifest_path("/"),
+                         "/home/u/.cache/aiter-probe/aiter-8a5edab282632443.json")
+        os.environ["HOME"] = "relhome"
+        self.assertIsNone(aiter_probe.default_manifest_path("/"))
+        del os.environ["HOME"]
+        self.assertIsNone(aiter_probe.default_manifest_path("/"))
+
+    @unittest.skipUnless(HAVE_AP, NEEDS_AP)
+    def test_same_as_scan_save(self):
+        root = self.tree()
+        path = self.scan(root, "--save")
+        self.assertEqual(path, aiter_probe.default_manifest_path(os.path.realpath(root)))
+        self.assertTrue(os.path.isfile(path))
+
+
+class ForInstalledAiterTest(Env):
+    def test_not_installed(self):
+        sys.path[:] = [p for p in sys.path if not os.path.exists(os.path.join(p, "aiter"))]
+        importlib.invalidate_caches()
+        self.assertEqual(aiter_probe.for_installed_aiter(),
+                         (None, "aiter is not installed for this interpreter"))
+
+    def test_no_folder(self):
+        self.tree()
+        del os.environ["AITER_PROBE_MANIFEST_DIR"]
+        self.assertEqual(aiter_probe.for_installed_aiter(), (None, NO_FOLDER))
+
+    def test_relative_folder(self):
+        # Relative, it would be another folder in each working directory.
+        self.tree()
+        os.environ["AITER_PROBE_MANIFEST_DIR"] = "rel"
+        self.assertIsNone(aiter_probe.default_manifest_path("/"))
+        self.assertEqual(aiter_probe.for_installed_aiter(), (
+            None, "AITER_PROBE_MANIFEST_DIR must be an absolute path, not 'rel'"))
+
+    @unittest.skipUnless(HAVE_AP, NEEDS_AP)
+    def test_saved_through_a_linked_home(self):
+        root = self.tree()
+        del os.environ["AITER_PROBE_MANIFEST_DIR"]
+        real = os.path.join(self.dir, "real-home")
+        os.mkdir(real)
+        os.environ["HOME"] = os.path.join(self.dir, "home")
+        os.symlink(real, os.environ["HOME"])
+        path = self.scan(root, "--save")
+        m, why = aiter_probe.for_installed_aiter()
+        self.assertEqual((m and m.path, why), (path, None))
+
+    def test_no_manifest(self):
+        root = self.tree()
+        path = aiter_probe.default_manifest_path(os.path.realpath(root))
+        self.assertEqual(aiter_probe.for_installed_aiter(),
+                         (None, "no manifest at %s: run 'aiter-probe scan --save'" % path))
+
+    @unittest.skipUnless(HAVE_AP, NEEDS_AP)
+    def test_fresh_then_stale(self):
+        root = self.tree()
+        path = self.scan(root, "--save")
+        m, why = aiter_probe.for_installed_aiter()
+        self.assertIsNone(why)
+        self.assertEqual((m.path, m.root), (path, os.path.realpath(root)))
+        with open(os.path.join(root, "aiter", "mla.py"), "a") as f:
+            f.write("# changed\n")
+        self.assertEqual(aiter_probe.for_installed_aiter(), (
+            None, "%s is stale: aiter/mla.py changed: run 'aiter-probe scan --save'" % path))
+
+    @unittest.skipUnless(HAVE_AP, NEEDS_AP)
+    def test_other_sources_are_another_aiter(self):
+        root = self.tree()
+        path = self.scan(root, "--save")
+        other = os.path.join(self.dir, "other-meta")
+        shutil.copytree(SAMPLE, other)
+        os.environ["AITER_META_DIR"] = other
+        self.assertEqual(aiter_probe.for_installed_aiter(), (
+            None, "%s was made for the AITER sources in %s, this interpreter's aiter builds "
+            "from %s" % (path, os.path.realpath(root), other)))
+        os.environ["AITER_META_DIR"] = root
+        m, why = aiter_probe.for_installed_aiter()
+        self.assertEqual((m and m.path, why), (path, None))
+
+    @unittest.skipUnless(HAVE_AP, NEEDS_AP)
+    def test_root_through_a_symlink(self):
+        root = self.tree("real")
+        sys.path.remove(root)
+        link = os.path.join(self.dir, "link")
+        os.symlink(root, link)
+        sys.path.insert(0, link)
+        importlib.invalidate_caches()
+        path = self.scan(link, "--save")
+        m, why = aiter_probe.for_installed_aiter()
+        self.assertEqual((m and m.path, why), (path, None))
+
+    @unittest.skipUnless(HAVE_AP, NEEDS_AP)
+    def test_named_by_environment(self):
+        other = self.tree("other")
+        sys.path.remove(other)
+        root = self.tree()
+        named = os.path.join(self.dir, "other.json")
+        self.scan(other, "-o", named)
+        os.environ["AITER_PROBE_MANIFEST"] = named
+        self.assertEqual(aiter_probe.for_installed_aiter(), (
+            None, "%s was made for %s, this interpreter imports aiter from %s"
+            % (named, os.path.realpath(other), os.path.realpath(root))))
+        self.scan(root, "-o", named)
+        m, why = aiter_probe.for_installed_aiter()
+        self.assertEqual((m and m.path, why), (named, None))
+        os.unlink(os.path.join(root, "aiter", "ops", "gradlib.py"))
+        self.assertEqual(aiter_probe.for_installed_aiter(), (
+            None, "%s is stale: aiter/ops/gradlib.py vanished: run 'aiter-probe scan -o %s'"
+            % (named, named)))
+        missing = os.path.join(self.dir, "nowhere.json")
+        os.environ["AITER_PROBE_MANIFEST"] = missing
+        self.assertEqual(aiter_probe.for_installed_aiter(), (
+            None, "no manifest at %s (AITER_PROBE_MANIFEST): run 'aiter-probe scan -o %s'"
+            % (missing, missing)))
+
+    def test_unreadable_manifest(self):
+        root = self.tree()
+        path = aiter_probe.default_manifest_path(os.path.realpath(root))
+        os.makedirs(self.saved)
+        with open(path, "w") as f:
+            f.write("{")
+        self.assertEqual(aiter_probe.for_installed_aiter(), (
+            None, "%s:1:2: Expecting property name enclosed in double quotes" % path))
+
+    def test_made_for_another_tree(self):
+        root = os.path.realpath(self.tree())
+        path = aiter_probe.default_manifest_path(root)
+        os.makedirs(self.saved)
+        shutil.copy(os.path.join(SRCDIR, "tests", "manifests", "good.json"), path)
+        self.assertEqual(aiter_probe.for_installed_aiter(), (
+            None, "%s was made for /opt/aiter, this interpreter imports aiter from %s"
+            % (path, root)))
+
+
+class LogCapture:
+    def __enter__(self):
+        self.stream = io.StringIO()
+        self.handler = logging.StreamHandler(self.stream)
+        logger = logging.getLogger("aiter_probe")
+        logger.addHandler(self.handler)
+        self.propagate, logger.propagate = logger.propagate, False
+        return self
+
+    def __exit__(self, *exc):
+        logger = logging.getLogger("aiter_probe")
+        logger.removeHandler(self.handler)
+        logger.propagate = self.propagate
+
+    def lines(self):
+        return self.stream.getvalue().splitlines()
+
+
+def quiet(reason):
+    """A Backend without a manifest whose log line is not printed."""
+    with LogCapture():
+        return Backend(None, reason)
+
+
+class ConservativeTest(unittest.TestCase):
+    def test_logged_once(self):
+        reason = "no manifest at /x/aiter-0.json: run 'aiter-probe scan --save'"
+        with LogCapture() as log:
+            Backend(None, reason)
+            Backend(None, reason)
+        self.assertEqual(log.lines(), [
+            "no AITER capability manifest, so every AITER decision takes the conservative "
+            "answer: no manifest at /x/aiter-0.json: run 'aiter-probe scan --save'"])
+
+    def test_answers(self):
+        b = quiet("test reason")
+        for name in ("native_h24", "native_h24_reducer", "native_h24_planner",
+                     "fp8_mla_prefill", "gluon_small_heads", "segmented_decode", "fused_moe_gate_mode",
+                     "dsv4_shared_expert", "topk_softmax_shared_experts", "hipb_mm",
+                     "qr_all_reduce_rmsnorm", "vllm_calls_bind"):
+            self.assertIs(getattr(b, name)(), False, name)
+        self.assertEqual(b.gluon_max_heads(), 16)
+        self.assertEqual(b.mla_decode_fwd_keywords(), frozenset())
+        self.assertEqual(b.reducer_cases(), frozenset())
+        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset({1, 4}))
+        self.assertEqual(b.ps_lse_qlens("gfx942"), frozenset())
+        self.assertEqual(b.why("native_h24"), "mla.decode.native_h24: no manifest (test reason)")
+        self.assertEqual(b.why("native_h24_reducer"),
+                         "mla.reduce.native_h24_d512: no manifest (test reason)")
+        self.assertEqual(b.why("gluon_max_heads"),
+                         "mla.gluon_decode.max_heads: no manifest (test reason)")
+        self.assertEqual(b.why("mla_decode_fwd_keywords"),
+                         "mla.decode_fwd.fp8_scales: no manifest (test reason); "
+                         "mla.decode_fwd.causal: no manifest (test reason); "
+                         "mla.decode_fwd.return_lse: no manifest (test reason)")
+        self.assertEqual(b.why("ps_lse_qlens"),
+                         "no rule reads the query lengths of gfx942's MLA ASM table")
+
+    def test_launch_heads_as_vllm_pads(self):
+        b = quiet("test reason")
+        self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
+        self.assertEqual(b.why("mla_launch_heads"),
+                         "24 heads launch as 32 (tile-slice), as vLLM pads: no manifest "
+                         "(test reason)")
+        self.assertEqual(b.mla_launch_heads(8), (16, "repeat-interleave"))
+        self.assertEqual(b.mla_launch_heads(12), (16, "tile-slice"))
+        self.assertEqual(b.mla_launch_heads(16), (16, "none"))
+        self.assertEqual(b.mla_launch_heads(144), (144, "none"))
+        self.assertEqual(b.mla_pad_index(8), [j // 2 for j in range(16)])
+        self.assertEqual(b.mla_unpad_index(8), list(range(0, 16, 2)))
+        self.assertEqual(b.mla_pad_index(24), list(range(24)) + list(range(8)))
+        self.assertEqual(b.mla_unpad_index(24), list(range(24)))
+        self.assertIsNone(b.mla_pad_index(32))
+        self.assertIsNone(b.mla_unpad_index(32))
+
+    def test_every_head_count_round_trips(self):
+        for b in (quiet("test reason"), Backend(golden("h24-native")),
+                  Backend(golden("h24-missing"))):
+            for h in range(1, 129):
+                launch, mode = b.mla_launch_heads(h)
+                pad, unpad = b.mla_pad_index(h), b.mla_unpad_index(h)
+                if mode == "none":
+                    self.assertEqual((launch, pad, unpad), (h, None, None))
+                    continue
+                self.assertEqual((len(pad), len(unpad)), (launch, h))
+                self.assertEqual([pad[i] for i in unpad], list(range(h)), (h, mode))
+                self.assertEqual(launch % 16, 0)
+
+    def test_refused_head_counts(self):
+        b = quiet("test reason")
+        for bad, error in ((0, ValueError), (129, ValueError), (-16, ValueError),
+                           (True, TypeError), (24.0, TypeError)):
+            with self.assertRaises(error):
+                b.mla_launch_heads(bad)
+        with self.assertRaisesRegex(ValueError, "MLA decode takes 1 to 128 heads or a multiple "
+                                    "of 16, not 129"):
+            b.mla_launch_heads(129)
+
+    def test_why(self):
+        b = quiet("test reason")
+        with self.assertRaisesRegex(KeyError, "no decision named 'frobnicate'"):
+            b.why("frobnicate")
+        with self.assertRaisesRegex(KeyError, "no decision named 'why'"):
+            b.why("why")
+        with self.assertRaisesRegex(KeyError, "decision 'mla_launch_heads' has not been asked"):
+            b.why("mla_launch_heads")
+
+
+class FromManifestTest(unittest.TestCase):
+    def test_native_h24_both_halves(self):
+        b = Backend(golden("h24-reducer-only"))
+        self.assertEqual((b.native_h24(), b.native_h24_reducer(), b.native_h24_planner()),
+                         (False, True, False))
+        path = b.manifest.path
+        self.assertEqual(b.why("native_h24_reducer"), "rule mla.reduce.native_h24_d512 matched "
+                         "at csrc/kernels/mla/reduce.cu:14")
+        self.assertEqual(b.why("native_h24_planner"),
+                         "rule mla.metadata.native_h24 did not match in "
+                         "csrc/kernels/mla/metadata/v1_2_device.cuh")
+        self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
+        self.assertEqual(b.why("mla_launch_heads"), "24 heads launch as 32 (tile-slice): "
+                         "plans.mla_heads of %s (not verified by a launch)" % path)
+        b = Backend(golden("h24-native"))
+        self.assertEqual((b.native_h24(), b.native_h24_reducer(), b.native_h24_planner()),
+                         (True, True, True))
+        self.assertEqual(b.mla_launch_heads(24), (24, "none"))
+        self.assertIsNone(b.mla_pad_index(24))
+
+    def test_reducer_cases(self):
+        b = Backend(golden("h24-native"))
+        self.assertEqual(b.reducer_cases(), frozenset({
+            (1, 128), (8, 512), (16, 512), (24, 512), (32, 512), (64, 64), (128, 512)}))
+        self.assertEqual(b.why("reducer_cases"),
+                         "rule mla.reduce.cases: 7 cases in csrc/kernels/mla/reduce.cu")
+        # Two flag combinations of one case count once.
+        self.assertEqual(Backend(golden("moved")).reducer_cases(),
+                         frozenset({(16, 512), (24, 512), (128, 128)}))
+
+    def test_a_pack_the_scan_lacked(self):
+        # Fixture scans hold the MLA pack; the other capabilities are there
+        # too, unsupported for want of files.
+        m = golden("h24-native")
+        del m.data["capabilities"]["aiter.hipb_mm"]
+        b = Backend(m)
+        self.assertIs(b.hipb_mm(), False)
+        self.assertEqual(b.why("hipb_mm"), "aiter.hipb_mm: not in %s (scanned without its "
+                         "pack)" % m.path)
+
+    def test_a_plan_row_that_is_no_padding(self):
+        # The reader refuses it, so a server starts without the manifest.
+        m = golden("h24-native")
+        for row in m.data["plans"]["mla_heads"]:
+            if row["heads"] == 24:
+                row.update(launch_heads=20, mode="tile-slice")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "m.json")
+            with open(path, "w") as f:
+                json.dump(m.data, f)
+            with self.assertRaises(aiter_probe.ManifestError) as cm:
+                aiter_probe.load(path)
+        self.assertEqual(str(cm.exception), "%s: 'plans.mla_heads[23]' must have launch_heads "
+                         "of at least heads (24), not 20" % path)
+        # A head count the plan lacks is padded as vLLM pads.
+        m = golden("h24-native")
+        m.data["plans"]["mla_heads"] = [r for r in m.data["plans"]["mla_heads"]
+                                        if r["heads"] != 5]
+        b = Backend(m)
+        self.assertEqual(b.mla_launch_heads(5), (16, "tile-slice"))
+        self.assertEqual(b.why("mla_launch_heads"), "5 heads launch as 16 (tile-slice), as "
+                         "vLLM pads: plans.mla_heads of %s has no row for 5 heads" % m.path)
+
+    def test_gluon_bound(self):
+        m = golden("h24-native")
+        b = Backend(m)
+        # No entry: nothing goes to Gluon (vLLM's 16 is for no manifest only).
+        self.assertEqual(b.gluon_max_heads(), 0)
+        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads is missing: "
+                         "none of the files exists: aiter/ops/triton/gluon/mla_gluon.py, "
+                         "aiter/ops/triton/gluon/mla_decode_gluon.py: no bound read, 0")
+        self.assertIs(b.gluon_small_heads(), False)
+        m.data["rules"]["mla.gluon_decode.max_heads"] = {
+            "status": "matched", "file": "aiter/ops/triton/gluon/mla_gluon.py",
+            "matches": [{"line": 9, "text": "assert nhead <= 8", "captures": {"heads": "8"}}]}
+        b = Backend(m)
+        self.assertEqual(b.gluon_max_heads(), 8)
+        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+                         "aiter/ops/triton/gluon/mla_gluon.py:9, bound 8")
+        # An entry whose body bounds nothing (only nhead in (64, 128), as on
+        # v0.1.14): vLLM's regex assumes 16 there and trips the assertion.
+        m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "0"
+        b = Backend(m)
+        self.assertEqual(b.gluon_max_heads(), 0)
+        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+                         "aiter/ops/triton/gluon/mla_gluon.py:9, bound 0")
+        # A digit that int() refuses is no bound either, not a crash at start.
+        m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "\u00b2"
+        b = Backend(m)
+        self.assertEqual(b.gluon_max_heads(), 0)
+        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+                         "aiter/ops/triton/gluon/mla_gluon.py:9: no bound read, 0")
+
+    def test_lse_qlens_the_table_cannot_give(self):
+        m = golden("h24-native")
+        rule = "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"
+        # A table without the lse column (v0.1.10.post1 to v0.1.11.post1):
+        # no LSE kernel, where vLLM's constant claims 1 and 4.
+        m.data["rules"][rule] = {
+            "status": "error", "file": "hsa/gfx950/mla/mla_asm.csv", "matches": [],
+            "reason": "the table has no column 'lse'"}
+        b = Backend(m)
+        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
+        self.assertEqual(b.why("ps_lse_qlens"), "rule %s is error: the table has no column "
+                         "'lse': no query length" % rule)
+        m.data["rules"][rule] = {
+            "status": "matched", "file": "hsa/gfx950/mla/mla_asm.csv",
+            "matches": [{"line": 2, "text": "x", "captures": {"qlen": "four"}}]}
+        b = Backend(m)
+        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
+        self.assertEqual(b.why("ps_lse_qlens"), "rule %s matched at hsa/gfx950/mla/mla_asm.csv:2: "
+                         "a qlen that is not a number: no query length" % rule)
+
+
+@unittest.skipUnless(HAVE_AP, NEEDS_AP)
+class SampleTest(Env):
+    """Every decision on the sample tree, through for_this_process."""
+
+    def test_decisions(self):
+        root = self.tree()
+        self.scan(root, "--save")
+        b = for_this_process()
+        self.assertIsNone(b.reason)
+        got = {name: getattr(b, name)() for name in (
+            "native_h24", "native_h24_reducer", "native_h24_planner", "fp8_mla_prefill",
+            "gluon_small_heads", "gluon_max_heads", "segmented_decode", "mla_decode_fwd_keywords",
+            "fused_moe_gate_mode", "dsv4_shared_expert", "topk_softmax_shared_experts",
+            "hipb_mm", "qr_all_reduce_rmsnorm", "reducer_cases", "vllm_calls_bind")}
+        self.assertEqual(got, {
+            "native_h24": True, "native_h24_reducer": True, "native_h24_planner": True,
+            "fp8_mla_prefill": False, "gluon_small_heads": True, "gluon_max_heads": 16,
+            "segmented_decode": False,
+            "mla_decode_fwd_keywords": frozenset({"q_scale", "kv_scale", "return_lse"}),
+            "fused_moe_gate_mode": False, "dsv4_shared_expert": False,
+            "topk_softmax_shared_experts": True, "hipb_mm": True,
+            "qr_all_reduce_rmsnorm": False,
+            "reducer_cases": frozenset({(16, 128), (16, 512), (24, 512), (32, 512),
+                                        (64, 512), (128, 512)}),
+            "vllm_calls_bind": False})
+        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset({4}))
+        self.assertEqual(b.why("ps_lse_qlens"), "rule mla.asm.gfx950.bf16_gqa16_ps_lse_qlens "
+                         "matched at hsa/gfx950/mla/mla_asm.csv:2")
+        self.assertEqual(b.why("hipb_mm"), "aiter.hipb_mm supported: rule export.hipb_mm "
+                         "matched in aiter/ops/gradlib.py")
+        self.assertEqual(b.why("segmented_decode"), "mla.segmented_decode not supported: "
+                         "unknown, so unsupported: rule mla.triton_decode_fwd.binds_segmented: "
+                         "no such file: aiter/ops/triton/attention/mla.py")
+        self.assertEqual(b.mla_launch_heads(24), (24, "none"))
+
+    def test_without_a_manifest(self):
+        root = self.tree()
+        path = aiter_probe.default_manifest_path(os.path.realpath(root))
+        with LogCapture() as log:
+            b = for_this_process()
+        self.assertEqual(b.reason, "no manifest at %s: run 'aiter-probe scan --save'" % path)
+        self.assertEqual(log.lines(), ["no AITER capability manifest, so every AITER decision "
+                                       "takes the conservative answer: " + b.reason])
+        self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
