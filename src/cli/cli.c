@@ -17,6 +17,7 @@
 #include "core/manifest-read.h"
 #include "engine/manifest.h"
 #include "engine/rules.h"
+#include "engine/scan.h"
 #include "core/text.h"
 #include "core/verify.h"
 
@@ -139,51 +140,12 @@ int ap_cli_unexpected(const struct ap_cmd *cmd, const char *arg)
 	return ap_cli_usage_error(cmd, "unexpected argument '%s'", arg);
 }
 
-static int load_one(ap_ruleset *rs, const char *path)
-{
-	if (ap_ruleset_load_path(rs, path) < 0)
-		return ap_cli_fail("%s", ap_error_last());
-	return AP_EXIT_OK;
-}
 
 int ap_cli_load_rules(struct ap_ruleset **out, char *const *extra, size_t nextra, int no_defaults)
 {
-	const char *env = getenv("AITER_PROBE_DATADIR");
-	const char *datadir = env != NULL && *env != '\0' ? env : AP_PKGDATADIR;
-	static const char *const packs[] = {"rules", "probes"};
-	ap_ruleset *rs;
-	size_t i;
-	int found = 0;
-
-	ap_ruleset_new(&rs);
-	for (i = 0; !no_defaults && i < sizeof packs / sizeof packs[0]; i++) {
-		char *dir = ap_xasprintf("%s/%s", datadir, packs[i]);
-		int rc = AP_EXIT_OK;
-		if (ap_is_folder(dir)) {
-			found = 1;
-			rc = load_one(rs, dir);
-		}
-		free(dir);
-		if (rc != AP_EXIT_OK)
-			goto fail;
-	}
-	if (!no_defaults && !found && nextra == 0) {
-		ap_cli_fail("no rule packs in %s (set AITER_PROBE_DATADIR, or pass --rules PATH)",
-		            datadir);
-		goto fail;
-	}
-	for (i = 0; i < nextra; i++)
-		if (load_one(rs, extra[i]) != AP_EXIT_OK)
-			goto fail;
-	if (ap_ruleset_finish(rs) < 0) {
-		ap_cli_fail("%s", ap_error_last());
-		goto fail;
-	}
-	*out = rs;
+	if (ap_scan_load_rules(out, (const char *const *)extra, nextra, no_defaults) < 0)
+		return ap_cli_fail("%s", ap_error_last());
 	return AP_EXIT_OK;
-fail:
-	ap_ruleset_free(rs);
-	return AP_EXIT_ERROR;
 }
 
 int ap_cli_format_is_json(const struct ap_cmd *cmd, const char *format)
@@ -200,6 +162,116 @@ void ap_cli_print_json(const json_t *doc)
 {
 	json_dumpf(doc, stdout, AP_MANIFEST_JSON_FLAGS);
 	fputc('\n', stdout);
+}
+
+static int parse_positive(const struct ap_cmd *cmd, const char *name, const char *text,
+                          double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno != 0 || end == text || *end != '\0' || !(v > 0)) {
+		ap_cli_usage_error(cmd, "option '%s' needs a positive number, not '%s'", name, text);
+		return -1;
+	}
+	*out = v;
+	return 1;
+}
+
+/* A whole number of bytes: a fraction or an exponent would be truncated into
+ * another cap than the one asked for. */
+static int parse_bytes(const struct ap_cmd *cmd, const char *name, const char *text, size_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || errno != 0 || *end != '\0' || v == 0 ||
+	    v > AP_SCAN_MAX_FILE_SIZE_LIMIT) {
+		ap_cli_usage_error(cmd,
+		                   "option '%s' needs a whole number of bytes from 1 to %zu, not '%s'",
+		                   name, AP_SCAN_MAX_FILE_SIZE_LIMIT, text);
+		return -1;
+	}
+	*out = (size_t)v;
+	return 1;
+}
+
+int ap_scan_cli_option(const struct ap_cmd *cmd, struct ap_scan_cli *o, int argc, char **argv,
+                       int *i)
+{
+	const char *v;
+	double number;
+	int r;
+
+	if ((r = ap_cli_value(cmd, "--aiter-root", argc, argv, i, &v)) != 0) {
+		o->aiter_root = v;
+		return r;
+	}
+	if ((r = ap_cli_value(cmd, "--rules", argc, argv, i, &v)) != 0) {
+		if (r > 0) {
+			o->rules = ap_xrealloc(o->rules, (o->nrules + 1) * sizeof *o->rules);
+			o->rules[o->nrules++] = (char *)v;
+		}
+		return r;
+	}
+	if ((r = ap_cli_value(cmd, "--devices", argc, argv, i, &v)) != 0) {
+		if (r > 0 && !ap_scan_devices_valid(v)) {
+			ap_cli_usage_error(cmd, "--devices takes 'all' or indices like 0,1, not '%s'", v);
+			return -1;
+		}
+		o->devices = v;
+		return r;
+	}
+	if ((r = ap_cli_value(cmd, "--launch-timeout", argc, argv, i, &v)) != 0) {
+		if (r > 0 && (r = parse_positive(cmd, "--launch-timeout", v, &number)) > 0)
+			o->launch_timeout = number;
+		return r;
+	}
+	if ((r = ap_cli_value(cmd, "--max-file-size", argc, argv, i, &v)) != 0) {
+		if (r > 0)
+			r = parse_bytes(cmd, "--max-file-size", v, &o->max_file_size);
+		return r;
+	}
+	if (strcmp(argv[*i], "--no-default-rules") == 0) {
+		o->no_default_rules = 1;
+		return 1;
+	}
+	if (strcmp(argv[*i], "--no-launch") == 0) {
+		o->no_launch = 1;
+		return 1;
+	}
+	return 0;
+}
+
+void ap_scan_cli_free(struct ap_scan_cli *o)
+{
+	free(o->rules);
+	o->rules = NULL;
+	o->nrules = 0;
+}
+
+
+int ap_scan_cli_run(const struct ap_scan_cli *o, ap_ruleset **rs, json_t **manifest)
+{
+	const ap_scan_request req = {
+		.aiter_root = o->aiter_root,
+		.rules = (const char *const *)o->rules,
+		.nrules = o->nrules,
+		.no_default_rules = o->no_default_rules,
+		.no_launch = o->no_launch,
+		.devices = o->devices,
+		.launch_timeout = o->launch_timeout,
+		.max_file_size = o->max_file_size,
+		.host = o->host,
+	};
+
+	if (ap_scan_tree(&req, rs, manifest) < 0)
+		return ap_cli_fail("%s", ap_error_last());
+	return AP_EXIT_OK;
 }
 
 int ap_scan_cli_reads_tree(const struct ap_scan_cli *o)

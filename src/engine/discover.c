@@ -25,9 +25,9 @@ static const char find_aiter_py[] =
 	"    print(s.submodule_search_locations[0] if s.submodule_search_locations else s.origin)\n";
 
 /* The Python that locates the package; messages name the same one. */
-static const char *python_name(void)
+static const char *python_name(const char *given)
 {
-	const char *python = getenv("AITER_PROBE_PYTHON");
+	const char *python = given != NULL ? given : getenv("AITER_PROBE_PYTHON");
 	return python != NULL && *python != '\0' ? python : "python3";
 }
 
@@ -37,9 +37,9 @@ static const char *python_name(void)
 
 /* Runs python and returns the package folder it printed, "" when aiter is not
  * installed, or NULL (message set) when python cannot be run. */
-static char *locate_package(void)
+static char *locate_package(const char *python)
 {
-	char *argv[] = {(char *)python_name(), "-c", (char *)find_aiter_py, NULL};
+	char *argv[] = {(char *)python_name(python), "-c", (char *)find_aiter_py, NULL};
 	ap_child c;
 	char *found = NULL;
 	int rc = ap_child_start(&c, argv, FIND_TIMEOUT_S);
@@ -65,9 +65,9 @@ static char *locate_package(void)
 
 /* The folder holding the installed aiter package ("" when it is not
  * installed), or NULL with a message; *pkg_out the package's folder. */
-static char *package_parent(char **pkg_out)
+static char *package_parent(const char *python, char **pkg_out)
 {
-	char *pkg = locate_package();
+	char *pkg = locate_package(python);
 	char *parent, *slash;
 
 	*pkg_out = pkg;
@@ -96,7 +96,7 @@ static int refuse(ap_tree_location *loc, char *pkg)
 	return AP_EINPUT;
 }
 
-int ap_discover_tree(const char *flag_root, ap_tree_location *loc)
+int ap_discover_tree(const char *flag_root, const char *python, ap_tree_location *loc)
 {
 	const char *env = getenv("AITER_META_DIR");
 	char *pkg = NULL;
@@ -108,7 +108,7 @@ int ap_discover_tree(const char *flag_root, ap_tree_location *loc)
 		loc->root = ap_xstrdup(flag_root);
 		loc->how = ap_xstrdup("--aiter-root");
 	} else {
-		loc->root = package_parent(&pkg);
+		loc->root = package_parent(python, &pkg);
 		if (loc->root == NULL)
 			return AP_EINPUT;
 		if (*pkg != '\0') {
@@ -121,7 +121,7 @@ int ap_discover_tree(const char *flag_root, ap_tree_location *loc)
 		} else {
 			ap_error_set("no AITER tree given: use --aiter-root DIR or set AITER_META_DIR "
 			             "(the aiter Python package is not installed for %s)",
-			             python_name());
+			             python_name(python));
 			return refuse(loc, pkg);
 		}
 	}

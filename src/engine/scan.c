@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/ap-error.h"
+#include "core/ap-util.h"
+#include "core/text.h"
+#include "engine/discover.h"
+#include "engine/evaluate.h"
+#include "engine/launch.h"
+#include "engine/manifest.h"
+#include "engine/reader.h"
+#include "engine/rules.h"
+#include "engine/scan.h"
+
+bool ap_scan_devices_valid(const char *list)
+{
+	const char *p = list;
+
+	if (strcmp(list, "all") == 0)
+		return true;
+	for (;;) {
+		if (*p < '0' || *p > '9')
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (*p == '\0')
+			return true;
+		if (*p++ != ',')
+			return false;
+	}
+}
+
+int ap_scan_load_rules(ap_ruleset **out, const char *const *extra, size_t nextra,
+                       bool no_defaults)
+{
+	const char *env = getenv("AITER_PROBE_DATADIR");
+	const char *datadir = env != NULL && *env != '\0' ? env : AP_PKGDATADIR;
+	static const char *const packs[] = {"rules", "probes"};
+	ap_ruleset *rs;
+	size_t i;
+	int rc = 0;
+	bool found = false;
+
+	*out = NULL;
+	ap_ruleset_new(&rs);
+	for (i = 0; !no_defaults && rc == 0 && i < sizeof packs / sizeof packs[0]; i++) {
+		char *dir = ap_xasprintf("%s/%s", datadir, packs[i]);
+		if (ap_is_folder(dir)) {
+			found = true;
+			rc = ap_ruleset_load_path(rs, dir);
+		}
+		free(dir);
+	}
+	if (rc == 0 && !no_defaults && !found && nextra == 0) {
+		ap_error_set("no rule packs in %s (set AITER_PROBE_DATADIR, or pass --rules PATH)",
+		             datadir);
+		rc = AP_EINPUT;
+	}
+	for (i = 0; rc == 0 && i < nextra; i++)
+		rc = ap_ruleset_load_path(rs, extra[i]);
+	if (rc == 0)
+		rc = ap_ruleset_finish(rs);
+	if (rc < 0) {
+		ap_ruleset_free(rs);
+		return rc;
+	}
+	*out = rs;
+	return 0;
+}
+
+/* A request from the C API has not been through the command line's checks. */
+static int check_request(const ap_scan_request *req)
+{
+	if (req->devices != NULL && !ap_scan_devices_valid(req->devices))
+		ap_error_set("devices takes 'all' or indices like 0,1, not '%s'", req->devices);
+	else if (req->host != NULL &&
+	         (req->host[0] == '\0' || strlen(req->host) > AP_MANIFEST_HOST_MAX))
+		ap_error_set("the host needs a name of 1 to %d bytes", AP_MANIFEST_HOST_MAX);
+	else if (req->max_file_size > AP_SCAN_MAX_FILE_SIZE_LIMIT)
+		ap_error_set("the largest file size is %zu bytes, not %zu",
+		             AP_SCAN_MAX_FILE_SIZE_LIMIT, req->max_file_size);
+	else if (!(req->launch_timeout >= 0))
+		ap_error_set("the launch time limit must be positive");
+	else
+		return 0;
+	return AP_EINPUT;
+}
+
+/* Keeps the devices the request names; an index that does not exist is an
+ * error. */
+static json_t *select_devices(json_t *all, const char *list, char **reason)
+{
+	json_t *chosen;
+	const char *p = list;
+
+	if (list == NULL || strcmp(list, "all") == 0)
+		return json_incref(all);
+	chosen = json_array();
+	while (*p != '\0') {
+		long want = strtol(p, (char **)&p, 10);
+		json_t *dev;
+		size_t i;
+		int found = 0;
+
+		json_array_foreach(all, i, dev) {
+			if (json_integer_value(json_object_get(dev, "index")) == want) {
+				json_array_append(chosen, dev);
+				found = 1;
+			}
+		}
+		if (!found) {
+			json_decref(chosen);
+			*reason = ap_xasprintf("--devices names GPU %ld, but %zu GPU(s) were found%s%s",
+			                       want, json_array_size(all), *reason ? ": " : "",
+			                       *reason ? *reason : "");
+			return NULL;
+		}
+		if (*p == ',')
+			p++;
+	}
+	return chosen;
+}
+
+/* Whether any path the rules asked for was there. None, with the shipped
+ * packs among the rules, means the folder is no AITER tree (the package
+ * folder itself, an empty one), whose manifest would only say "unsupported"
+ * everywhere; what a pack of one's own finds missing is its own answer. */
+static bool found_any(const json_t *inputs)
+{
+	const json_t *input;
+	size_t i;
+
+	json_array_foreach(inputs, i, input) {
+		const char *seen = json_string_value(json_object_get(input, "seen"));
+		if (seen == NULL || strcmp(seen, "absent") != 0)
+			return true;
+	}
+	return false;
+}
+
+static int not_a_tree(const ap_aiter_info *info, size_t asked)
+{
+	char *root = ap_terminal_text(info->root, strlen(info->root));
+	char *meta = ap_terminal_text(info->meta, strlen(info->meta));
+
+	if (strcmp(info->root, info->meta) == 0)
+		ap_error_set("%s is not an AITER tree: none of the %zu paths the rules read is there "
+		             "(the root is the folder that holds the aiter package, or a checkout)",
+		             root, asked);
+	else
+		ap_error_set("%s (meta folder %s) is not an AITER tree: none of the %zu paths the "
+		             "rules read is there", root, meta, asked);
+	free(root);
+	free(meta);
+	return AP_EINPUT;
+}
+
+static int build_manifest(const ap_scan_request *req, ap_ruleset *rs, ap_reader *r,
+                          json_t **manifest)
+{
+	ap_launch_opts lopts = {
+		.devices = req->devices,
+		.timeout_s = req->launch_timeout,
+		.inject = getenv("AITER_PROBE_LAUNCH_INJECT"),
+	};
+	ap_scan_launch launch = {.opts = &lopts};
+	ap_aiter_info info = {.root = ap_reader_root(r), .meta = ap_reader_meta(r)};
+	char *reason = NULL, *version, *commit;
+	int rc = 0;
+	json_t *all = json_array(), *devs, *inputs;
+	ap_scan *scan;
+
+	if (req->no_launch) {
+		launch.skip_reason = "launches disabled (--no-launch)";
+	} else {
+		json_decref(all);
+		all = ap_launch_devices(&lopts, &reason);
+		if (json_array_size(all) == 0)
+			launch.skip_reason = reason;
+	}
+	/* Without launches no GPU is looked for, so the request picks none. */
+	devs = req->no_launch ? json_incref(all) : select_devices(all, req->devices, &reason);
+	if (devs == NULL) {
+		ap_error_set("%s", reason);
+		rc = AP_EINPUT;
+		free(reason);
+		json_decref(all);
+		return rc;
+	}
+	launch.devs = devs;
+	ap_scan_run(&scan, rs, r, &launch);
+	version = ap_aiter_version(r);
+	commit = ap_discover_git_commit(info.root);
+	info.version = version;
+	info.git_commit = commit;
+	*manifest = ap_manifest_build(scan, r, &info, all, req->host);
+	ap_scan_free(scan);
+	inputs = json_object_get(*manifest, "inputs");
+	if (!req->no_default_rules && json_array_size(inputs) > 0 && !found_any(inputs)) {
+		rc = not_a_tree(&info, json_array_size(inputs));
+		json_decref(*manifest);
+		*manifest = NULL;
+	}
+	free(version);
+	free(commit);
+	free(reason);
+	json_decref(devs);
+	json_decref(all);
+	return rc;
+}
+
+int ap_scan_tree(const ap_scan_request *req, ap_ruleset **rs, json_t **manifest)
+{
+	ap_reader *r = NULL;
+	ap_tree_location loc;
+	const char *epoch = getenv("SOURCE_DATE_EPOCH");
+	time_t when;
+	int rc;
+
+	*manifest = NULL;
+	if ((rc = check_request(req)) < 0)
+		return rc;
+	/* Before the scan: a bad value would otherwise surface as a wrong
+	 * "generated" only after all the work. */
+	if (ap_manifest_source_date(epoch, &when) < 0) {
+		ap_error_set("SOURCE_DATE_EPOCH must be a whole number of seconds from 0 to %llu, "
+		             "not '%s'", AP_SOURCE_DATE_MAX, epoch);
+		return AP_EINPUT;
+	}
+	if ((rc = ap_discover_tree(req->aiter_root, req->python, &loc)) < 0)
+		return rc;
+	if ((rc = ap_reader_new_fs(&r, loc.root, loc.meta,
+	                           req->max_file_size ? req->max_file_size
+	                                              : AP_READER_DEFAULT_MAX_BYTES)) < 0) {
+		ap_error_prefix("AITER root from %s", loc.how);
+		goto out;
+	}
+	if (*rs == NULL)
+		rc = ap_scan_load_rules(rs, req->rules, req->nrules, req->no_default_rules);
+	if (rc == 0)
+		rc = build_manifest(req, *rs, r, manifest);
+out:
+	ap_reader_free(r);
+	ap_discover_free(&loc);
+	return rc;
+}
