@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* aiter-probe: read capability manifests from C and C++.
+/* aiter-probe: scan an AITER tree, and read capability manifests, from C
+ * and C++.
  *
  *	aiter_probe_manifest *m;
  *	if (aiter_probe_manifest_open(&m, "manifest.json", AITER_PROBE_VERIFY_FRESH) != 0) {
@@ -9,6 +10,12 @@
  *	if (aiter_probe_manifest_supported(m, "mla.decode.native_h24") == 1)
  *		...
  *	aiter_probe_manifest_free(m);
+ *
+ * or, with no manifest on disk, scan the tree in process (aiter_probe_scan):
+ *
+ *	aiter_probe_scan_options o = AITER_PROBE_SCAN_OPTIONS_INIT;
+ *	o.aiter_root = "/opt/venv/lib/python3.12/site-packages";
+ *	if (aiter_probe_scan(&m, &o) != 0) ...
  *
  * Conventions, the same for every function:
  * - A function returning int returns AITER_PROBE_OK (0) on success, or 1/0
@@ -180,6 +187,58 @@ int aiter_probe_manifest_default_path(const char *aiter_root, char **path);
  * aiter_root), or the manifest's own error. */
 int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_root,
                                   const char **reason);
+
+/* --- Scanning a tree: the whole scan of `aiter-probe scan`, in process --- */
+
+/* What a scan reads and does. Initialise with AITER_PROBE_SCAN_OPTIONS_INIT
+ * (every field its default), then set what differs; a later version of the
+ * library reads only the fields of the version given. */
+#define AITER_PROBE_SCAN_OPTIONS_VERSION 1
+typedef struct aiter_probe_scan_options {
+	unsigned int version; /* AITER_PROBE_SCAN_OPTIONS_VERSION */
+	/* The folder holding the aiter package (site-packages, or a checkout);
+	 * NULL: found as AITER finds itself, by `python`'s find_spec (which does
+	 * not import it), else $AITER_META_DIR. */
+	const char *aiter_root;
+	/* The interpreter that will import AITER; NULL: $AITER_PROBE_PYTHON,
+	 * else python3 on PATH. Run only when aiter_root is NULL. */
+	const char *python;
+	/* Rule packs (files or folders) loaded after the installed ones. */
+	const char *const *rule_paths;
+	size_t rule_path_count;
+	int no_default_rules; /* nonzero: only rule_paths */
+	/* Nonzero: cross-check capabilities on the GPUs (one child process per
+	 * GPU, each under launch_timeout); 0, the default: static answers only,
+	 * as `scan --no-launch`. */
+	int launch;
+	const char *devices;   /* with launch: NULL or "all", else indices "0,2" */
+	double launch_timeout; /* seconds per launch; 0: 120 */
+	size_t max_file_size;  /* bytes; a larger file makes its rules `error`; 0: 16 MiB */
+	const char *host;      /* the manifest's "host"; NULL: this machine's host name */
+} aiter_probe_scan_options;
+#define AITER_PROBE_SCAN_OPTIONS_INIT {AITER_PROBE_SCAN_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, \
+                                       NULL, 0, 0, NULL}
+
+/* Scans the tree opts describes (NULL: every default) into *out, a manifest
+ * like the one `aiter-probe scan` writes, whose accessors above all work on
+ * it. The packs are the installed ones ($AITER_PROBE_DATADIR overrides where
+ * they are). Prints nothing. Returns AITER_PROBE_OK, or AITER_PROBE_INVALID
+ * (out NULL, or opts of an unknown version) or AITER_PROBE_ERROR with *out
+ * NULL and aiter_probe_last_error() saying why, with the words the command
+ * prints: "/x is not an AITER tree: none of the 15 paths the rules read is
+ * there (...)", "rules/a.yaml:4:9: unknown key 'fiel'", "no AITER tree given:
+ * use --aiter-root DIR or set AITER_META_DIR (...)". */
+int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options *opts);
+
+/* The manifest as JSON text, exactly as `aiter-probe scan -o` writes it
+ * (indented, ASCII, newline-terminated): malloc'd, free() it; NULL on
+ * failure. */
+char *aiter_probe_manifest_json(const aiter_probe_manifest *m);
+
+/* Writes the manifest to path atomically (a temporary file in the same
+ * folder, then a rename), as `aiter-probe scan -o` does; only a regular file
+ * may stand at path. Returns AITER_PROBE_OK or AITER_PROBE_ERROR. */
+int aiter_probe_manifest_write(const aiter_probe_manifest *m, const char *path);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "aiter-probe.h"
+#include "capi/capi.h"
 #include "core/ap-error.h"
 #include "core/ap-util.h"
 #include "core/manifest-path.h"
@@ -71,8 +72,7 @@ static ids ids_of(const json_t *object)
 	return all;
 }
 
-/* Takes doc over. */
-static aiter_probe_manifest *manifest_new(json_t *doc)
+aiter_probe_manifest *ap_capi_manifest_new(json_t *doc)
 {
 	aiter_probe_manifest *m = ap_xmalloc(sizeof *m);
 
@@ -80,6 +80,11 @@ static aiter_probe_manifest *manifest_new(json_t *doc)
 	m->capabilities = ids_of(json_object_get(doc, "capabilities"));
 	m->rules = ids_of(json_object_get(doc, "rules"));
 	return m;
+}
+
+const json_t *ap_capi_manifest_doc(const aiter_probe_manifest *m)
+{
+	return m->doc;
 }
 
 int aiter_probe_manifest_open(aiter_probe_manifest **out, const char *path, unsigned flags)
@@ -104,7 +109,7 @@ int aiter_probe_manifest_open(aiter_probe_manifest **out, const char *path, unsi
 			return rc;
 		}
 	}
-	*out = manifest_new(doc);
+	*out = ap_capi_manifest_new(doc);
 	return AITER_PROBE_OK;
 }
 
@@ -515,7 +520,7 @@ int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_
 		rc = accept_for_root(doc, path, real, redo);
 	}
 	if (rc == AITER_PROBE_OK) {
-		*out = manifest_new(doc);
+		*out = ap_capi_manifest_new(doc);
 		doc = NULL;
 	}
 	json_decref(doc);

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/* The scan in process (aiter_probe_scan), through the shared library's
+ * exported symbols only: the same manifest as the command's, and every
+ * refusal with its message. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "aiter-probe.h"
+
+#define FIXTURES AP_SRCDIR "/tests/fixtures/"
+
+static char tmp[] = "/tmp/ap-capi-scan-XXXXXX";
+
+static int setup(void **state)
+{
+	/* The installed packs are the source tree's; the manifest's date and
+	 * host are fixed, so that it can be compared byte for byte. */
+	setenv("AITER_PROBE_DATADIR", AP_SRCDIR, 1);
+	setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
+	unsetenv("AITER_META_DIR");
+	return mkdtemp(tmp) == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	char *cmd;
+
+	if (asprintf(&cmd, "rm -rf '%s'", tmp) < 0)
+		return -1;
+	(void)system(cmd);
+	free(cmd);
+	return 0;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *data = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&data, &len);
+	char buf[4096];
+	size_t n;
+
+	assert_non_null(f);
+	assert_non_null(mem);
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		fwrite(buf, 1, n, mem);
+	fclose(f);
+	fclose(mem);
+	return data;
+}
+
+static aiter_probe_manifest *scan_ok(const aiter_probe_scan_options *o)
+{
+	aiter_probe_manifest *m = NULL;
+
+	assert_int_equal(aiter_probe_scan(&m, o), AITER_PROBE_OK);
+	assert_non_null(m);
+	return m;
+}
+
+static void expect_scan_fails(const aiter_probe_scan_options *o, int code, const char *message)
+{
+	aiter_probe_manifest *m = (aiter_probe_manifest *)1;
+
+	assert_int_equal(aiter_probe_scan(&m, o), code);
+	assert_null(m);
+	assert_string_equal(aiter_probe_last_error(), message);
+}
+
+static void test_answers(void **state)
+{
+	aiter_probe_scan_options o = AITER_PROBE_SCAN_OPTIONS_INIT;
+	aiter_probe_manifest *native, *missing;
+	const char *status = NULL, *reason = NULL;
+	int launch_heads = 0;
+
+	o.aiter_root = FIXTURES "h24-native";
+	native = scan_ok(&o);
+	o.aiter_root = FIXTURES "h24-missing";
+	missing = scan_ok(&o);
+	assert_int_equal(aiter_probe_manifest_supported(native, "mla.decode.native_h24"), 1);
+	assert_int_equal(aiter_probe_manifest_supported(missing, "mla.decode.native_h24"), 0);
+	assert_int_equal(aiter_probe_manifest_mla_heads(native, 24, &launch_heads, NULL, NULL), 0);
+	assert_int_equal(launch_heads, 24);
+	assert_int_equal(aiter_probe_manifest_mla_heads(missing, 24, &launch_heads, NULL, NULL), 0);
+	assert_int_equal(launch_heads, 32);
+	/* launch is off unless asked for: static answers only. */
+	assert_int_equal(aiter_probe_manifest_capability_launch(native, "mla.decode.native_h24",
+	                                                        &status, &reason), 1);
+	assert_string_equal(status, "skipped");
+	assert_string_equal(reason, "launches disabled (--no-launch)");
+	aiter_probe_manifest_free(native);
+	aiter_probe_manifest_free(missing);
+}
+
+/* The manifest of the C API is the command's: one pipeline. */
+static void test_same_as_the_command(void **state)
+{
+	aiter_probe_scan_options o = AITER_PROBE_SCAN_OPTIONS_INIT;
+	aiter_probe_manifest *m;
+	char *cli_path, *api_path, *cmd, *cli, *api, *text;
+
+	o.aiter_root = FIXTURES "traps";
+	o.host = "node-7";
+	m = scan_ok(&o);
+	assert_true(asprintf(&cli_path, "%s/cli.json", tmp) > 0);
+	assert_true(asprintf(&api_path, "%s/api.json", tmp) > 0);
+	assert_true(asprintf(&cmd, "'%s/aiter-probe' scan --aiter-root '%s' --no-launch "
+	                     "--host node-7 -o '%s'", AP_BUILDDIR, o.aiter_root, cli_path) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(aiter_probe_manifest_write(m, api_path), AITER_PROBE_OK);
+	cli = slurp(cli_path);
+	api = slurp(api_path);
+	assert_string_equal(api, cli);
+	text = aiter_probe_manifest_json(m);
+	assert_non_null(text);
+	assert_string_equal(text, cli);
+	free(text);
+	free(cli);
+	free(api);
+	free(cmd);
+	free(cli_path);
+	free(api_path);
+	aiter_probe_manifest_free(m);
+}
+
+static void test_extra_packs(void **state)
+{
+	aiter_probe_scan_options o = AITER_PROBE_SCAN_OPTIONS_INIT;
+	const char *packs[1];
+	aiter_probe_manifest *m;
+	char *pack, *dir, *message;
+	FILE *f;
+
+	assert_true(asprintf(&dir, "%s/tree", tmp) > 0);
+	assert_true(asprintf(&pack, "%s/own.yaml", tmp) > 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	f = fopen(pack, "w");
+	assert_non_null(f);
+	fputs("rules:\n  - id: own.readme\n    file: README\n    literal: \"x\"\n", f);
+	fclose(f);
+	packs[0] = pack;
+	o.aiter_root = dir;
+	o.rule_paths = packs;
+	o.rule_path_count = 1;
+	o.no_default_rules = 1;
+	m = scan_ok(&o);
+	assert_int_equal(aiter_probe_manifest_rule_count(m), 1);
+	assert_string_equal(aiter_probe_manifest_rule_status(m, "own.readme"), "missing");
+	aiter_probe_manifest_free(m);
+
+	f = fopen(pack, "w");
+	assert_non_null(f);
+	fputs("rules:\n  - id: own.readme\n    fiel: README\n", f);
+	fclose(f);
+	m = (aiter_probe_manifest *)1;
+	assert_int_equal(aiter_probe_scan(&m, &o), AITER_PROBE_ERROR);
+	assert_null(m);
+	assert_true(asprintf(&message, "%s:3:5: unknown key 'fiel' in rule (allowed: ", pack) > 0);
+	assert_memory_equal(aiter_probe_last_error(), message, strlen(message));
+	free(message);
+	free(pack);
+	free(dir);
+}
+
+static void test_refusals(void **state)
+{
+	aiter_probe_scan_options o = AITER_PROBE_SCAN_OPTIONS_INIT;
+	char *empty, *message;
+
+	assert_int_equal(aiter_probe_scan(NULL, &o), AITER_PROBE_INVALID);
+	assert_string_equal(aiter_probe_last_error(), "aiter_probe_scan: out is NULL");
+
+	o.version = 99;
+	expect_scan_fails(&o, AITER_PROBE_INVALID,
+	                  "aiter_probe_scan: options of version 99, this library knows version 1");
+	o.version = AITER_PROBE_SCAN_OPTIONS_VERSION;
+
+	o.rule_path_count = 2;
+	expect_scan_fails(&o, AITER_PROBE_INVALID,
+	                  "aiter_probe_scan: rule_paths is NULL with rule_path_count 2");
+	o.rule_path_count = 0;
+
+	assert_true(asprintf(&empty, "%s/empty", tmp) > 0);
+	assert_int_equal(mkdir(empty, 0755), 0);
+	o.aiter_root = empty;
+	assert_true(asprintf(&message, "%s is not an AITER tree: none of the 15 paths the rules "
+	                     "read is there (the root is the folder that holds the aiter package, "
+	                     "or a checkout)", empty) > 0);
+	expect_scan_fails(&o, AITER_PROBE_ERROR, message);
+	free(message);
+
+	o.aiter_root = FIXTURES "h24-native";
+	o.devices = "0;1";
+	o.launch = 1;
+	expect_scan_fails(&o, AITER_PROBE_ERROR,
+	                  "devices takes 'all' or indices like 0,1, not '0;1'");
+	o.devices = NULL;
+	o.launch = 0;
+	o.host = "";
+	expect_scan_fails(&o, AITER_PROBE_ERROR, "the host needs a name of 1 to 255 bytes");
+	o.host = NULL;
+	o.max_file_size = ((size_t)1 << 40) + 1;
+	expect_scan_fails(&o, AITER_PROBE_ERROR,
+	                  "the largest file size is 1099511627776 bytes, not 1099511627777");
+	o.max_file_size = 0;
+	o.launch_timeout = -1;
+	expect_scan_fails(&o, AITER_PROBE_ERROR, "the launch time limit must be positive");
+	free(empty);
+}
+
+static void test_serialise_refusals(void **state)
+{
+	aiter_probe_scan_options o = AITER_PROBE_SCAN_OPTIONS_INIT;
+	aiter_probe_manifest *m;
+	char *message;
+
+	assert_null(aiter_probe_manifest_json(NULL));
+	assert_string_equal(aiter_probe_last_error(), "aiter_probe_manifest_json: m is NULL");
+	o.aiter_root = FIXTURES "h24-native";
+	m = scan_ok(&o);
+	assert_int_equal(aiter_probe_manifest_write(m, NULL), AITER_PROBE_INVALID);
+	assert_string_equal(aiter_probe_last_error(), "aiter_probe_manifest_write: path is NULL");
+	/* A folder at the path is left as it is. */
+	assert_int_equal(aiter_probe_manifest_write(m, tmp), AITER_PROBE_ERROR);
+	assert_true(asprintf(&message, "cannot write the manifest to %s: not a regular file",
+	                     tmp) > 0);
+	assert_string_equal(aiter_probe_last_error(), message);
+	free(message);
+	aiter_probe_manifest_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_answers),
+		cmocka_unit_test(test_same_as_the_command),
+		cmocka_unit_test(test_extra_packs),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_serialise_refusals),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
