@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "engine/report/history.h"
+#include "engine/source-git.h"
 #include "tmptree.h"
 #include "engine/reader.h"
 

@@ -15,389 +15,8 @@
 #include "core/ap-util.h"
 #include "engine/evaluate.h"
 #include "engine/report/history.h"
+#include "engine/source-git.h"
 #include "engine/manifest.h"
-
-/* As many as Linux follows before ELOOP. */
-#define MAX_SYMLINK_HOPS 40
-/* PATH_MAX: a longer symlink target is no path. */
-#define SYMLINK_TARGET_MAX 4096
-
-/* Where a path leads in a tree. Together with the object id this decides
- * everything a rule can see of the path, so it keys the verdict cache. */
-typedef enum {
-	FOUND_MISSING,
-	FOUND_BLOB,
-	FOUND_FOLDER,
-	FOUND_SUBMODULE,
-	FOUND_IN_SUBMODULE,
-	FOUND_OUTSIDE,
-	FOUND_LOOP,
-} found_kind;
-
-typedef struct found {
-	found_kind kind;
-	git_oid oid; /* the blob, folder or submodule commit; zero otherwise */
-} found;
-
-static int git_fail(const char *what)
-{
-	const git_error *e = git_error_last();
-
-	ap_error_set("%s: %s", what, e && e->message ? e->message : "unknown libgit2 error");
-	return AP_EIO;
-}
-
-/* The target of a symlink entry, as a string. */
-static int read_link(char **out, git_repository *repo, const git_tree_entry *e)
-{
-	git_blob *blob;
-	git_odb *odb;
-	git_object_t type;
-	size_t size;
-	int rc;
-
-	/* A symlink's target is a path: a blob longer than any is not read. */
-	if (git_repository_odb(&odb, repo) < 0)
-		return git_fail("reading a symlink");
-	rc = git_odb_read_header(&size, &type, odb, git_tree_entry_id(e));
-	git_odb_free(odb);
-	if (rc < 0)
-		return git_fail("reading a symlink");
-	if (size > SYMLINK_TARGET_MAX) {
-		*out = NULL;
-		return 0;
-	}
-	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) < 0)
-		return git_fail("reading a symlink");
-	*out = ap_xstrndup(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
-	git_blob_free(blob);
-	return 0;
-}
-
-/* Follows rel from root the way the file system follows a path, symlinks
- * included (relative to the folder holding them), but never out of root. */
-static int resolve(found *out, git_repository *repo, const git_tree *root, const char *rel)
-{
-	git_tree **dirs = NULL; /* the folders walked into; root below them */
-	size_t ndirs = 0, dirs_cap = 0, pos = 0;
-	char *todo = ap_xstrdup(rel);
-	unsigned hops = 0;
-	int rc = 0;
-
-	memset(out, 0, sizeof *out);
-	for (;;) {
-		const git_tree *cur = ndirs ? dirs[ndirs - 1] : root;
-		const git_tree_entry *e;
-		size_t len;
-		char *name;
-
-		pos += strspn(todo + pos, "/");
-		if (todo[pos] == '\0') {
-			out->kind = FOUND_FOLDER;
-			git_oid_cpy(&out->oid, git_tree_id(cur));
-			break;
-		}
-		len = strcspn(todo + pos, "/");
-		name = todo + pos;
-		pos += len;
-		if (len == 1 && name[0] == '.')
-			continue;
-		if (len == 2 && name[0] == '.' && name[1] == '.') {
-			if (ndirs == 0) {
-				out->kind = FOUND_OUTSIDE;
-				break;
-			}
-			git_tree_free(dirs[--ndirs]);
-			continue;
-		}
-		name = ap_xstrndup(name, len);
-		e = git_tree_entry_byname(cur, name);
-		free(name);
-		if (e == NULL) {
-			out->kind = FOUND_MISSING;
-			break;
-		}
-		switch (git_tree_entry_filemode(e)) {
-		case GIT_FILEMODE_LINK: {
-			char *target, *rest;
-
-			if (++hops > MAX_SYMLINK_HOPS) {
-				out->kind = FOUND_LOOP;
-				goto done;
-			}
-			rc = read_link(&target, repo, e);
-			if (rc < 0)
-				goto done;
-			if (target == NULL) {
-				out->kind = FOUND_LOOP;
-				goto done;
-			}
-			if (target[0] == '/') {
-				free(target);
-				out->kind = FOUND_OUTSIDE;
-				goto done;
-			}
-			rest = ap_xasprintf("%s/%s", target, todo + pos);
-			free(target);
-			free(todo);
-			todo = rest;
-			pos = 0;
-			continue;
-		}
-		case GIT_FILEMODE_TREE:
-			ap_xgrow((void **)&dirs, &dirs_cap, ndirs + 1, sizeof *dirs);
-			if (git_tree_lookup(&dirs[ndirs], repo, git_tree_entry_id(e)) < 0) {
-				rc = git_fail("reading a folder");
-				goto done;
-			}
-			ndirs++;
-			continue;
-		case GIT_FILEMODE_COMMIT:
-			pos += strspn(todo + pos, "/");
-			out->kind = todo[pos] ? FOUND_IN_SUBMODULE : FOUND_SUBMODULE;
-			git_oid_cpy(&out->oid, git_tree_entry_id(e));
-			goto done;
-		default:
-			pos += strspn(todo + pos, "/");
-			if (todo[pos]) {
-				/* a file used as a folder */
-				out->kind = FOUND_MISSING;
-				goto done;
-			}
-			out->kind = FOUND_BLOB;
-			git_oid_cpy(&out->oid, git_tree_entry_id(e));
-			goto done;
-		}
-	}
-done:
-	while (ndirs)
-		git_tree_free(dirs[--ndirs]);
-	free(dirs);
-	free(todo);
-	return rc;
-}
-
-/* --- The git source ------------------------------------------------------ */
-
-typedef struct git_source {
-	git_repository *repo;
-	git_tree *tree;
-	ap_derived_cache *blobs; /* NULL, or blobs read by earlier readers */
-} git_source;
-
-/* A blob as read once: its bytes and digest, for the commits after. */
-struct blob {
-	char *data;
-	size_t len;
-	unsigned char sha256[AP_SHA256_SIZE];
-};
-
-static void blob_free(void *p)
-{
-	struct blob *b = p;
-
-	free(b->data);
-	free(b);
-}
-
-static ap_file_status read_blob_odb(git_source *src, const git_oid *oid, size_t max_bytes,
-                                    char **data, size_t *len, char **reason);
-
-/* Through the blob cache: a blob read for an earlier commit is copied, its
- * digest with it. */
-static ap_file_status read_blob(git_source *src, ap_file *file, const git_oid *oid,
-                                size_t max_bytes, char **data, size_t *len, char **reason)
-{
-	unsigned char key[1 + GIT_OID_RAWSZ] = {'b'};
-	struct blob *b;
-	ap_file_status st;
-
-	if (src->blobs == NULL)
-		return read_blob_odb(src, oid, max_bytes, data, len, reason);
-	memcpy(key + 1, oid->id, GIT_OID_RAWSZ);
-	b = ap_derived_cache_get(src->blobs, key, sizeof key);
-	if (b == NULL) {
-		st = read_blob_odb(src, oid, max_bytes, data, len, reason);
-		if (st != AP_FILE_OK)
-			return st;
-		b = ap_xcalloc(1, sizeof *b);
-		b->data = ap_xmalloc(*len + 1);
-		memcpy(b->data, *data, *len + 1);
-		b->len = *len;
-		ap_sha256_buf(*data, *len, b->sha256);
-		ap_derived_cache_put(src->blobs, key, sizeof key, b, blob_free);
-	} else {
-		*len = b->len;
-		*data = ap_xmalloc(b->len + 1);
-		memcpy(*data, b->data, b->len + 1);
-	}
-	memcpy(file->sha256, b->sha256, sizeof b->sha256);
-	file->hashed = true;
-	file->len = b->len;
-	return AP_FILE_OK;
-}
-
-static ap_file_status read_blob_odb(git_source *src, const git_oid *oid, size_t max_bytes,
-                                    char **data, size_t *len, char **reason)
-{
-	git_odb *odb;
-	git_blob *blob;
-	git_object_t type;
-	size_t size;
-	int rc;
-
-	if (git_repository_odb(&odb, src->repo) < 0)
-		goto fail;
-	rc = git_odb_read_header(&size, &type, odb, oid);
-	git_odb_free(odb);
-	if (rc < 0)
-		goto fail;
-	if (size > max_bytes) {
-		*reason = ap_xasprintf("larger than the %zu-byte cap (%zu bytes)", max_bytes, size);
-		return AP_FILE_ERROR;
-	}
-	if (git_blob_lookup(&blob, src->repo, oid) < 0)
-		goto fail;
-	*len = (size_t)git_blob_rawsize(blob);
-	*data = ap_xmalloc(*len + 1);
-	memcpy(*data, git_blob_rawcontent(blob), *len);
-	(*data)[*len] = '\0';
-	git_blob_free(blob);
-	return AP_FILE_OK;
-fail:
-	git_fail("reading a blob");
-	*reason = ap_xstrdup(ap_error_last());
-	return AP_FILE_ERROR;
-}
-
-/* A folder's listing as ap_list_under writes it: files and folders only. */
-static ap_file_status list_tree(git_source *src, const git_oid *oid, char **data, size_t *len,
-                                char **reason)
-{
-	git_tree *tree;
-	ap_buf out = AP_BUF_INIT;
-	char **names;
-	size_t n = 0, count;
-
-	if (git_tree_lookup(&tree, src->repo, oid) < 0) {
-		git_fail("reading a folder");
-		*reason = ap_xstrdup(ap_error_last());
-		return AP_FILE_ERROR;
-	}
-	count = git_tree_entrycount(tree);
-	if (count > AP_LISTING_MAX) {
-		git_tree_free(tree);
-		*reason = ap_xstrdup("more entries than a listing holds");
-		return AP_FILE_ERROR;
-	}
-	names = ap_xcalloc(count ? count : 1, sizeof *names);
-	for (size_t i = 0; i < count; i++) {
-		const git_tree_entry *e = git_tree_entry_byindex(tree, i);
-		git_filemode_t mode = git_tree_entry_filemode(e);
-
-		if (mode == GIT_FILEMODE_BLOB || mode == GIT_FILEMODE_BLOB_EXECUTABLE)
-			names[n++] = ap_xstrdup(git_tree_entry_name(e));
-		else if (mode == GIT_FILEMODE_TREE)
-			names[n++] = ap_xasprintf("%s/", git_tree_entry_name(e));
-	}
-	git_tree_free(tree);
-	qsort(names, n, sizeof *names, ap_cmp_strs);
-	for (size_t i = 0; i < n; i++) {
-		ap_buf_printf(&out, "%s\n", names[i]);
-		free(names[i]);
-	}
-	free(names);
-	*len = out.len;
-	*data = ap_buf_detach(&out);
-	return AP_FILE_OK;
-}
-
-static ap_file_status git_source_load(void *ctx, ap_file *file, size_t max_bytes, char **data,
-                                      size_t *len, char **reason)
-{
-	git_source *src = ctx;
-	bool listing = file->path[strlen(file->path) - 1] == '/';
-	found f;
-
-	if (resolve(&f, src->repo, src->tree, file->path) < 0) {
-		*reason = ap_xstrdup(ap_error_last());
-		return AP_FILE_ERROR;
-	}
-	if (listing && f.kind == FOUND_FOLDER)
-		return list_tree(src, &f.oid, data, len, reason);
-	if (listing && f.kind == FOUND_MISSING) {
-		*reason = ap_xstrdup("no such folder");
-		return AP_FILE_MISSING;
-	}
-	if (listing) {
-		*reason = ap_xstrdup("not a folder");
-		return AP_FILE_ERROR;
-	}
-	switch (f.kind) {
-	case FOUND_BLOB:
-		return read_blob(src, file, &f.oid, max_bytes, data, len, reason);
-	case FOUND_MISSING:
-		*reason = ap_xstrdup("no such file");
-		return AP_FILE_MISSING;
-	case FOUND_FOLDER:
-		*reason = ap_xstrdup("is a folder");
-		break;
-	case FOUND_SUBMODULE:
-		*reason = ap_xstrdup("is a submodule");
-		break;
-	case FOUND_IN_SUBMODULE:
-		*reason = ap_xstrdup("is inside a submodule");
-		break;
-	case FOUND_OUTSIDE:
-		*reason = ap_xstrdup("symlink resolves outside the AITER root");
-		break;
-	case FOUND_LOOP:
-		*reason = ap_xstrdup(strerror(ELOOP));
-		break;
-	}
-	return AP_FILE_ERROR;
-}
-
-static void git_source_free(void *ctx)
-{
-	git_source *src = ctx;
-
-	git_tree_free(src->tree);
-	free(src);
-}
-
-const ap_source_ops ap_git_source_ops = {
-	.load = git_source_load,
-	.free = git_source_free,
-};
-
-int ap_git_source_new(void **ctx, git_repository *repo, const git_tree *tree)
-{
-	git_source *src = ap_xcalloc(1, sizeof *src);
-
-	if (git_tree_dup(&src->tree, (git_tree *)tree) < 0) {
-		free(src);
-		return git_fail("keeping a tree");
-	}
-	src->repo = repo;
-	*ctx = src;
-	return 0;
-}
-
-int ap_reader_new_git(ap_reader **out, git_repository *repo, const git_tree *tree,
-                      const char *name, size_t max_bytes, ap_derived_cache *cache)
-{
-	void *ctx;
-	int rc = ap_git_source_new(&ctx, repo, tree);
-
-	if (rc < 0)
-		return rc;
-	((git_source *)ctx)->blobs = cache;
-	rc = ap_reader_new(out, &ap_git_source_ops, ctx, name, max_bytes);
-	if (rc == 0 && cache != NULL)
-		ap_reader_share(*out, cache);
-	return rc;
-}
 
 /* --- The walk ----------------------------------------------------------- */
 
@@ -468,9 +87,9 @@ static int files_key(history *h, git_tree *tree, size_t set, ap_buf *key)
 	key->len = 0;
 	ap_buf_append(key, &set, sizeof set);
 	for (size_t i = 0; i < ps->n; i++) {
-		found f;
+		ap_git_found f;
 		unsigned char kind;
-		int rc = resolve(&f, h->repo, tree, ps->paths[i]);
+		int rc = ap_git_resolve(&f, h->repo, tree, ps->paths[i]);
 
 		if (rc < 0)
 			return rc;
@@ -589,7 +208,7 @@ static int verdict_of(history *h, git_commit *commit, size_t hint, size_t *out)
 	if (*out != AP_MAP_ABSENT)
 		return 0;
 	if (git_commit_tree(&tree, commit) < 0)
-		return git_fail("reading a commit's tree");
+		return ap_git_fail("reading a commit's tree");
 	if (hint != AP_MAP_ABSENT)
 		sets[0] = h->verdicts[hint].set;
 	if (h->nverdicts > 0 && h->verdicts[h->nverdicts - 1].set != sets[0])
@@ -700,10 +319,10 @@ static int hide_merge_bases(git_revwalk *walk, git_repository *repo, const git_o
 	if (rc == GIT_ENOTFOUND) /* unrelated histories: nothing in common */
 		return 0;
 	if (rc < 0)
-		return git_fail("finding the merge base");
+		return ap_git_fail("finding the merge base");
 	for (i = 0; rc == 0 && i < bases.count; i++)
 		if (git_revwalk_hide(walk, &bases.ids[i]) < 0)
-			rc = git_fail("walking");
+			rc = ap_git_fail("walking");
 	git_oidarray_dispose(&bases);
 	return rc;
 }
@@ -721,7 +340,7 @@ static int push_range(git_revwalk *walk, git_repository *repo, const char *range
 	if (dots == NULL) {
 		rc = resolve_commit(&to, repo, range);
 		if (rc == 0 && git_revwalk_push(walk, &to) < 0)
-			rc = git_fail("walking");
+			rc = ap_git_fail("walking");
 		return rc;
 	}
 	left = ap_xstrndup(range, (size_t)(dots - range));
@@ -733,7 +352,7 @@ static int push_range(git_revwalk *walk, git_repository *repo, const char *range
 		return rc;
 	if (git_revwalk_push(walk, &to) < 0 ||
 	    (symmetric ? git_revwalk_push(walk, &from) : git_revwalk_hide(walk, &from)) < 0)
-		return git_fail("walking");
+		return ap_git_fail("walking");
 	return symmetric ? hide_merge_bases(walk, repo, &from, &to) : 0;
 }
 
@@ -747,7 +366,7 @@ static int list_commits(git_oid **out, size_t *n, git_repository *repo, const ch
 	*out = NULL;
 	*n = 0;
 	if (git_revwalk_new(&walk, repo) < 0)
-		return git_fail("walking");
+		return ap_git_fail("walking");
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME | GIT_SORT_REVERSE);
 	rc = push_range(walk, repo, range);
 	if (rc == 0) {
@@ -755,7 +374,7 @@ static int list_commits(git_oid **out, size_t *n, git_repository *repo, const ch
 			ap_xgrow((void **)out, &cap, *n + 1, sizeof **out);
 			git_oid_cpy(&(*out)[(*n)++], &id);
 		}
-		rc = rc == GIT_ITEROVER ? 0 : git_fail("walking");
+		rc = rc == GIT_ITEROVER ? 0 : ap_git_fail("walking");
 	}
 	git_revwalk_free(walk);
 	return rc;
@@ -846,7 +465,7 @@ static int visit(history *h, json_t *report, git_commit *c, bool first)
 
 	if (git_commit_parentcount(c) > 0) {
 		if (git_commit_parent(&parent, c, 0) < 0)
-			return git_fail("reading a parent commit");
+			return ap_git_fail("reading a parent commit");
 		rc = verdict_of(h, parent, AP_MAP_ABSENT, &theirs);
 	}
 	if (rc == 0)
@@ -872,7 +491,7 @@ static int walk(history *h, json_t *report, const char *range, const ap_history_
 		git_commit *c;
 
 		if (git_commit_lookup(&c, h->repo, &ids[i]) < 0) {
-			rc = git_fail("reading a commit");
+			rc = ap_git_fail("reading a commit");
 			break;
 		}
 		rc = visit(h, report, c, i == 0);

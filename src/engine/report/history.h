@@ -8,22 +8,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "engine/reader.h"
 #include "engine/rules.h"
-
-struct git_repository;
-struct git_tree;
-
-/* A source over a git tree: a path is looked up in the tree (symlinks
- * followed while they stay inside it), and only blobs are read; a folder, a
- * submodule or a symlink leading out of the tree is an ERROR. The source
- * holds its own reference to tree; repo must outlive it. */
-int ap_git_source_new(void **ctx, struct git_repository *repo, const struct git_tree *tree);
-extern const ap_source_ops ap_git_source_ops;
-
-/* A reader over a git tree; name is reported as its root. */
-int ap_reader_new_git(ap_reader **out, struct git_repository *repo, const struct git_tree *tree,
-                      const char *name, size_t max_bytes, ap_derived_cache *cache);
 
 typedef struct ap_history_opts {
 	size_t max_bytes; /* 0: AP_READER_DEFAULT_MAX_BYTES */
