@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "engine/lang/lex-c.h"
-#include "engine/lang/normalize.h"
+#include "engine/lang/space.h"
 
 const bool ap_c_ident_chars[256] = {
 	['$'] = true, ['0' ... '9'] = true, ['A' ... 'Z'] = true,

@@ -8,6 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The ASCII whitespace that AP_WS_STRIP removes, and that a pattern is
+ * stripped of to match such text. */
+#include "engine/lang/space.h"
+
 typedef enum {
 	AP_LANG_AUTO,   /* decided from the file name by ap_lang_for_path() */
 	AP_LANG_TEXT,   /* no language rules: only BOM, CRLF and whitespace handling */
@@ -46,12 +50,6 @@ extern const size_t ap_nlangs;
 ap_lang ap_lang_for_path(const char *path);
 const char *ap_lang_name(ap_lang lang);
 
-/* The ASCII whitespace of Python's str.split(): \t \n \v \f \r, space and
- * \x1c-\x1f. The one whitespace set of the engine. */
-static inline bool ap_is_space_byte(unsigned char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
-}
 const char *ap_ws_name(ap_ws ws);
 
 /* Normalizes orig (which must outlive out). Returns 0, or AP_ELIMIT when the

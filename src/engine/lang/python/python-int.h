@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/* What the parts of the Python reader share; python.h is its interface.
+ *
+ * The reader is a streaming tokenizer (INDENT/DEDENT as in CPython's) under
+ * a statement reader that descends only into module-level compound statements
+ * and class bodies: every level of its recursion consumed an INDENT, so it
+ * recurses at most AP_PY_MAX_DEPTH deep. Function bodies are skimmed (skim:
+ * most of their tokens are passed over, as the tokenizer would read them, and
+ * never made current), and read again from the source when a bound is asked
+ * for; so are the parts of parameters past their names (ap_py_params_tail). A
+ * failure is sticky: the tokenizer hands out only T_END afterwards, so every
+ * loop of the reader ends without checking for errors on its own.
+ *
+ * The reader works on the module's copy of the source, which SRC_PAD NULs
+ * follow: the fast scans stop at the first without a bound check, and read
+ * ahead into them, never into the caller's bytes. The strings and parameter
+ * arrays of a module live in one arena (struct module).
+ *
+ * lex.c reads one token from bytes, tokens.c makes the token stream (lines,
+ * indentation, brackets, errors), skim.c passes over function bodies and the
+ * tails of parameters, module.c reads the statements into the module,
+ * bounds.c reads a def's body again for ap_py_def_bound; arena.c holds the
+ * module's memory. Each calls only those named before it in lex.c, arena.c,
+ * tokens.c, skim.c, module.c; bounds.c calls lex.c alone. */
+#ifndef AP_PYTHON_INT_H
+#define AP_PYTHON_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/ap-util.h"
+#include "engine/lang/python/python.h"
+
+/* --- Tokens (lex.c) ------------------------------------------------------- */
+
+/* T_CUT stands for tokens a statement did not keep (see PART_KEEP). */
+enum { T_END, T_NEWLINE, T_INDENT, T_DEDENT, T_NAME, T_NUMBER, T_STRING, T_OP, T_CUT };
+
+/* Offsets fit 32 bits since ap_py_parse turns away inputs of 4 GiB. */
+typedef struct tok {
+	uint32_t off;
+	uint32_t len;
+	uint32_t line;
+	uint8_t kind;
+	uint8_t code;  /* T_OP: the operator's code; T_NAME: the keyword's, 0 for others */
+	uint8_t depth; /* brackets open around it; an opener or closer counts those outside */
+	bool plain;    /* T_STRING: a str constant (no b or f prefix) */
+} tok;
+
+extern const bool ap_py_ident_chars[256];
+
+/* What the tokenizer does with a byte: C_OP (0) is an operator or any other
+ * byte alone. */
+enum { C_OP, C_SPACE, C_NL, C_HASH, C_BSLASH, C_NAME, C_DIGIT, C_QUOTE, C_DOT };
+
+extern const uint8_t ap_py_byte_class[256];
+
+static inline bool ap_py_is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+unsigned ap_py_count_lines(const char *s, size_t len);
+
+/* Operators of more than one byte have codes from 128 on; one of one byte
+ * is coded by the byte itself. */
+enum {
+	OP_POW_ASSIGN = 128, OP_FLOORDIV_ASSIGN, OP_RSHIFT_ASSIGN, OP_LSHIFT_ASSIGN, OP_ELLIPSIS,
+	OP_POW, OP_FLOORDIV, OP_EQ, OP_NE, OP_LE, OP_GE, OP_LSHIFT, OP_RSHIFT, OP_ARROW, OP_WALRUS,
+	OP_ADD_ASSIGN, OP_SUB_ASSIGN, OP_MUL_ASSIGN, OP_DIV_ASSIGN, OP_MOD_ASSIGN, OP_AND_ASSIGN,
+	OP_OR_ASSIGN, OP_XOR_ASSIGN, OP_MATMUL_ASSIGN, OP_END
+};
+
+static inline bool ap_py_augassign_code(unsigned code)
+{
+	return code <= OP_LSHIFT_ASSIGN ? code >= OP_POW_ASSIGN : code >= OP_ADD_ASSIGN;
+}
+
+/* Longest match; *code the operator's code. */
+size_t ap_py_lex_punct(const char *s, size_t i, size_t n, uint8_t *code);
+size_t ap_py_lex_number(const char *s, size_t i, size_t n);
+
+enum {
+	KW_FALSE = 1, KW_NONE, KW_TRUE, KW_AND, KW_AS, KW_ASSERT, KW_ASYNC, KW_AWAIT, KW_BREAK,
+	KW_CLASS, KW_CONTINUE, KW_DEF, KW_DEL, KW_ELIF, KW_ELSE, KW_EXCEPT, KW_FINALLY, KW_FOR,
+	KW_FROM, KW_GLOBAL, KW_IF, KW_IMPORT, KW_IN, KW_IS, KW_LAMBDA, KW_NONLOCAL, KW_NOT, KW_OR,
+	KW_PASS, KW_RAISE, KW_RETURN, KW_TRY, KW_WHILE, KW_WITH, KW_YIELD, KW_END
+};
+
+/* The keyword code of the name s[0, len), 0 for other names. */
+uint8_t ap_py_keyword(const char *s, size_t len);
+
+/* How a string literal ends: *bad says it did not. */
+enum { STR_OK, STR_UNTERMINATED, STR_UNTERMINATED_TRIPLE, STR_TOO_DEEP };
+
+/* A string without replacement fields, from its opening quote. */
+size_t ap_py_lex_string(const char *s, size_t i, size_t n, int *bad);
+
+enum { PFX_STRING = 1, PFX_RAW = 2, PFX_BYTES = 4, PFX_F = 8 };
+
+/* Whether s[a, b) is a string prefix: r, u, b, f, rb, br, fr, rf in any case;
+ * PFX_STRING and what the prefix says, or 0. */
+unsigned ap_py_string_prefix(const char *s, size_t a, size_t b);
+
+/* An f-string from its opening quote. */
+size_t ap_py_lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad);
+
+/* End of the token at s[i] (not whitespace); *kind its kind, *plain whether a
+ * string is a str, *bad as the string readers'. Inlined: the tokenizer, the
+ * skimmer and the bounds each read tokens with it in their inner loops. */
+static inline __attribute__((always_inline)) size_t
+ap_py_lex_token(const char *s, size_t i, size_t n, uint8_t *kind, uint8_t *code, bool *plain,
+                int *bad)
+{
+	char c = s[i];
+
+	*bad = STR_OK;
+	*plain = true;
+	*code = 0;
+	switch (ap_py_byte_class[(unsigned char)c]) {
+	case C_NAME: {
+		size_t j = i + 1;
+		unsigned pfx;
+		while (j < n && ap_py_ident_chars[(unsigned char)s[j]])
+			j++;
+		/* Prefixes are at most two bytes. */
+		if (j - i <= 2 && j < n && (s[j] == '"' || s[j] == '\'') &&
+		    (pfx = ap_py_string_prefix(s, i, j)) != 0) {
+			*kind = T_STRING;
+			*plain = !(pfx & (PFX_BYTES | PFX_F));
+			if (pfx & PFX_F)
+				return ap_py_lex_fstring(s, j, n, (pfx & PFX_RAW) != 0, bad);
+			return ap_py_lex_string(s, j, n, bad);
+		}
+		*kind = T_NAME;
+		*code = ap_py_keyword(s + i, j - i);
+		return j;
+	}
+	case C_DOT:
+		if (!(i + 1 < n && ap_py_is_digit(s[i + 1])))
+			break;
+		/* fallthrough */
+	case C_DIGIT:
+		*kind = T_NUMBER;
+		return ap_py_lex_number(s, i, n);
+	case C_QUOTE:
+		*kind = T_STRING;
+		return ap_py_lex_string(s, i, n, bad);
+	default:
+		break;
+	}
+	*kind = T_OP;
+	return ap_py_lex_punct(s, i, n, code);
+}
+
+/* --- Memory (arena.c) ----------------------------------------------------- */
+
+struct chunk;
+
+/* The module with what ap_py_module_free needs beyond it. */
+struct module {
+	ap_py_module pub;
+	struct chunk *arena;
+};
+
+void *ap_py_arena_alloc(struct module *mod, size_t size);
+char *ap_py_arena_strndup(struct module *mod, const char *s, size_t len);
+/* Frees the arena's chunks, and with them every string and parameter array. */
+void ap_py_arena_free(struct module *mod);
+
+/* --- Tokenizer (tokens.c) ------------------------------------------------- */
+
+struct parser {
+	const char *s;
+	size_t n;
+	size_t pos;
+	unsigned line;
+	bool at_bol;          /* at the start of a logical line: indentation comes next */
+	bool line_has_tokens; /* since the last NEWLINE */
+	bool dead;            /* a failure was reported */
+	unsigned dedents;     /* DEDENT tokens still to hand out */
+	uint32_t indent[AP_PY_MAX_DEPTH + 1];
+	size_t nindent;
+	char bracket[AP_PY_MAX_DEPTH];
+	unsigned bracket_line[AP_PY_MAX_DEPTH];
+	size_t nbracket;
+
+	tok t; /* the current token */
+	ap_py_module *m;
+	struct module *mod; /* m's arena */
+	ap_buf scratch;     /* a string being put together */
+	ap_py_param *pv;    /* the parameters of the def being read */
+	size_t pcap;
+	const char *const *false_names;
+	int err;
+	/* the tokens of the statement or header being read */
+	tok *sv;
+	size_t sn;
+	size_t scap;
+	size_t defs_cap, bindings_cap, all_cap, strings_cap;
+	enum { ALL_NONE, ALL_KNOWN, ALL_UNKNOWN } all_state;
+};
+
+/* NULs after the module's copy of the source: mid_next reads up to 63
+ * bytes past one that is not in mid_stops, and the first NUL is; tail_scan
+ * up to 20 past one that is not in tail_stops. */
+#define SRC_PAD 64
+
+/* Reports the first failure (with its line) and makes the tokenizer hand out
+ * only T_END; later failures are not reported. */
+void ap_py_fail(struct parser *p, int code, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Skips blank and comment-only lines and measures the indentation of the
+ * next one (a tab advances to the next multiple of 8, as in CPython); true
+ * when that made an INDENT or DEDENT in *t. */
+bool ap_py_indentation(struct parser *p, tok *t);
+
+/* The next token into p->t; a string token is recorded in the module's
+ * strings. */
+void ap_py_advance(struct parser *p);
+
+/* The bytes of a (terminated) string token between its quotes. */
+const char *ap_py_string_body(const struct parser *p, const tok *t, size_t *len);
+void ap_py_record_string(struct parser *p, const tok *t);
+/* Where the strings of a statement starting at the current token begin. */
+size_t ap_py_string_mark(const struct parser *p);
+/* Drops the strings from mark on: they made a docstring. */
+void ap_py_drop_strings(struct parser *p, size_t mark);
+
+static inline bool ap_py_is_op(const tok *t, unsigned code)
+{
+	return t->kind == T_OP && t->code == code;
+}
+
+static inline bool ap_py_is_kw(const tok *t, unsigned code)
+{
+	return t->kind == T_NAME && t->code == code;
+}
+
+/* --- Skimmer (skim.c) ----------------------------------------------------- */
+
+/* Moves p->pos over the tail of a parameter's segment, in a parameter list
+ * whose '(' has depth depth; true when it read the segment's ','. */
+bool ap_py_params_tail(struct parser *p, unsigned depth, bool has_name, bool *has_default);
+
+/* Skips a def's body (from the current token, after the header's ':'),
+ * recording where it lies in defs[di] and dropping the docstrings of the def
+ * and of the defs and classes in it. */
+void ap_py_skip_body(struct parser *p, size_t di);
+
+#endif
