@@ -13,7 +13,7 @@
 #include "core/ap-util.h"
 #include "core/manifest-path.h"
 #include "core/manifest-read.h"
-#include "mla-plan.h"
+#include "core/mla-route.h"
 #include "core/verify.h"
 
 /* The ids in manifest order, kept once at open so that the i-th id costs no

@@ -16,8 +16,8 @@
 #include "core/ap-error.h"
 #include "core/ap-util.h"
 #include "core/manifest-read.h"
+#include "core/mla-route.h"
 #include "engine/manifest.h"
-#include "mla-plan.h"
 #include "core/text.h"
 
 #define SCHEMA_PREFIX "aiter-probe.manifest/"

@@ -14,8 +14,8 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
+#include "core/mla-route.h"
 #include "engine/manifest.h"
-#include "mla-plan.h"
 
 /* The length of the valid UTF-8 sequence at s (n bytes left), or 0:
  * no overlong forms, no surrogates, nothing above U+10FFFF. */

@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "core/ap-error.h"
-#include "mla-plan.h"
+#include "core/mla-route.h"
 
 const char *ap_pad_mode_name(ap_pad_mode mode)
 {

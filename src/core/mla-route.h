@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Host-side planning for MLA decode, plain C shared by the engine (the head
  * routing table of the manifest) and the launcher (work and reduce metadata). */
-#ifndef AP_MLA_PLAN_H
-#define AP_MLA_PLAN_H
+#ifndef AP_MLA_ROUTE_H
+#define AP_MLA_ROUTE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,7 +12,7 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
-#include "mla-plan.h"
+#include "core/mla-route.h"
 
 static int round16(int h)
 {
