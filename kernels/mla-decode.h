@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/mla-route.h"
+#include "mla-plan.h"
 
 typedef struct ap_mla_args {
 	const uint16_t *q;              /* [batch][heads][576] */

@@ -361,10 +361,7 @@ int aiter_probe_manifest_mla_head_maps(const aiter_probe_manifest *m, int heads,
 		return refuse_short("pad_source", pad_len, heads, launch, launch);
 	if (unpad != NULL && unpad_len < (size_t)heads)
 		return refuse_short("unpad", unpad_len, heads, launch, heads);
-	for (int j = 0; pad_source != NULL && j < launch; j++)
-		pad_source[j] = ap_mla_pad_source(heads, launch, mode, j);
-	for (int h = 0; unpad != NULL && h < heads; h++)
-		unpad[h] = ap_mla_unpad_index(heads, launch, mode, h);
+	ap_mla_head_maps(heads, launch, mode, pad_source, unpad);
 	return AITER_PROBE_OK;
 }
 

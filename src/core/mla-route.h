@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Host-side planning for MLA decode, plain C shared by the engine (the head
- * routing table of the manifest) and the launcher (work and reduce metadata). */
+/* MLA head routing: the head count a serving backend launches for a real
+ * one, how it pads between them, and which launches split the KV alike.
+ * Plain C without GPU headers, so that the manifest's writer and reader, the
+ * C API, the launcher and the kernels all take it from this one place. */
 #ifndef AP_MLA_ROUTE_H
 #define AP_MLA_ROUTE_H
 
 #include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,17 +20,14 @@ typedef enum {
 
 #define AP_MLA_MAX_HEADS 128
 
-/* The only shape the kernels are compiled for: 512 latent + 64 rope. */
-#define AP_MLA_HEAD_DIM 512
-#define AP_MLA_ROPE_DIM 64
-#define AP_MLA_QK_DIM (AP_MLA_HEAD_DIM + AP_MLA_ROPE_DIM)
+/* Backends launch head counts in steps of this: a count that is not a
+ * multiple of it is padded up to the next one. */
+#define AP_MLA_HEAD_STEP 16
 
 /* One stage-1 block covers at most this many heads; more heads take more
  * blocks over the same KV range, so the work metadata grows with the launch
  * head count. */
 #define AP_MLA_HEADS_PER_BLOCK 32
-/* The tokens one block walks are a multiple of this (the kernels' KV tile). */
-#define AP_MLA_SPLIT_ALIGN 64
 
 const char *ap_pad_mode_name(ap_pad_mode mode);
 
@@ -45,10 +42,16 @@ int ap_mla_launch_heads(int heads, bool native, ap_pad_mode *mode);
  * of 1..AP_MLA_MAX_HEADS. */
 int ap_mla_pad_mode(int heads, int launch_heads, ap_pad_mode *mode);
 
-/* Pad map: the real head that feeds launch head j (0 <= j < launch_heads). */
-int ap_mla_pad_source(int heads, int launch_heads, ap_pad_mode mode, int j);
-/* Unpad map: the launch head whose output is real head h (0 <= h < heads). */
-int ap_mla_unpad_index(int heads, int launch_heads, ap_pad_mode mode, int h);
+/* The index maps of running `heads` real heads as `launch_heads` in `mode`
+ * (what ap_mla_pad_mode gives for them): pad_source[j] is the real head that
+ * feeds launch head j (launch_heads entries), unpad[h] the launch head whose
+ * output is real head h (heads entries). Either may be NULL. */
+void ap_mla_head_maps(int heads, int launch_heads, ap_pad_mode mode, int *pad_source,
+                      int *unpad);
+
+/* The stage-1 blocks one KV range takes for `heads` launch heads:
+ * ceil(heads / AP_MLA_HEADS_PER_BLOCK). */
+int ap_mla_head_tiles(int heads);
 
 /* Whether launches of heads_a and heads_b heads over the same sequences get
  * the same splits (the same number of head tiles). The kernels order each
@@ -56,50 +59,6 @@ int ap_mla_unpad_index(int heads, int launch_heads, ap_pad_mode mode, int h);
  * launch's real heads equal the native launch's bit for bit. True for every
  * routing of ap_mla_launch_heads. */
 bool ap_mla_same_split(int heads_a, int heads_b);
-
-/* One unit of stage-1 work: the KV tokens [kv_begin, kv_end) of sequence
- * `batch`, for the heads [head_begin, head_begin + AP_MLA_HEADS_PER_BLOCK),
- * written as partial number `partial`. */
-typedef struct ap_mla_work {
-	int32_t batch;
-	int32_t kv_begin;
-	int32_t kv_end;
-	int32_t partial;
-	int32_t head_begin;
-} ap_mla_work;
-
-/* What a plan needs, from ap_mla_plan_size. Stage 1 runs `blocks` blocks;
- * block i does work[work_indptr[i] .. work_indptr[i + 1]). The reducer
- * combines partials reduce_indptr[b] .. reduce_indptr[b + 1] of sequence b. */
-typedef struct ap_mla_plan_size {
-	int batch;
-	int launch_heads;
-	int head_tiles;      /* ceil(launch_heads / AP_MLA_HEADS_PER_BLOCK) */
-	int blocks;
-	int works;
-	int partials;        /* splits over all sequences */
-	int split_tokens;    /* the most KV tokens one block walks */
-	size_t work_indptr_bytes;   /* (blocks + 1) int32 */
-	size_t work_bytes;          /* works ap_mla_work */
-	size_t reduce_indptr_bytes; /* (batch + 1) int32 */
-	size_t partial_out_bytes;   /* partials x launch_heads x 512 float */
-	size_t partial_lse_bytes;   /* partials x launch_heads float */
-} ap_mla_plan_size;
-
-/* Sizes the plan for sequences of seq_lens[0..batch) on compute_units
- * compute units and launch_heads heads. Negative AP_EINPUT on bad input. */
-int ap_mla_plan_size_for(ap_mla_plan_size *size, const int32_t *seq_lens, int batch,
-                         int compute_units, int launch_heads);
-
-/* Fills the metadata arrays (sized as size says) for the same inputs. */
-int ap_mla_plan_fill(const ap_mla_plan_size *size, const int32_t *seq_lens, int compute_units,
-                     int32_t *work_indptr, ap_mla_work *work, int32_t *reduce_indptr);
-
-/* Sequence lengths from AITER's paged layout: sequence b owns pages
- * kv_indptr[b] .. kv_indptr[b + 1], the last of them filled to
- * last_page_lens[b] (1..page_size). Negative AP_EINPUT when they disagree. */
-int ap_mla_seq_lens(const int32_t *kv_indptr, const int32_t *last_page_lens, int batch,
-                    int page_size, int32_t *seq_lens);
 
 #ifdef __cplusplus
 }
