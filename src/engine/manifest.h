@@ -40,9 +40,6 @@ json_t *ap_json_text(const char *s);
 json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
                           const ap_aiter_info *aiter, const json_t *devices, const char *host);
 
-/* The MLA head routing table implied by a scan's capabilities. */
-json_t *ap_manifest_mla_plans(const ap_scan *scan);
-
 /* The largest SOURCE_DATE_EPOCH: 9999-12-31T23:59:59Z. */
 #define AP_SOURCE_DATE_MAX 253402300799ULL
 
