@@ -15,13 +15,11 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
+#include "core/manifest-format.h"
 #include "core/manifest-read.h"
 #include "core/mla-route.h"
-#include "engine/manifest.h"
 #include "core/text.h"
 
-#define SCHEMA_PREFIX "aiter-probe.manifest/"
-#define SCHEMA_MAJOR 1
 /* Manifests nest a few levels; more is refused before parsing, by this
  * reader and the Python one alike (python/aiter_probe/__init__.py, _MAX_DEPTH). */
 #define MAX_DEPTH 64
@@ -161,15 +159,15 @@ static int check_schema(const char *file, const json_t *m)
 	schema = json_string_value(v);
 	if (strcmp(schema, AP_MANIFEST_SCHEMA) == 0)
 		return AP_OK;
-	if (strncmp(schema, SCHEMA_PREFIX, strlen(SCHEMA_PREFIX)) == 0) {
-		const char *digits = schema + strlen(SCHEMA_PREFIX);
+	if (strncmp(schema, AP_MANIFEST_SCHEMA_PREFIX, strlen(AP_MANIFEST_SCHEMA_PREFIX)) == 0) {
+		const char *digits = schema + strlen(AP_MANIFEST_SCHEMA_PREFIX);
 		/* Digits only, as the Python reader's pattern: strtol alone would
 		 * take a sign or leading blanks. */
 		size_t ndigits = strspn(digits, "0123456789");
 		bool number = ndigits > 0 && digits[ndigits] == '\0';
 		errno = 0;
 		major = number ? strtol(digits, &end, 10) : 0;
-		if (number && errno == 0 && major > SCHEMA_MAJOR) {
+		if (number && errno == 0 && major > AP_MANIFEST_SCHEMA_MAJOR) {
 			ap_error_set("%s: schema '%s' is newer than this reader understands (%s)", file,
 			             schema, AP_MANIFEST_SCHEMA);
 			return AP_EINPUT;

@@ -12,9 +12,9 @@
 #include "engine/evaluate.h"
 #include "engine/reader.h"
 #include "engine/rules.h"
+#include "core/manifest-format.h"
 #include "core/text.h"
 
-#define AP_MANIFEST_SCHEMA "aiter-probe.manifest/1"
 /* How the manifest, and every JSON report on stdout, is written. */
 #define AP_MANIFEST_JSON_FLAGS (JSON_INDENT(2) | JSON_ENSURE_ASCII)
 
@@ -30,9 +30,6 @@ typedef struct ap_aiter_info {
  * byte that is not part of valid UTF-8 becomes U+FFFD, so that the value is
  * kept instead of being dropped from the document. */
 json_t *ap_json_text(const char *s);
-
-/* The longest "host" a manifest may name, in bytes (a DNS name's limit). */
-#define AP_MANIFEST_HOST_MAX 255
 
 /* devices: a JSON array (borrowed, may be empty). host: the node's name for
  * "host" (1 to AP_MANIFEST_HOST_MAX bytes); NULL: this machine's host name,
