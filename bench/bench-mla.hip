@@ -159,10 +159,7 @@ static void setup_launch(launch *l, int heads, int launch_heads, const uint16_t 
 			fprintf(stderr, "bench-mla: %s\n", ap_error_last());
 			exit(2);
 		}
-		for (int j = 0; j < launch_heads; j++)
-			pad[j] = ap_mla_pad_source(heads, launch_heads, mode, j);
-		for (int h = 0; h < heads; h++)
-			unpad[h] = ap_mla_unpad_index(heads, launch_heads, mode, h);
+		ap_mla_head_maps(heads, launch_heads, mode, pad, unpad);
 		CHECK(hipMalloc((void **)&l->pad_map, sizeof(pad)));
 		CHECK(hipMalloc((void **)&l->unpad_map, sizeof(unpad)));
 		CHECK(hipMemcpy(l->pad_map, pad, sizeof(pad), hipMemcpyHostToDevice));

@@ -472,10 +472,7 @@ static int setup_path(result *res, launch_path *p, const inputs *in, int compute
 	} else {
 		int32_t *pad = (int32_t *)ap_xcalloc((size_t)p->launch_heads, sizeof(int32_t));
 		int32_t *unpad = (int32_t *)ap_xcalloc((size_t)in->heads, sizeof(int32_t));
-		for (int j = 0; j < p->launch_heads; j++)
-			pad[j] = ap_mla_pad_source(in->heads, p->launch_heads, p->mode, j);
-		for (int h = 0; h < in->heads; h++)
-			unpad[h] = ap_mla_unpad_index(in->heads, p->launch_heads, p->mode, h);
+		ap_mla_head_maps(in->heads, p->launch_heads, p->mode, pad, unpad);
 		hipError_t e = hipMalloc((void **)&p->d_pad_map, p->launch_heads * sizeof(int32_t));
 		if (e == hipSuccess)
 			e = hipMalloc((void **)&p->d_unpad_map, in->heads * sizeof(int32_t));

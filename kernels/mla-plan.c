@@ -6,81 +6,6 @@
 #include "core/ap-error.h"
 #include "mla-plan.h"
 
-const char *ap_pad_mode_name(ap_pad_mode mode)
-{
-	switch (mode) {
-	case AP_PAD_NONE:
-		return "none";
-	case AP_PAD_REPEAT_INTERLEAVE:
-		return "repeat-interleave";
-	case AP_PAD_TILE_SLICE:
-		return "tile-slice";
-	}
-	return "unknown";
-}
-
-static bool heads_in_range(int heads)
-{
-	return heads >= 1 && heads <= AP_MLA_MAX_HEADS;
-}
-
-int ap_mla_pad_mode(int heads, int launch_heads, ap_pad_mode *mode)
-{
-	if (!heads_in_range(heads) || !heads_in_range(launch_heads) || launch_heads < heads) {
-		ap_error_set("cannot run %d heads as %d: head counts must be 1..%d and the launch count "
-		             "at least the real one", heads, launch_heads, AP_MLA_MAX_HEADS);
-		return AP_EINPUT;
-	}
-	if (launch_heads == heads)
-		*mode = AP_PAD_NONE;
-	else if (16 % heads == 0 && launch_heads % heads == 0)
-		*mode = AP_PAD_REPEAT_INTERLEAVE;
-	else
-		*mode = AP_PAD_TILE_SLICE;
-	return AP_OK;
-}
-
-int ap_mla_launch_heads(int heads, bool native, ap_pad_mode *mode)
-{
-	if (!heads_in_range(heads)) {
-		ap_error_set("head count %d is outside 1..%d", heads, AP_MLA_MAX_HEADS);
-		return AP_EINPUT;
-	}
-	int launch_heads = native || heads % 16 == 0 ? heads : (heads + 15) / 16 * 16;
-	int rc = ap_mla_pad_mode(heads, launch_heads, mode);
-	return rc < 0 ? rc : launch_heads;
-}
-
-int ap_mla_pad_source(int heads, int launch_heads, ap_pad_mode mode, int j)
-{
-	switch (mode) {
-	case AP_PAD_REPEAT_INTERLEAVE:
-		return j / (launch_heads / heads);
-	case AP_PAD_TILE_SLICE:
-		return j % heads;
-	case AP_PAD_NONE:
-		break;
-	}
-	return j;
-}
-
-int ap_mla_unpad_index(int heads, int launch_heads, ap_pad_mode mode, int h)
-{
-	if (mode == AP_PAD_REPEAT_INTERLEAVE)
-		return h * (launch_heads / heads);
-	return h;
-}
-
-static int head_tiles(int heads)
-{
-	return (heads + AP_MLA_HEADS_PER_BLOCK - 1) / AP_MLA_HEADS_PER_BLOCK;
-}
-
-bool ap_mla_same_split(int heads_a, int heads_b)
-{
-	return head_tiles(heads_a) == head_tiles(heads_b);
-}
-
 /* Called once per split, in sequence order; `share` is the block column
  * (one per share of the KV tokens, before multiplying by head tiles). */
 typedef void (*split_fn)(void *ctx, int share, int batch, int32_t begin, int32_t end, int split);
@@ -117,7 +42,7 @@ static int walk_splits(const int32_t *seq_lens, int batch, int64_t chunk, split_
 int ap_mla_plan_size_for(ap_mla_plan_size *size, const int32_t *seq_lens, int batch,
                          int compute_units, int launch_heads)
 {
-	if (batch < 1 || compute_units < 1 || !heads_in_range(launch_heads)) {
+	if (batch < 1 || compute_units < 1 || launch_heads < 1 || launch_heads > AP_MLA_MAX_HEADS) {
 		ap_error_set("cannot plan MLA decode for batch %d on %d compute units with %d heads",
 		             batch, compute_units, launch_heads);
 		return AP_EINPUT;
@@ -131,7 +56,7 @@ int ap_mla_plan_size_for(ap_mla_plan_size *size, const int32_t *seq_lens, int ba
 		tokens += seq_lens[b];
 	}
 
-	int tiles = head_tiles(launch_heads);
+	int tiles = ap_mla_head_tiles(launch_heads);
 	int shares = compute_units / tiles > 0 ? compute_units / tiles : 1;
 	int64_t chunk = (tokens + shares - 1) / shares;
 	chunk = (chunk + AP_MLA_SPLIT_ALIGN - 1) / AP_MLA_SPLIT_ALIGN * AP_MLA_SPLIT_ALIGN;

@@ -1,61 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* Host-side planning for MLA decode, plain C shared by the engine (the head
- * routing table of the manifest) and the launcher (work and reduce metadata). */
+/* Host-side work planning for MLA decode, plain C for the launcher and the
+ * benchmark: the work and reduce metadata of a launch. How many heads a
+ * launch has, and how they are padded, is the core's routing. */
 #ifndef AP_MLA_PLAN_H
 #define AP_MLA_PLAN_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/mla-route.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum {
-	AP_PAD_NONE,              /* launch heads == heads: passed through, no copy */
-	AP_PAD_REPEAT_INTERLEAVE, /* heads divides 16: each q head repeated, output read strided */
-	AP_PAD_TILE_SLICE,        /* q tiled up to the launch count, first `heads` outputs kept */
-} ap_pad_mode;
-
-#define AP_MLA_MAX_HEADS 128
 
 /* The only shape the kernels are compiled for: 512 latent + 64 rope. */
 #define AP_MLA_HEAD_DIM 512
 #define AP_MLA_ROPE_DIM 64
 #define AP_MLA_QK_DIM (AP_MLA_HEAD_DIM + AP_MLA_ROPE_DIM)
 
-/* One stage-1 block covers at most this many heads; more heads take more
- * blocks over the same KV range, so the work metadata grows with the launch
- * head count. */
-#define AP_MLA_HEADS_PER_BLOCK 32
 /* The tokens one block walks are a multiple of this (the kernels' KV tile). */
 #define AP_MLA_SPLIT_ALIGN 64
-
-const char *ap_pad_mode_name(ap_pad_mode mode);
-
-/* The routing a serving backend applies: heads itself when native is true
- * (the capability says this head count runs natively) or heads is a multiple
- * of 16, else heads rounded up to a multiple of 16, with the padding mode. */
-int ap_mla_launch_heads(int heads, bool native, ap_pad_mode *mode);
-
-/* The padding that runs `heads` real heads as `launch_heads`: none when they
- * are equal, repeat-interleave when heads divides 16 and launch_heads, else
- * tile-slice. Negative AP_EINPUT when launch_heads < heads or either is out
- * of 1..AP_MLA_MAX_HEADS. */
-int ap_mla_pad_mode(int heads, int launch_heads, ap_pad_mode *mode);
-
-/* Pad map: the real head that feeds launch head j (0 <= j < launch_heads). */
-int ap_mla_pad_source(int heads, int launch_heads, ap_pad_mode mode, int j);
-/* Unpad map: the launch head whose output is real head h (0 <= h < heads). */
-int ap_mla_unpad_index(int heads, int launch_heads, ap_pad_mode mode, int h);
-
-/* Whether launches of heads_a and heads_b heads over the same sequences get
- * the same splits (the same number of head tiles). The kernels order each
- * head's arithmetic independently of the head count, so then a padded
- * launch's real heads equal the native launch's bit for bit. True for every
- * routing of ap_mla_launch_heads. */
-bool ap_mla_same_split(int heads_a, int heads_b);
 
 /* One unit of stage-1 work: the KV tokens [kv_begin, kv_end) of sequence
  * `batch`, for the heads [head_begin, head_begin + AP_MLA_HEADS_PER_BLOCK),

@@ -47,7 +47,7 @@ _SEEN_CLASSES = ("absent", "outside", "folder", "not-file", "loop", "too-long", 
                  "over-hash-cap")
 _LAUNCH_STATUSES = ("passed", "failed", "error", "skipped")
 _PAD_MODES = ("none", "repeat-interleave", "tile-slice")
-# The most heads a plan row names (the C reader's PLAN_MAX_HEADS).
+# The most heads a plan row names (AP_MLA_MAX_HEADS, src/core/mla-route.h).
 _PLAN_MAX_HEADS = 128
 # What aiter-probe's text output escapes: C0 controls but tab, DEL, and C1
 # controls, each UTF-8 byte as \xHH.
@@ -238,7 +238,7 @@ class _Checker:
         if heads > _PLAN_MAX_HEADS or launch > _PLAN_MAX_HEADS:
             self.fail("'%s' must have heads and launch_heads of at most %d"
                       % (where, _PLAN_MAX_HEADS))
-        # A consumer pads by the row: only what the planner gives can be padded.
+        # A consumer pads by the row: only what the routing gives can be padded.
         if launch < heads:
             self.fail("'%s' must have launch_heads of at least heads (%d), not %d"
                       % (where, heads, launch))
@@ -250,7 +250,7 @@ class _Checker:
 
 def _pad_mode(heads, launch):
     """The padding that runs heads real heads as launch (>= heads), as the one
-    planner gives it: kernels/mla-plan.c, ap_mla_pad_mode, which the C reader calls."""
+    routing gives it: src/core/mla-route.c, ap_mla_pad_mode, which the C reader calls."""
     if launch == heads:
         return "none"
     if 16 % heads == 0 and launch % heads == 0:

@@ -14,7 +14,7 @@
 #include "core/ap-util.h"
 #include "core/manifest-path.h"
 #include "core/manifest-read.h"
-#include "mla-plan.h"
+#include "core/mla-route.h"
 #include "core/verify.h"
 
 /* The ids in manifest order, kept once at open so that the i-th id costs no
@@ -274,69 +274,55 @@ const char *aiter_probe_manifest_rule_capture(const aiter_probe_manifest *m, con
 	return value;
 }
 
-static const json_t *plan_rows(const aiter_probe_manifest *m)
-{
-	return json_object_get(json_object_get(m->doc, "plans"), "mla_heads");
-}
+_Static_assert(AITER_PROBE_MLA_MAX_HEADS == AP_MLA_MAX_HEADS,
+               "the public bound on plan rows is the routing's");
 
-/* The first row for `heads`, NULL (with the message) when there is none. */
-static const json_t *plan_row_for(const aiter_probe_manifest *m, int heads)
-{
-	const json_t *row;
-	size_t i;
-
-	json_array_foreach(plan_rows(m), i, row) {
-		if (json_integer_value(json_object_get(row, "heads")) == heads)
-			return row;
-	}
-	ap_error_set("plans.mla_heads has no row for %d heads", heads);
-	return NULL;
-}
-
-/* The loader keeps heads and launch_heads to 1..AITER_PROBE_MLA_MAX_HEADS,
- * so an int never cuts them. */
-static void plan_row_read(const json_t *row, int *heads, int *launch_heads, const char **mode,
+/* A row's fields to the caller's pointers, any of which may be NULL. The
+ * mode's name is the routing's, the same text as the row's (the loader
+ * checked it), for as long as the program runs. */
+static void plan_row_give(const json_t *row, int *heads, int *launch_heads, const char **mode,
                           int *verified)
 {
+	ap_mla_plan_row r;
+
+	ap_manifest_mla_plan_read(row, &r);
 	if (heads != NULL)
-		*heads = (int)json_integer_value(json_object_get(row, "heads"));
+		*heads = r.heads;
 	if (launch_heads != NULL)
-		*launch_heads = (int)json_integer_value(json_object_get(row, "launch_heads"));
+		*launch_heads = r.launch_heads;
 	if (mode != NULL)
-		*mode = json_string_value(json_object_get(row, "mode"));
+		*mode = ap_pad_mode_name(r.mode);
 	if (verified != NULL)
-		*verified = json_is_true(json_object_get(row, "verified"));
+		*verified = r.verified;
 }
 
 int aiter_probe_manifest_mla_heads(const aiter_probe_manifest *m, int heads, int *launch_heads,
                                    const char **mode, int *verified)
 {
 	REFUSE_NULL(m, AITER_PROBE_INVALID);
-	const json_t *row = plan_row_for(m, heads);
+	const json_t *row = ap_manifest_mla_plan_for(m->doc, heads);
 
 	if (row == NULL)
 		return -1;
-	plan_row_read(row, NULL, launch_heads, mode, verified);
+	plan_row_give(row, NULL, launch_heads, mode, verified);
 	return AITER_PROBE_OK;
 }
 
 size_t aiter_probe_manifest_mla_plan_count(const aiter_probe_manifest *m)
 {
 	REFUSE_NULL(m, 0);
-	return json_array_size(plan_rows(m));
+	return ap_manifest_mla_plan_count(m->doc);
 }
 
 int aiter_probe_manifest_mla_plan_row(const aiter_probe_manifest *m, size_t i, int *heads,
                                       int *launch_heads, const char **mode, int *verified)
 {
 	REFUSE_NULL(m, AITER_PROBE_INVALID);
-	const json_t *rows = plan_rows(m);
+	const json_t *row = ap_manifest_mla_plan_at(m->doc, i);
 
-	if (i >= json_array_size(rows)) {
-		ap_error_set("plans.mla_heads has %zu rows, no row %zu", json_array_size(rows), i);
+	if (row == NULL)
 		return AITER_PROBE_UNKNOWN;
-	}
-	plan_row_read(json_array_get(rows, i), heads, launch_heads, mode, verified);
+	plan_row_give(row, heads, launch_heads, mode, verified);
 	return AITER_PROBE_OK;
 }
 
@@ -351,25 +337,17 @@ int aiter_probe_manifest_mla_head_maps(const aiter_probe_manifest *m, int heads,
                                        size_t pad_len, int *unpad, size_t unpad_len)
 {
 	REFUSE_NULL(m, AITER_PROBE_INVALID);
-	const json_t *row = plan_row_for(m, heads);
-	ap_pad_mode mode;
-	int launch;
+	const json_t *found = ap_manifest_mla_plan_for(m->doc, heads);
+	ap_mla_plan_row row;
 
-	if (row == NULL)
+	if (found == NULL)
 		return AITER_PROBE_UNKNOWN;
-	plan_row_read(row, NULL, &launch, NULL, NULL);
-	/* The loader refused every row the planner does not give (launch_heads
-	 * below heads, another mode), which would index past the real heads: so
-	 * the planner takes this one, and gives the row's mode. */
-	(void)ap_mla_pad_mode(heads, launch, &mode);
-	if (pad_source != NULL && pad_len < (size_t)launch)
-		return refuse_short("pad_source", pad_len, heads, launch, launch);
+	ap_manifest_mla_plan_read(found, &row);
+	if (pad_source != NULL && pad_len < (size_t)row.launch_heads)
+		return refuse_short("pad_source", pad_len, heads, row.launch_heads, row.launch_heads);
 	if (unpad != NULL && unpad_len < (size_t)heads)
-		return refuse_short("unpad", unpad_len, heads, launch, heads);
-	for (int j = 0; pad_source != NULL && j < launch; j++)
-		pad_source[j] = ap_mla_pad_source(heads, launch, mode, j);
-	for (int h = 0; unpad != NULL && h < heads; h++)
-		unpad[h] = ap_mla_unpad_index(heads, launch, mode, h);
+		return refuse_short("unpad", unpad_len, heads, row.launch_heads, heads);
+	ap_mla_head_maps(heads, row.launch_heads, row.mode, pad_source, unpad);
 	return AITER_PROBE_OK;
 }
 

@@ -15,18 +15,14 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
+#include "core/manifest-format.h"
 #include "core/manifest-read.h"
-#include "engine/manifest.h"
-#include "mla-plan.h"
+#include "core/mla-route.h"
 #include "core/text.h"
 
-#define SCHEMA_PREFIX "aiter-probe.manifest/"
-#define SCHEMA_MAJOR 1
 /* Manifests nest a few levels; more is refused before parsing, by this
  * reader and the Python one alike (python/aiter_probe/__init__.py, _MAX_DEPTH). */
 #define MAX_DEPTH 64
-/* The most heads a plan row names (kernels/mla-plan.h, AP_MLA_MAX_HEADS). */
-#define PLAN_MAX_HEADS 128
 /* Far above any manifest (a 10,000-case scan writes a few MB), and the same
  * in the Python reader (MANIFEST_MAX_BYTES): past it a path is refused
  * unparsed, so /dev/zero or a runaway file cannot exhaust memory. */
@@ -163,15 +159,15 @@ static int check_schema(const char *file, const json_t *m)
 	schema = json_string_value(v);
 	if (strcmp(schema, AP_MANIFEST_SCHEMA) == 0)
 		return AP_OK;
-	if (strncmp(schema, SCHEMA_PREFIX, strlen(SCHEMA_PREFIX)) == 0) {
-		const char *digits = schema + strlen(SCHEMA_PREFIX);
+	if (strncmp(schema, AP_MANIFEST_SCHEMA_PREFIX, strlen(AP_MANIFEST_SCHEMA_PREFIX)) == 0) {
+		const char *digits = schema + strlen(AP_MANIFEST_SCHEMA_PREFIX);
 		/* Digits only, as the Python reader's pattern: strtol alone would
 		 * take a sign or leading blanks. */
 		size_t ndigits = strspn(digits, "0123456789");
 		bool number = ndigits > 0 && digits[ndigits] == '\0';
 		errno = 0;
 		major = number ? strtol(digits, &end, 10) : 0;
-		if (number && errno == 0 && major > SCHEMA_MAJOR) {
+		if (number && errno == 0 && major > AP_MANIFEST_SCHEMA_MAJOR) {
 			ap_error_set("%s: schema '%s' is newer than this reader understands (%s)", file,
 			             schema, AP_MANIFEST_SCHEMA);
 			return AP_EINPUT;
@@ -429,15 +425,15 @@ static int check_plan_row(const char *file, const json_t *row, const char *where
 		return AP_EINPUT;
 	}
 	/* A consumer takes launch_heads for an int, and pads to it. */
-	if (json_integer_value(heads) > PLAN_MAX_HEADS ||
-	    json_integer_value(launch_heads) > PLAN_MAX_HEADS) {
+	if (json_integer_value(heads) > AP_MLA_MAX_HEADS ||
+	    json_integer_value(launch_heads) > AP_MLA_MAX_HEADS) {
 		ap_error_set("%s: '%s' must have heads and launch_heads of at most %d", file, where,
-		             PLAN_MAX_HEADS);
+		             AP_MLA_MAX_HEADS);
 		return AP_EINPUT;
 	}
-	/* A consumer pads by the row: only what the planner gives can be padded
-	 * (kernels/mla-plan.c; the Python reader's _pad_mode is the same). With
-	 * both counts in range, the planner refuses only fewer launch heads. */
+	/* A consumer pads by the row: only what the routing gives can be padded
+	 * (src/core/mla-route.c; the Python reader's _pad_mode is the same). With
+	 * both counts in range, the routing refuses only fewer launch heads. */
 	n = (int)json_integer_value(heads);
 	launch = (int)json_integer_value(launch_heads);
 	if (ap_mla_pad_mode(n, launch, &planned) < 0) {
@@ -796,4 +792,50 @@ int ap_manifest_read_file(const char *path, json_t **out)
 	}
 	*out = m;
 	return AP_OK;
+}
+
+/* --- plans.mla_heads of a loaded manifest ------------------------------------ */
+
+static const json_t *plan_rows(const json_t *m)
+{
+	return json_object_get(json_object_get(m, "plans"), "mla_heads");
+}
+
+size_t ap_manifest_mla_plan_count(const json_t *m)
+{
+	return json_array_size(plan_rows(m));
+}
+
+const json_t *ap_manifest_mla_plan_at(const json_t *m, size_t i)
+{
+	const json_t *rows = plan_rows(m);
+
+	if (i >= json_array_size(rows)) {
+		ap_error_set("plans.mla_heads has %zu rows, no row %zu", json_array_size(rows), i);
+		return NULL;
+	}
+	return json_array_get(rows, i);
+}
+
+const json_t *ap_manifest_mla_plan_for(const json_t *m, int heads)
+{
+	const json_t *row;
+	size_t i;
+
+	json_array_foreach(plan_rows(m), i, row) {
+		if (json_integer_value(json_object_get(row, "heads")) == heads)
+			return row;
+	}
+	ap_error_set("plans.mla_heads has no row for %d heads", heads);
+	return NULL;
+}
+
+void ap_manifest_mla_plan_read(const json_t *row, ap_mla_plan_row *out)
+{
+	out->heads = (int)json_integer_value(json_object_get(row, "heads"));
+	out->launch_heads = (int)json_integer_value(json_object_get(row, "launch_heads"));
+	out->verified = json_is_true(json_object_get(row, "verified"));
+	/* check_plan_row took only a row whose mode is the routing's for its
+	 * counts, so the routing gives it without a failure to handle. */
+	(void)ap_mla_pad_mode(out->heads, out->launch_heads, &out->mode);
 }

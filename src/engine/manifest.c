@@ -15,7 +15,7 @@
 #include "core/ap-error.h"
 #include "core/ap-util.h"
 #include "engine/manifest.h"
-#include "mla-plan.h"
+#include "engine/mla-plans.h"
 
 /* The length of the valid UTF-8 sequence at s (n bytes left), or 0:
  * no overlong forms, no surrogates, nothing above U+10FFFF. */
@@ -145,56 +145,6 @@ static json_t *build_capability(const ap_cap_result *cap)
 	return o;
 }
 
-/* A head count runs natively when it is a multiple of 16 or when a
- * supported capability's launch spec names it. */
-static const ap_cap_result *native_cap_for(const ap_scan *scan, int heads)
-{
-	size_t i;
-
-	for (i = 0; i < scan->ncaps; i++) {
-		const ap_launch_spec *spec = scan->caps[i].probe->launch;
-		if (spec != NULL && spec->heads == heads && scan->caps[i].supported)
-			return &scan->caps[i];
-	}
-	return NULL;
-}
-
-static bool launch_passed_for(const ap_scan *scan, int heads)
-{
-	size_t i;
-
-	for (i = 0; i < scan->ncaps; i++) {
-		const ap_launch_spec *spec = scan->caps[i].probe->launch;
-		const char *status;
-		if (spec == NULL || spec->heads != heads || scan->caps[i].launch == NULL)
-			continue;
-		status = json_string_value(json_object_get(scan->caps[i].launch, "status"));
-		if (status != NULL && strcmp(status, "passed") == 0)
-			return true;
-	}
-	return false;
-}
-
-json_t *ap_manifest_mla_plans(const ap_scan *scan)
-{
-	json_t *plans = json_array();
-	int heads;
-
-	for (heads = 1; heads <= AP_MLA_MAX_HEADS; heads++) {
-		json_t *plan = json_object();
-		ap_pad_mode mode;
-		int launch_heads = ap_mla_launch_heads(heads, native_cap_for(scan, heads) != NULL,
-		                                       &mode);
-
-		json_object_set_new(plan, "heads", json_integer(heads));
-		json_object_set_new(plan, "launch_heads", json_integer(launch_heads));
-		json_object_set_new(plan, "mode", json_string(ap_pad_mode_name(mode)));
-		json_object_set_new(plan, "verified", json_boolean(launch_passed_for(scan, heads)));
-		json_array_append_new(plans, plan);
-	}
-	return plans;
-}
-
 int ap_manifest_source_date(const char *text, time_t *t)
 {
 	unsigned long long v = 0;
@@ -268,7 +218,7 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
 	                 "rules", rules,
 	                 "capabilities", caps,
 	                 "devices", devices,
-	                 "plans", "mla_heads", ap_manifest_mla_plans(scan));
+	                 "plans", "mla_heads", ap_mla_plans_build(scan));
 }
 
 /* --- The atomic write --------------------------------------------------- */

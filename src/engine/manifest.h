@@ -12,9 +12,9 @@
 #include "engine/evaluate.h"
 #include "engine/reader.h"
 #include "engine/rules.h"
+#include "core/manifest-format.h"
 #include "core/text.h"
 
-#define AP_MANIFEST_SCHEMA "aiter-probe.manifest/1"
 /* How the manifest, and every JSON report on stdout, is written. */
 #define AP_MANIFEST_JSON_FLAGS (JSON_INDENT(2) | JSON_ENSURE_ASCII)
 
@@ -31,17 +31,11 @@ typedef struct ap_aiter_info {
  * kept instead of being dropped from the document. */
 json_t *ap_json_text(const char *s);
 
-/* The longest "host" a manifest may name, in bytes (a DNS name's limit). */
-#define AP_MANIFEST_HOST_MAX 255
-
 /* devices: a JSON array (borrowed, may be empty). host: the node's name for
  * "host" (1 to AP_MANIFEST_HOST_MAX bytes); NULL: this machine's host name,
  * null when it has none. */
 json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
                           const ap_aiter_info *aiter, const json_t *devices, const char *host);
-
-/* The MLA head routing table implied by a scan's capabilities. */
-json_t *ap_manifest_mla_plans(const ap_scan *scan);
 
 /* The largest SOURCE_DATE_EPOCH: 9999-12-31T23:59:59Z. */
 #define AP_SOURCE_DATE_MAX 253402300799ULL

@@ -17,6 +17,7 @@
 #include "core/ap-error.h"
 #include "core/ap-map.h"
 #include "core/ap-util.h"
+#include "core/mla-route.h"
 #include "engine/kind.h"
 #include "engine/reader.h"
 #include "engine/rules.h"
@@ -736,8 +737,8 @@ static int launch_ints(const loader *ld, const ap_ynode *map, const ap_yfield *f
 		long min, max;
 		int *out;
 	} ints[] = {
-		{LAUNCH_HEADS, true, 1, 128, &l->heads},
-		{LAUNCH_PAD_TO, false, 0, 128, &l->pad_to},
+		{LAUNCH_HEADS, true, 1, AP_MLA_MAX_HEADS, &l->heads},
+		{LAUNCH_PAD_TO, false, 0, AP_MLA_MAX_HEADS, &l->pad_to},
 		{LAUNCH_HEAD_DIM, true, 1, 1024, &l->head_dim},
 		{LAUNCH_ROPE, true, 0, 1024, &l->rope},
 		{LAUNCH_BATCH, false, 1, 1024, &l->batch},
@@ -763,9 +764,9 @@ static int launch_ints(const loader *ld, const ap_ynode *map, const ap_yfield *f
 	if (l->pad_to != 0 && l->pad_to < l->heads)
 		return ap_y_fail(ld->file, f[LAUNCH_PAD_TO].val, "'pad_to' must be 0 or at least heads (%d), not %d",
 		               l->heads, l->pad_to);
-	if (l->pad_to % 16 != 0)
-		return ap_y_fail(ld->file, f[LAUNCH_PAD_TO].val, "'pad_to' must be a multiple of 16, not %d",
-		               l->pad_to);
+	if (l->pad_to % AP_MLA_HEAD_STEP != 0)
+		return ap_y_fail(ld->file, f[LAUNCH_PAD_TO].val, "'pad_to' must be a multiple of %d, not %d",
+		               AP_MLA_HEAD_STEP, l->pad_to);
 	return 0;
 }
 

@@ -14,111 +14,6 @@
 #include "core/ap-util.h"
 #include "mla-plan.h"
 
-static int round16(int h)
-{
-	return (h + 15) / 16 * 16;
-}
-
-static void test_pad_mode_names(void **state)
-{
-	(void)state;
-	assert_string_equal(ap_pad_mode_name(AP_PAD_NONE), "none");
-	assert_string_equal(ap_pad_mode_name(AP_PAD_REPEAT_INTERLEAVE), "repeat-interleave");
-	assert_string_equal(ap_pad_mode_name(AP_PAD_TILE_SLICE), "tile-slice");
-}
-
-static void test_launch_heads_every_count(void **state)
-{
-	(void)state;
-	for (int h = 1; h <= AP_MLA_MAX_HEADS; h++) {
-		ap_pad_mode mode;
-		assert_int_equal(ap_mla_launch_heads(h, true, &mode), h);
-		assert_int_equal(mode, AP_PAD_NONE);
-
-		int launch = ap_mla_launch_heads(h, false, &mode);
-		if (h % 16 == 0) {
-			assert_int_equal(launch, h);
-			assert_int_equal(mode, AP_PAD_NONE);
-		} else {
-			assert_int_equal(launch, round16(h));
-			assert_int_equal(mode, 16 % h == 0 ? AP_PAD_REPEAT_INTERLEAVE : AP_PAD_TILE_SLICE);
-		}
-	}
-	ap_pad_mode mode;
-	for (int h = 1; h <= AP_MLA_MAX_HEADS; h++)
-		assert_true(ap_mla_same_split(h, ap_mla_launch_heads(h, false, &mode)));
-	assert_true(ap_mla_same_split(16, 32));
-	assert_false(ap_mla_same_split(32, 48));
-	assert_false(ap_mla_same_split(96, 112));
-	assert_int_equal(ap_mla_launch_heads(24, false, &mode), 32);
-	assert_int_equal(mode, AP_PAD_TILE_SLICE);
-	assert_int_equal(ap_mla_launch_heads(4, false, &mode), 16);
-	assert_int_equal(mode, AP_PAD_REPEAT_INTERLEAVE);
-}
-
-static void test_launch_heads_rejects(void **state)
-{
-	ap_pad_mode mode;
-	(void)state;
-	assert_int_equal(ap_mla_launch_heads(0, false, &mode), AP_EINPUT);
-	assert_string_equal(ap_error_last(), "head count 0 is outside 1..128");
-	assert_int_equal(ap_mla_launch_heads(129, true, &mode), AP_EINPUT);
-	assert_string_equal(ap_error_last(), "head count 129 is outside 1..128");
-	assert_int_equal(ap_mla_pad_mode(24, 16, &mode), AP_EINPUT);
-	assert_string_equal(ap_error_last(), "cannot run 24 heads as 16: head counts must be 1..128 "
-	                                     "and the launch count at least the real one");
-}
-
-/* Every real head feeds at least one launch head, and the output read back
- * for real head h is that of a launch head fed by h. */
-static void check_maps(int heads, int launch)
-{
-	ap_pad_mode mode;
-	int fed[AP_MLA_MAX_HEADS] = {0};
-
-	assert_int_equal(ap_mla_pad_mode(heads, launch, &mode), AP_OK);
-	for (int j = 0; j < launch; j++) {
-		int src = ap_mla_pad_source(heads, launch, mode, j);
-		assert_in_range(src, 0, heads - 1);
-		fed[src]++;
-		switch (mode) {
-		case AP_PAD_NONE:
-			assert_int_equal(src, j);
-			break;
-		case AP_PAD_REPEAT_INTERLEAVE:
-			assert_int_equal(src, j / (launch / heads));
-			break;
-		case AP_PAD_TILE_SLICE:
-			assert_int_equal(src, j % heads);
-			break;
-		}
-	}
-	for (int h = 0; h < heads; h++) {
-		int at = ap_mla_unpad_index(heads, launch, mode, h);
-		assert_true(fed[h] > 0);
-		assert_in_range(at, 0, launch - 1);
-		assert_int_equal(ap_mla_pad_source(heads, launch, mode, at), h);
-		if (mode == AP_PAD_REPEAT_INTERLEAVE) {
-			assert_int_equal(at, h * (launch / heads));
-			assert_int_equal(fed[h], launch / heads);
-		} else {
-			assert_int_equal(at, h);
-		}
-	}
-}
-
-static void test_pad_maps_every_count(void **state)
-{
-	(void)state;
-	for (int h = 1; h <= AP_MLA_MAX_HEADS; h++) {
-		ap_pad_mode mode;
-		check_maps(h, h);
-		check_maps(h, ap_mla_launch_heads(h, false, &mode));
-		if (round16(h) + 16 <= AP_MLA_MAX_HEADS)
-			check_maps(h, round16(h) + 16);
-	}
-}
-
 struct lens {
 	int batch;
 	int cu;
@@ -324,10 +219,6 @@ static void test_seq_lens(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pad_mode_names),
-		cmocka_unit_test(test_launch_heads_every_count),
-		cmocka_unit_test(test_launch_heads_rejects),
-		cmocka_unit_test(test_pad_maps_every_count),
 		cmocka_unit_test(test_plan_sizes_every_launch_count),
 		cmocka_unit_test(test_plan_covers_every_token),
 		cmocka_unit_test(test_plan_neighbours_share_kv),

@@ -10,6 +10,7 @@
 #include "engine/report/explain.h"
 #include "engine/kind.h"
 #include "engine/manifest.h"
+#include "engine/mla-plans.h"
 #include "engine/reader.h"
 #include "core/text.h"
 
@@ -233,42 +234,10 @@ void ap_list_print_text(const json_t *list, FILE *to, int width)
 
 /* --- The plan and the fallback ---------------------------------------------- */
 
-static const json_t *plan_row(const ap_probe *p, const json_t *manifest)
-{
-	const json_t *rows = json_object_get(json_object_get(manifest, "plans"), "mla_heads");
-	size_t i;
-	json_t *row;
-
-	if (p->launch == NULL)
-		return NULL;
-	json_array_foreach(rows, i, row)
-		if (json_integer_value(json_object_get(row, "heads")) == p->launch->heads)
-			return row;
-	return NULL;
-}
-
-static char *plan_row_text(const json_t *row)
-{
-	const char *mode = str(row, "mode");
-
-	return ap_xasprintf("%lld heads launch %lld (%s)%s",
-	                    (long long)json_integer_value(json_object_get(row, "heads")),
-	                    (long long)json_integer_value(json_object_get(row, "launch_heads")),
-	                    mode == NULL ? "?" : strcmp(mode, "none") == 0 ? "native" : mode,
-	                    json_is_true(json_object_get(row, "verified"))
-	                            ? ", verified on this node" : "");
-}
-
-char *ap_explain_plan_text(const ap_probe *p, const json_t *manifest)
-{
-	const json_t *row = plan_row(p, manifest);
-
-	return row != NULL ? plan_row_text(row) : NULL;
-}
-
 char *ap_explain_consequence(const ap_probe *p, const json_t *manifest)
 {
-	char *plan = ap_explain_plan_text(p, manifest), *out;
+	const json_t *row = ap_mla_plan_of(p, manifest);
+	char *plan = row != NULL ? ap_mla_plan_text(row) : NULL, *out;
 
 	if (plan == NULL)
 		return p->fallback != NULL ? ap_xstrdup(p->fallback) : NULL;
@@ -524,7 +493,7 @@ int ap_explain_capability(const ap_ruleset *rs, const ap_probe *p, const json_t 
 	json_object_set_new(doc, "requires", node_json(&a, p->requires, &v));
 	if (json_object_get(cap, "launch") != NULL)
 		json_object_set(doc, "launch", json_object_get(cap, "launch"));
-	if ((row = plan_row(p, manifest)) != NULL)
+	if ((row = ap_mla_plan_of(p, manifest)) != NULL)
 		json_object_set(doc, "plan", (json_t *)row);
 	json_object_set_new(doc, "fallback", ap_json_text(p->fallback));
 	consequence = ap_explain_consequence(p, manifest);
@@ -734,7 +703,7 @@ void ap_explain_print_text(const json_t *doc, FILE *to, bool color, int width)
 		free(line);
 	}
 	if (plan != NULL) {
-		char *row = plan_row_text(plan);
+		char *row = ap_mla_plan_text(plan);
 		field(to, 0, "plan", row, width);
 		free(row);
 	}

@@ -30,10 +30,6 @@ enum {
 json_t *ap_list_build(const ap_ruleset *rs, unsigned what);
 void ap_list_print_text(const json_t *list, FILE *to, int width);
 
-/* "24 heads launch 32 (tile-slice)": the manifest's plans.mla_heads row for
- * the head count of p's launch; NULL when p has no launch or the plan no
- * such row. */
-char *ap_explain_plan_text(const ap_probe *p, const json_t *manifest);
 /* What a backend is left with when p is unsupported: the plan row and the
  * fallback, joined by "; "; NULL when neither is known. */
 char *ap_explain_consequence(const ap_probe *p, const json_t *manifest);

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* The manifest's format constants, which its writer (the engine) and its
+ * reader (the core) share: here in the core, which includes nothing of the
+ * engine. */
+#ifndef AP_MANIFEST_FORMAT_H
+#define AP_MANIFEST_FORMAT_H
+
+/* A schema is named AP_MANIFEST_SCHEMA_PREFIX and its major version, so that
+ * a reader tells a newer manifest from something else. */
+#define AP_MANIFEST_SCHEMA_PREFIX "aiter-probe.manifest/"
+#define AP_MANIFEST_SCHEMA_MAJOR 1
+/* The one this build writes and reads: the prefix and the major above. */
+#define AP_MANIFEST_SCHEMA AP_MANIFEST_SCHEMA_PREFIX "1"
+
+/* The longest "host" a manifest may name, in bytes (a DNS name's limit). */
+#define AP_MANIFEST_HOST_MAX 255
+
+#endif
