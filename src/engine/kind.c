@@ -22,7 +22,8 @@
 	X(python_bound) \
 	X(csv) \
 	X(glob) \
-	X(version)
+	X(version) \
+	/* the end of the list: a kind added last is one line too */
 
 #define KIND_DECLARE(name) extern const ap_kind ap_kind_##name;
 #define KIND_ENTRY(name) &ap_kind_##name,
