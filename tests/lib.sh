@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Shared by the command-line tests: run aiter-probe, then assert on its exit
-# status, stdout and stderr. Sourced by tests/*.sh.
+# status, stdout and stderr. Sourced by every test script (tests/*/*.sh).
 set -u
 
 : "${AP_SRCDIR:?run through make check}"

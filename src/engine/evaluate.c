@@ -10,15 +10,16 @@
 
 static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r)
 {
-	ap_kind_run run = {.reader = r, .rule = rule, .res = res};
+	ap_kind_rule view = ap_rule_view(rule);
+	ap_kind_run run = {.reader = r, .rule = &view, .res = res};
 	const ap_file *f;
 
 	res->rule = rule;
 	if (rule->kind->flags & AP_KIND_FILE) {
-		f = ap_kind_pick_file(r, rule);
+		f = ap_kind_pick_file(r, &view);
 		if (f == NULL) {
 			res->status = AP_RULE_MISSING;
-			res->reason = ap_kind_missing_reason(rule);
+			res->reason = ap_kind_missing_reason(&view);
 			return;
 		}
 		res->file = f->path;

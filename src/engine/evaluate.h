@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "engine/kind.h"
+#include "engine/kinds/version.h"
 #include "engine/launch.h"
 #include "engine/match.h"
 #include "engine/reader.h"
@@ -47,13 +48,6 @@ typedef struct ap_scan_launch {
  * take support away. */
 int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan_launch *launch);
 void ap_scan_free(ap_scan *s);
-
-/* AITER's version as aiter/_version.py states it, read through r (so that
- * it is one of the manifest's inputs), or NULL. */
-char *ap_aiter_version(ap_reader *r);
-/* The version aiter/_version.py's text states (setuptools_scm's
- * `__version__ = version = '0.1.20'`), at *line; NULL when none. */
-char *ap_version_in(const char *data, size_t len, unsigned *line);
 
 const ap_rule_result *ap_scan_rule(const ap_scan *s, const char *id);
 const ap_cap_result *ap_scan_cap(const ap_scan *s, const char *id);

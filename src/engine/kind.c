@@ -9,25 +9,26 @@
 #include "core/ap-error.h"
 #include "core/ap-util.h"
 #include "engine/kind.h"
-#include "engine/rules.h"
 
-extern const ap_kind ap_kind_literal, ap_kind_token, ap_kind_regex, ap_kind_python_def,
-	ap_kind_python_export, ap_kind_python_string, ap_kind_python_bound, ap_kind_csv,
-	ap_kind_glob, ap_kind_version;
+/* The kinds, one line each (kinds/python-def.c defines ap_kind_python_def,
+ * and so on). The loader lists their keys in this order in its messages. */
+#define KINDS(X) \
+	X(literal) \
+	X(token) \
+	X(regex) \
+	X(python_def) \
+	X(python_export) \
+	X(python_string) \
+	X(python_bound) \
+	X(csv) \
+	X(glob) \
+	X(version) \
+	/* the end of the list: a kind added last is one line too */
 
-/* The loader lists the keys in this order in its messages. */
-const ap_kind *const ap_kinds[] = {
-	&ap_kind_literal,
-	&ap_kind_token,
-	&ap_kind_regex,
-	&ap_kind_python_def,
-	&ap_kind_python_export,
-	&ap_kind_python_string,
-	&ap_kind_python_bound,
-	&ap_kind_csv,
-	&ap_kind_glob,
-	&ap_kind_version,
-};
+#define KIND_DECLARE(name) extern const ap_kind ap_kind_##name;
+#define KIND_ENTRY(name) &ap_kind_##name,
+KINDS(KIND_DECLARE)
+const ap_kind *const ap_kinds[] = {KINDS(KIND_ENTRY)};
 const size_t ap_nkinds = sizeof ap_kinds / sizeof ap_kinds[0];
 
 const ap_kind *ap_kind_find(const char *key)
@@ -78,7 +79,7 @@ void ap_rule_set_error(ap_rule_result *res, const char *fmt, ...)
 
 /* The first candidate path that exists (readable or not) decides; a rule
  * whose every candidate is absent is missing. */
-const ap_file *ap_kind_pick_file(ap_reader *r, const ap_rule *rule)
+const ap_file *ap_kind_pick_file(ap_reader *r, const ap_kind_rule *rule)
 {
 	size_t i;
 
@@ -90,7 +91,7 @@ const ap_file *ap_kind_pick_file(ap_reader *r, const ap_rule *rule)
 	return NULL;
 }
 
-char *ap_kind_missing_reason(const ap_rule *rule)
+char *ap_kind_missing_reason(const ap_kind_rule *rule)
 {
 	ap_buf b = AP_BUF_INIT;
 	size_t i;
@@ -105,7 +106,7 @@ char *ap_kind_missing_reason(const ap_rule *rule)
 
 /* The language a rule's text is read as: its own, or its files' when they
  * all have the same; AUTO when that is not known before the files are. */
-static ap_lang rule_language(const ap_rule *rule)
+static ap_lang rule_language(const ap_kind_rule *rule)
 {
 	ap_lang lang = rule->lang;
 
@@ -172,7 +173,7 @@ static int text_load(const ap_kind *k, const ap_kind_load *l, void **state)
 
 static void text_run(const ap_kind *k, const void *state, ap_kind_run *run)
 {
-	const ap_rule *rule = run->rule;
+	const ap_kind_rule *rule = run->rule;
 	ap_rule_result *res = run->res;
 	ap_lang lang = rule->lang == AP_LANG_AUTO ? ap_lang_for_path(run->file->path) : rule->lang;
 	const ap_text *text = ap_reader_text(run->reader, run->file, lang, rule->ws);

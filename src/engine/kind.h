@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Rule kinds. A rule names one kind by its YAML key (`literal`, `csv`,
- * `python-def`, ...); each kind is one kind-*.c file behind the table in
- * kind.c, and the loader and the engine reach it only through that table. */
+ * `python-def`, ...); each kind is one file in kinds/ and one line of the
+ * table in kind.c, and the loader and the engine reach it only through that
+ * table. A kind sees its rule through ap_kind_rule alone. */
 #ifndef AP_KIND_H
 #define AP_KIND_H
 
@@ -25,7 +26,7 @@ typedef enum {
 const char *ap_rule_status_name(ap_rule_status s);
 
 typedef struct ap_rule_result {
-	const struct ap_rule *rule;
+	const struct ap_rule *rule; /* the engine's: opaque to kinds */
 	ap_rule_status status;
 	const char *file; /* the path used (first existing), or the first tried; NULL if none */
 	char *reason;     /* for MISSING and ERROR; may explain UNMATCHED */
@@ -44,20 +45,32 @@ enum {
 	AP_KIND_COLLECT = 1u << 3,
 };
 
-/* What a kind's load sees: the rule so far (id, paths, language, whitespace
- * mode, collect), its key's value and its own options. */
+/* What a kind sees of its rule: the rule's id, description, location, spec
+ * and compiled state are the loader's and the reports'. */
+typedef struct ap_kind_rule {
+	char *const *paths;  /* `file`: alternatives, first that exists wins; none
+	                      * for kinds that name no file */
+	size_t npaths;
+	ap_lang lang;        /* AP_LANG_AUTO: from each file's name */
+	ap_ws ws;
+	ap_collect collect;
+	const char *pattern; /* the kind's key's value when it is a string, else NULL */
+} ap_kind_rule;
+
+/* What a kind's load sees: its rule's common keys as read so far, its key's
+ * value and its own options. */
 typedef struct ap_kind_load {
 	const char *pack;        /* the pack file, for messages */
 	const ap_ynode *map;     /* the rule's mapping */
 	const ap_ynode *arg;     /* the value of the kind's key */
 	const ap_yfield *opts;   /* one per entry of the kind's options, in order */
 	const ap_yfield *normalize; /* the rule's `normalize` (key NULL when absent) */
-	const struct ap_rule *rule;
+	const ap_kind_rule *rule;
 } ap_kind_load;
 
 typedef struct ap_kind_run {
 	ap_reader *reader;
-	const struct ap_rule *rule;
+	const ap_kind_rule *rule;
 	const ap_file *file;     /* AP_KIND_FILE: the file picked, readable; else NULL */
 	ap_rule_result *res;     /* run sets status (not MISSING for AP_KIND_FILE), the
 	                          * reason, the matches, and file when it picks one */
@@ -104,8 +117,8 @@ void ap_kind_free_state(const ap_kind *k, void *state);
 /* For kinds' run functions: the first of the rule's paths that exists
  * (readable or not), or NULL; and the reason a rule whose every path is
  * absent is missing. */
-const ap_file *ap_kind_pick_file(ap_reader *r, const struct ap_rule *rule);
-char *ap_kind_missing_reason(const struct ap_rule *rule);
+const ap_file *ap_kind_pick_file(ap_reader *r, const ap_kind_rule *rule);
+char *ap_kind_missing_reason(const ap_kind_rule *rule);
 
 void ap_rule_set_error(ap_rule_result *res, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -177,6 +177,18 @@ const ap_probe *ap_ruleset_find_probe(const ap_ruleset *rs, const char *id)
 	return id_lookup(rs, id, &s) && s.probe ? &rs->probes[s.index] : NULL;
 }
 
+ap_kind_rule ap_rule_view(const ap_rule *r)
+{
+	return (ap_kind_rule){
+		.paths = r->paths,
+		.npaths = r->npaths,
+		.lang = r->lang,
+		.ws = r->ws,
+		.collect = r->collect,
+		.pattern = r->pattern,
+	};
+}
+
 /* --- Positions. --------------------------------------------------------- */
 
 typedef struct loader {
@@ -526,12 +538,15 @@ static int rule_fields(const loader *ld, const ap_ynode *map, ap_rule *r)
 			.arg = f[RULE_NCOMMON].val,
 			.opts = f + RULE_NCOMMON + 1,
 			.normalize = &f[RULE_NORMALIZE],
-			.rule = r,
 		};
+		ap_kind_rule view;
+
 		r->kind = k;
 		if (ap_y_is_string(l.arg) && memchr(l.arg->s, '\0', l.arg->len) == NULL)
 			r->pattern = ap_xstrdup(l.arg->s);
 		r->spec = rule_spec(map);
+		view = ap_rule_view(r);
+		l.rule = &view;
 		rc = ap_kind_load_rule(k, &l, &r->state);
 	}
 	free(f);

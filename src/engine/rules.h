@@ -7,10 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "engine/kind.h"
 #include "engine/match.h"
 #include "engine/lang/normalize.h"
-
-struct ap_kind;
 
 typedef struct ap_loc {
 	const char *file; /* owned by the rule set */
@@ -34,6 +33,9 @@ typedef struct ap_rule {
 	void *state;         /* the kind's compiled form */
 	ap_loc loc;
 } ap_rule;
+
+/* What r's kind sees of it. */
+ap_kind_rule ap_rule_view(const ap_rule *r);
 
 typedef enum { AP_EXPR_REF, AP_EXPR_ALL, AP_EXPR_ANY, AP_EXPR_NOT, AP_EXPR_CAPTURE } ap_expr_kind;
 

@@ -5,9 +5,9 @@
 # Slurm script's commands, run here against a fixture tree, write manifests
 # that name their node and merge.
 . "$AP_SRCDIR/tests/lib.sh"
-D="$AP_SRCDIR/examples/deploy"
+DEPLOY="$AP_SRCDIR/examples/deploy"
 GET="$AP_BUILDDIR/tests/cli/yaml-get"
-C=spec.template.spec.containers.0
+CONTAINER=spec.template.spec.containers.0
 mkdir -p "$TMP/bin"
 ln -s "$AP" "$TMP/bin/aiter-probe"
 export AITER_META_DIR="$AP_SRCDIR/tests/fixtures/h24-native"
@@ -19,8 +19,9 @@ yaml() {
 }
 
 case_ "daemonset.yaml"
-yaml "$D/daemonset.yaml" kind $C.env.0.name $C.env.0.valueFrom.fieldRef.fieldPath \
-	$C.volumeMounts.0.mountPath spec.template.spec.volumes.0.hostPath.path
+yaml "$DEPLOY/daemonset.yaml" kind $CONTAINER.env.0.name \
+	$CONTAINER.env.0.valueFrom.fieldRef.fieldPath $CONTAINER.volumeMounts.0.mountPath \
+	spec.template.spec.volumes.0.hostPath.path
 expect_rc 0
 expect_out "DaemonSet
 NODE_NAME
@@ -29,8 +30,8 @@ spec.nodeName
 /var/lib/aiter-probe"
 
 case_ "job.yaml"
-yaml "$D/job.yaml" kind spec.template.spec.restartPolicy $C.env.0.valueFrom.fieldRef.fieldPath \
-	spec.template.spec.volumes.0.hostPath.path
+yaml "$DEPLOY/job.yaml" kind spec.template.spec.restartPolicy \
+	$CONTAINER.env.0.valueFrom.fieldRef.fieldPath spec.template.spec.volumes.0.hostPath.path
 expect_rc 0
 expect_out "Job
 Never
@@ -38,7 +39,7 @@ spec.nodeName
 /var/lib/aiter-probe"
 
 case_ "the DaemonSet's command, once, as node gpu-0042"
-"$GET" "$D/daemonset.yaml" $C.args.0 >"$TMP/args" || fail "no args"
+"$GET" "$DEPLOY/daemonset.yaml" $CONTAINER.args.0 >"$TMP/args" || fail "no args"
 sed -e "s|/var/lib/aiter-probe|$TMP/node|" -e 's/sleep 3600/break/' "$TMP/args" >"$TMP/run.sh"
 mkdir -p "$TMP/node"
 PATH="$TMP/bin:$PATH" NODE_NAME=gpu-0042 sh "$TMP/run.sh" >"$TMP/out" 2>"$TMP/err"
@@ -50,7 +51,7 @@ expect_rc 0
 expect_json 'j["trees"][0]["nodes"]["nodes"]' "['gpu-0042']"
 
 case_ "the Job's command parses as sh"
-"$GET" "$D/job.yaml" $C.args.0 >"$TMP/job.sh" && sh -n "$TMP/job.sh" || fail "not sh"
+"$GET" "$DEPLOY/job.yaml" $CONTAINER.args.0 >"$TMP/job.sh" && sh -n "$TMP/job.sh" || fail "not sh"
 grep -qF -- '--host "$NODE_NAME"' "$TMP/job.sh" || fail "the Job does not pass --host"
 
 # srun as Slurm runs one task on each of two nodes.
@@ -63,7 +64,7 @@ SH
 chmod +x "$TMP/bin/srun"
 
 case_ "slurm-scan.sh"
-PATH="$TMP/bin:$PATH" sh "$D/slurm-scan.sh" "$TMP/shared" --color=never >"$TMP/out" 2>"$TMP/err"
+PATH="$TMP/bin:$PATH" sh "$DEPLOY/slurm-scan.sh" "$TMP/shared" --color=never >"$TMP/out" 2>"$TMP/err"
 rc=$?
 expect_rc 0
 expect_out_has "2 nodes, 1 AITER tree; no capability of 15 differs across nodes"
@@ -73,7 +74,7 @@ expect_out_has "2 nodes: node-[1-2]"
 case_ "slurm-scan.sh: nodes that differ"
 "$AP" scan --aiter-root "$AP_SRCDIR/tests/fixtures/h24-missing" --no-launch --host node-3 \
 	-o "$TMP/shared/node-3.json"
-PATH="$TMP/bin:$PATH" sh "$D/slurm-scan.sh" "$TMP/shared" >"$TMP/out" 2>"$TMP/err"
+PATH="$TMP/bin:$PATH" sh "$DEPLOY/slurm-scan.sh" "$TMP/shared" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 expect_rc 1
 expect_out_has "    lacking: node-3"

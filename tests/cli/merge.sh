@@ -52,31 +52,31 @@ Try 'aiter-probe scan --help'."
 scan_as node-02 h24-native
 scan_as node-03 h24-missing
 scan_as node-10 traps
-M="$TMP/m"
+NODES="$TMP/m"
 
 case_ "merge: text"
-probe merge "$M/node-01.json" "$M/node-02.json" "$M/node-03.json" "$M/node-10.json"
+probe merge "$NODES/node-01.json" "$NODES/node-02.json" "$NODES/node-03.json" "$NODES/node-10.json"
 expect_rc 0
 golden merge-fixtures.txt
 
 case_ "merge: json, in another order"
-probe merge --format json "$M/node-10.json" "$M/node-03.json" "$M/node-02.json" "$M/node-01.json"
+probe merge --format json "$NODES/node-10.json" "$NODES/node-03.json" "$NODES/node-02.json" "$NODES/node-01.json"
 expect_rc 0
 golden merge-fixtures.json
 
 case_ "merge --fail-on-differ: the nodes differ"
-probe merge --fail-on-differ "$M/node-01.json" "$M/node-03.json"
+probe merge --fail-on-differ "$NODES/node-01.json" "$NODES/node-03.json"
 expect_rc 1
 expect_out_has "2 nodes, 2 AITER trees; 1 of 15 capabilities differs across nodes"
 
 case_ "merge --fail-on-differ: one tree on every node"
-probe merge --fail-on-differ --color=never "$M/node-01.json" "$M/node-02.json"
+probe merge --fail-on-differ --color=never "$NODES/node-01.json" "$NODES/node-02.json"
 expect_rc 0
 expect_out_has "2 nodes, 1 AITER tree; no capability of 15 differs across nodes"
 expect_out_has "AITER unknown  2 nodes: node-[01-02]"
 
 case_ "merge --color: only the counts and titles are painted"
-probe merge --color "$M/node-01.json" "$M/node-03.json"
+probe merge --color "$NODES/node-01.json" "$NODES/node-03.json"
 expect_rc 0
 expect_out_has "$(printf '  mla.decode.native_h24  \033[33m1 of 2\033[0m')"
 
@@ -86,7 +86,7 @@ expect_rc 0
 expect_json 'j["trees"][0]["nodes"]["nodes"] + j["trees"][1]["nodes"]["nodes"]' "['good', 'second']"
 
 case_ "merge: capabilities some nodes did not probe"
-probe merge --format json "$AP_SRCDIR/tests/manifests/good.json" "$M/node-01.json"
+probe merge --format json "$AP_SRCDIR/tests/manifests/good.json" "$NODES/node-01.json"
 expect_rc 0
 expect_json 'j["capabilities"]["mla.decode.native_h16"]["unprobed"]' "{'count': 1, 'nodes': ['node-01'], 'omitted': 0}"
 expect_json 'j["capabilities"]["aiter.hipb_mm"]["unprobed"]' "{'count': 1, 'nodes': ['good'], 'omitted': 0}"
@@ -94,20 +94,20 @@ expect_json 'j["capabilities"]["aiter.hipb_mm"]["lacking"]["nodes"]' "['node-01'
 expect_json 'j["differing_capabilities"]' 15
 
 case_ "merge: one node twice"
-cp "$M/node-01.json" "$TMP/copy.json"
-probe merge "$M/node-01.json" "$M/node-03.json" "$TMP/copy.json"
+cp "$NODES/node-01.json" "$TMP/copy.json"
+probe merge "$NODES/node-01.json" "$NODES/node-03.json" "$TMP/copy.json"
 expect_rc 2
 expect_no_out
-expect_err "aiter-probe: $TMP/copy.json: node 'node-01' is also the node of $M/node-01.json"
+expect_err "aiter-probe: $TMP/copy.json: node 'node-01' is also the node of $NODES/node-01.json"
 
 case_ "merge: a manifest named by its file and another by its host"
 cp "$AP_SRCDIR/tests/manifests/good.json" "$TMP/node-01.json"
-probe merge "$M/node-01.json" "$TMP/node-01.json"
+probe merge "$NODES/node-01.json" "$TMP/node-01.json"
 expect_rc 2
-expect_err "aiter-probe: $TMP/node-01.json: node 'node-01' is also the node of $M/node-01.json"
+expect_err "aiter-probe: $TMP/node-01.json: node 'node-01' is also the node of $NODES/node-01.json"
 
 case_ "merge: not a manifest"
-probe merge "$M/node-01.json" "$AP_SRCDIR/tests/manifests/invalid-newer-schema.json"
+probe merge "$NODES/node-01.json" "$AP_SRCDIR/tests/manifests/invalid-newer-schema.json"
 expect_rc 2
 expect_no_out
 expect_err "aiter-probe: $AP_SRCDIR/tests/manifests/invalid-newer-schema.json: schema 'aiter-probe.manifest/2' is newer than this reader understands (aiter-probe.manifest/1)"
@@ -118,7 +118,7 @@ expect_rc 2
 expect_err "aiter-probe: $TMP/none.json: No such file or directory"
 
 case_ "merge: a bad host"
-sed 's/"host": "node-01"/"host": ""/' "$M/node-01.json" >"$TMP/bad-host.json"
+sed 's/"host": "node-01"/"host": ""/' "$NODES/node-01.json" >"$TMP/bad-host.json"
 probe merge "$TMP/bad-host.json"
 expect_rc 2
 expect_err "aiter-probe: $TMP/bad-host.json: 'host' must be a name of 1 to 255 bytes, not 0"
@@ -130,27 +130,27 @@ expect_err "aiter-probe merge: needs at least one MANIFEST
 Try 'aiter-probe merge --help'."
 
 case_ "merge: unknown option"
-probe merge --nodes "$M/node-01.json"
+probe merge --nodes "$NODES/node-01.json"
 expect_rc 2
 expect_err "aiter-probe merge: unknown option '--nodes'
 Try 'aiter-probe merge --help'."
 
 case_ "merge: after -- a manifest may start with '-'"
-cp "$M/node-01.json" "$TMP/-n.json"
+cp "$NODES/node-01.json" "$TMP/-n.json"
 (cd "$TMP" && "$AP" merge -- -n.json >"$TMP/out" 2>"$TMP/err"); rc=$?
 expect_rc 0
 expect_out_has "1 node, 1 AITER tree"
 
 case_ "merge: bad --format, --max-ranges, --color"
-probe merge --format yaml "$M/node-01.json"
+probe merge --format yaml "$NODES/node-01.json"
 expect_rc 2
 expect_err "aiter-probe merge: --format takes text or json, not 'yaml'
 Try 'aiter-probe merge --help'."
-probe merge --max-ranges 0 "$M/node-01.json"
+probe merge --max-ranges 0 "$NODES/node-01.json"
 expect_rc 2
 expect_err "aiter-probe merge: --max-ranges needs a whole number from 1 to 100000, not '0'
 Try 'aiter-probe merge --help'."
-probe merge --color=sometimes "$M/node-01.json"
+probe merge --color=sometimes "$NODES/node-01.json"
 expect_rc 2
 expect_err "aiter-probe merge: --color takes auto, always or never, not 'sometimes'
 Try 'aiter-probe merge --help'."
@@ -158,7 +158,7 @@ Try 'aiter-probe merge --help'."
 # Host ranges: the same manifest as many nodes, named in a shuffled order.
 mkdir -p "$TMP/fleet"
 for n in 7 3 12 1 2 10 9 11 5 4 8 6 0042 0040 0041 0007 login; do
-	sed "s/\"host\": \"node-01\"/\"host\": \"gpu-$n.rack\"/" "$M/node-01.json" >"$TMP/fleet/$n.json"
+	sed "s/\"host\": \"node-01\"/\"host\": \"gpu-$n.rack\"/" "$NODES/node-01.json" >"$TMP/fleet/$n.json"
 done
 case_ "merge: host ranges, any order, by width"
 probe merge "$TMP/fleet/"*.json
@@ -167,15 +167,15 @@ expect_out_has "AITER unknown  17 nodes: gpu-[1-9].rack, gpu-[10-12].rack,"
 expect_out_has "    gpu-[0007,0040-0042].rack, gpu-login.rack"
 
 case_ "merge: a name between two ranges joins them; one before a range widens it"
-F="$TMP/fleet"
-probe merge --format json "$F/5.json" "$F/3.json" "$F/9.json" "$F/4.json" "$F/2.json" "$F/7.json"
+FLEET="$TMP/fleet"
+probe merge --format json "$FLEET/5.json" "$FLEET/3.json" "$FLEET/9.json" "$FLEET/4.json" "$FLEET/2.json" "$FLEET/7.json"
 expect_rc 0
 expect_json 'j["trees"][0]["nodes"]["nodes"]' "['gpu-[2-5,7,9].rack']"
 
 case_ "merge: many ranges of one family make several items"
 mkdir -p "$TMP/odd"
 for n in 01 03 05 07 09 11 13 15 17 19 21 23 25 27 29; do
-	sed "s/\"host\": \"node-01\"/\"host\": \"n$n\"/" "$M/node-01.json" >"$TMP/odd/$n.json"
+	sed "s/\"host\": \"node-01\"/\"host\": \"n$n\"/" "$NODES/node-01.json" >"$TMP/odd/$n.json"
 done
 probe merge --max-ranges 20 --format json "$TMP/odd/"*.json
 expect_rc 0
@@ -193,7 +193,7 @@ expect_out_has "17 nodes: gpu-[0007,0040-0042].rack, and 13 more"
 # width. Every fourth node on the other tree, one that did not probe
 # aiter.hipb_mm.
 mkdir -p "$TMP/rack"
-"${PYTHON3:-python3}" - "$M" "$TMP/rack" <<'PY'
+"${PYTHON3:-python3}" - "$NODES" "$TMP/rack" <<'PY'
 import json, sys
 src, out = sys.argv[1:3]
 native = json.load(open(src + "/node-01.json"))
@@ -209,14 +209,14 @@ for n in range(1, 15):
 PY
 case_ "merge: text at 60 columns"
 export COLUMNS=60
-probe merge --max-ranges 2 "$TMP/rack/"*.json "$M/node-10.json"
+probe merge --max-ranges 2 "$TMP/rack/"*.json "$NODES/node-10.json"
 expect_rc 0
 golden merge-rack-60.txt
 [ -z "$(over_width 60)" ] || fail "lines past 60 columns: $(over_width 60)"
 
 # Every string of a manifest is escaped in the text: the commit (shown whole,
 # not being a git id), the version, the node and a capability's id.
-"${PYTHON3:-python3}" - "$M/node-01.json" "$TMP/evil.json" <<'PY'
+"${PYTHON3:-python3}" - "$NODES/node-01.json" "$TMP/evil.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 m["host"] = "evil\u001b[2J\u009b"
@@ -226,7 +226,7 @@ m["capabilities"]["x\u001b[1m"] = m["capabilities"]["aiter.hipb_mm"]
 json.dump(m, open(sys.argv[2], "w"))
 PY
 case_ "merge: control bytes from a manifest escaped"
-probe merge "$TMP/evil.json" "$M/node-03.json"
+probe merge "$TMP/evil.json" "$NODES/node-03.json"
 expect_rc 0
 LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]\\|\302[\200-\237]')" "$TMP/out" &&
 	fail "a control byte in the text"

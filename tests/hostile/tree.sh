@@ -25,28 +25,28 @@ pack() {
 }
 
 case_ "a symlink loop is recorded as seen, and verifies fresh while it stays"
-T="$TMP/loop"
-mkdir -p "$T/csrc"
-ln -s loop2.cu "$T/csrc/loop1.cu"
-ln -s loop1.cu "$T/csrc/loop2.cu"
+TREE="$TMP/loop"
+mkdir -p "$TREE/csrc"
+ln -s loop2.cu "$TREE/csrc/loop1.cu"
+ln -s loop1.cu "$TREE/csrc/loop2.cu"
 pack "rules:" "  - {id: r, file: csrc/loop1.cu, literal: x}"
-bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch -o "$TMP/loop.json"
+bounded scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" --no-launch -o "$TMP/loop.json"
 expect_rc 0
 bounded verify "$TMP/loop.json"
 expect_rc 0
-rm "$T/csrc/loop1.cu"
-echo x >"$T/csrc/loop1.cu"
+rm "$TREE/csrc/loop1.cu"
+echo x >"$TREE/csrc/loop1.cu"
 bounded verify "$TMP/loop.json"
 expect_rc 1
-expect_out "$TMP/loop.json: stale (1 of 2 inputs differ under $T)
+expect_out "$TMP/loop.json: stale (1 of 2 inputs differ under $TREE)
   appeared csrc/loop1.cu"
 
 case_ "the manifest records what an unread input was"
-rm "$T/csrc/loop1.cu"
-ln -s loop2.cu "$T/csrc/loop1.cu"
-mkdir -p "$T/csrc/dir.cu"
-mkfifo "$T/csrc/fifo.cu"
-ln -s /etc/hostname "$T/csrc/out.cu"
+rm "$TREE/csrc/loop1.cu"
+ln -s loop2.cu "$TREE/csrc/loop1.cu"
+mkdir -p "$TREE/csrc/dir.cu"
+mkfifo "$TREE/csrc/fifo.cu"
+ln -s /etc/hostname "$TREE/csrc/out.cu"
 long=$(printf 'n%.0s' $(seq 1 300))
 pack "rules:" "  - {id: loop, file: csrc/loop1.cu, literal: x}" \
 	"  - {id: dir, file: csrc/dir.cu, literal: x}" \
@@ -54,56 +54,56 @@ pack "rules:" "  - {id: loop, file: csrc/loop1.cu, literal: x}" \
 	"  - {id: out, file: csrc/out.cu, literal: x}" \
 	"  - {id: long, file: csrc/$long.cu, literal: x}" \
 	"  - {id: none, file: csrc/none.cu, literal: x}"
-bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+bounded scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
 expect_rc 0
 expect_json '[(i["path"][:12], i["seen"]) for i in j["inputs"] if i["path"].startswith("csrc/")]' \
 	"[('csrc/loop1.c', 'loop'), ('csrc/dir.cu', 'folder'), ('csrc/fifo.cu', 'not-file'), ('csrc/out.cu', 'outside'), ('csrc/nnnnnnn', 'too-long'), ('csrc/none.cu', 'absent')]"
 cp "$TMP/out" "$TMP/seen.json"
 bounded verify "$TMP/seen.json"
 expect_rc 0
-rm "$T/csrc/fifo.cu"
-mkdir "$T/csrc/fifo.cu"
+rm "$TREE/csrc/fifo.cu"
+mkdir "$TREE/csrc/fifo.cu"
 bounded verify "$TMP/seen.json"
 expect_rc 1
-expect_out "$TMP/seen.json: stale (1 of 7 inputs differ under $T)
+expect_out "$TMP/seen.json: stale (1 of 7 inputs differ under $TREE)
   changed  csrc/fifo.cu"
 
 case_ "a file over the hashing cap is unverifiable, not read"
-T="$TMP/big"
-mkdir -p "$T/csrc"
-truncate -s 2G "$T/csrc/big.cu"
+TREE="$TMP/big"
+mkdir -p "$TREE/csrc"
+truncate -s 2G "$TREE/csrc/big.cu"
 pack "rules:" "  - {id: r, file: csrc/big.cu, literal: x}"
-bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch -o "$TMP/big.json"
+bounded scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" --no-launch -o "$TMP/big.json"
 expect_rc 0
 "${PYTHON3:-python3}" -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["rules"]["r"]["reason"]); print(m["inputs"][0])' "$TMP/big.json" >"$TMP/out"
 expect_out "larger than the 16777216-byte cap (2147483648 bytes), and than the 1073741824-byte hashing cap: unverifiable
 {'path': 'csrc/big.cu', 'sha256': None, 'bytes': None, 'seen': 'over-hash-cap'}"
 bounded verify "$TMP/big.json"
 expect_rc 1
-expect_out "$TMP/big.json: stale (1 of 2 inputs differ under $T)
+expect_out "$TMP/big.json: stale (1 of 2 inputs differ under $TREE)
   unverifiable csrc/big.cu"
 
 case_ "FIFOs at .git, .git/HEAD and aiter/_version.py block nothing"
-T="$TMP/fifos"
-mkdir -p "$T/csrc" "$T/aiter"
-mkfifo "$T/.git" "$T/aiter/_version.py"
+TREE="$TMP/fifos"
+mkdir -p "$TREE/csrc" "$TREE/aiter"
+mkfifo "$TREE/.git" "$TREE/aiter/_version.py"
 pack "rules:" "  - {id: r, file: csrc/a.cu, literal: x}"
-bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+bounded scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
 expect_rc 0
 expect_json 'j["aiter"]["version"], j["aiter"]["git_commit"]' "(None, None)"
-rm "$T/.git"
-mkdir -p "$T/.git"
-mkfifo "$T/.git/HEAD"
-bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+rm "$TREE/.git"
+mkdir -p "$TREE/.git"
+mkfifo "$TREE/.git/HEAD"
+bounded scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
 expect_rc 0
 expect_json 'j["aiter"]["git_commit"]' None
 
 case_ "one rule reports at most 10,000 matches, in bounded memory"
-T="$TMP/many"
-mkdir -p "$T/csrc"
-head -c 16777200 /dev/zero | tr '\0' a >"$T/csrc/a.cu"
+TREE="$TMP/many"
+mkdir -p "$TREE/csrc"
+head -c 16777200 /dev/zero | tr '\0' a >"$TREE/csrc/a.cu"
 pack "rules:" "  - {id: r, file: csrc/a.cu, literal: a, collect: all}"
-bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+bounded scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
 expect_rc 0
 expect_json 'j["rules"]["r"]["status"], j["rules"]["r"]["reason"], len(j["rules"]["r"]["matches"])' \
 	"('error', 'matched more than 10000 times, the most a rule may report', 0)"
@@ -120,19 +120,19 @@ case_ "probes requiring probes twice over do not grow reasons exponentially"
 		i=$((i + 1))
 	done
 } >"$TMP/pack.yaml"
-bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+bounded scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
 expect_rc 0
 expect_json 'max(len(c["reason"]) for c in j["capabilities"].values()) < 4200' True
 
 case_ "a folder swapped for a symlink out of the root is never read through"
-T="$TMP/race"
-mkdir -p "$T/root/csrc" "$T/outside"
-echo inside >"$T/root/csrc/a.cu"
-echo secret >"$T/outside/a.cu"
-ln -s "$T/outside" "$T/root/swap"
+TREE="$TMP/race"
+mkdir -p "$TREE/root/csrc" "$TREE/outside"
+echo inside >"$TREE/root/csrc/a.cu"
+echo secret >"$TREE/outside/a.cu"
+ln -s "$TREE/outside" "$TREE/root/swap"
 pack "rules:" "  - {id: r, file: csrc/a.cu, literal: secret}"
 if "${PYTHON3:-python3}" -c 'import ctypes; ctypes.CDLL(None).renameat2' 2>/dev/null; then
-	"${PYTHON3:-python3}" - "$T/root" <<'PY' &
+	"${PYTHON3:-python3}" - "$TREE/root" <<'PY' &
 import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 a, b = (os.path.join(sys.argv[1], n).encode() for n in ("csrc", "swap"))
@@ -144,7 +144,7 @@ PY
 	i=0
 	seen=0
 	while [ $i -lt 200 ]; do
-		bounded scan --aiter-root "$T/root" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+		bounded scan --aiter-root "$TREE/root" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
 		grep -q '"status": "matched"' "$TMP/out" && seen=$((seen + 1))
 		i=$((i + 1))
 	done
@@ -183,13 +183,13 @@ bounded scan --aiter-root "$TMP/race/root" --no-default-rules --rules "$TMP/pack
 expect_rc 0
 
 case_ "a symlink whose target is not UTF-8 keeps the rule's reason"
-T="$TMP/nonutf8"
-mkdir -p "$T/csrc"
+TREE="$TMP/nonutf8"
+mkdir -p "$TREE/csrc"
 bad=$(printf '%s/\377\376' "$TMP")
 echo x >"$bad"
-ln -s "$bad" "$T/csrc/a.cu"
+ln -s "$bad" "$TREE/csrc/a.cu"
 pack "rules:" "  - {id: r, file: csrc/a.cu, literal: x}" "probes:" "  - {id: p, requires: r}"
-bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+bounded scan --aiter-root "$TREE" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
 expect_rc 0
 expect_json 'ascii(j["rules"]["r"]["reason"])' "'symlink resolves outside the AITER root ($TMP/\\ufffd\\ufffd)'"
 expect_json '"outside the AITER root" in j["capabilities"]["p"]["reason"]' True

@@ -71,30 +71,30 @@ done
 
 # A manifest of a copy of the sample tree, and the tool's own verdicts.
 cp -R "$AP_SRCDIR/sample/aiter-root" "$TMP/tree" && chmod -R u+w "$TMP/tree"
-M="$TMP/m.json"
-probe scan --aiter-root "$TMP/tree" --no-launch -o "$M"
+MANIFEST="$TMP/m.json"
+probe scan --aiter-root "$TMP/tree" --no-launch -o "$MANIFEST"
 [ "$rc" = 0 ] || { fail "scan: exit $rc"; cat "$TMP/err" >&2; }
-all=$("$PY" -c 'import json, sys; print(",".join(json.load(open(sys.argv[1]))["capabilities"]))' "$M")
+all=$("$PY" -c 'import json, sys; print(",".join(json.load(open(sys.argv[1]))["capabilities"]))' "$MANIFEST")
 # check wraps to the width; the module prints one line per verdict.
-COLUMNS=10000 probe check --manifest "$M" --require "$all"
+COLUMNS=10000 probe check --manifest "$MANIFEST" --require "$all"
 cp "$TMP/out" "$TMP/check.out"
 
 case_ "-m aiter_probe MANIFEST: every capability, as check prints them"
-pyrun "$TMP/venv" -m aiter_probe "$M"
+pyrun "$TMP/venv" -m aiter_probe "$MANIFEST"
 expect_rc 1
 diff -u "$TMP/check.out" "$TMP/out" >&2 || fail "differs from aiter-probe check"
 expect_no_err() { [ ! -s "$TMP/err" ] || { fail "unexpected stderr"; sed 's/^/  /' "$TMP/err" >&2; }; }
 expect_no_err
 
 case_ "-m aiter_probe MANIFEST CAP: supported"
-pyrun "$TMP/venv" -m aiter_probe "$M" mla.decode_fwd.fp8_scales aiter.hipb_mm
+pyrun "$TMP/venv" -m aiter_probe "$MANIFEST" mla.decode_fwd.fp8_scales aiter.hipb_mm
 expect_rc 0
 expect_out "supported   mla.decode_fwd.fp8_scales: rule mla.decode_fwd.params.fp8_scales matched in aiter/mla.py
 supported   aiter.hipb_mm: rule export.hipb_mm matched in aiter/ops/gradlib.py
 go: every required capability is supported"
 
 case_ "-m aiter_probe MANIFEST CAP: one unsupported"
-pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_mm mla.decode_fwd.causal
+pyrun "$TMP/venv" -m aiter_probe "$MANIFEST" aiter.hipb_mm mla.decode_fwd.causal
 expect_rc 1
 expect_out "supported   aiter.hipb_mm: rule export.hipb_mm matched in aiter/ops/gradlib.py
 unsupported mla.decode_fwd.causal: rule mla.decode_fwd.params.causal did not match: mla_decode_fwd has no parameter 'causal'
@@ -104,7 +104,7 @@ case_ "control bytes escaped as check escapes them"
 "$PY" -c 'import json, sys
 m = json.load(open(sys.argv[1]))
 m["capabilities"]["aiter.hipb_mm"]["reason"] = "a\x1b[31mb\u0085c\td\ne"
-json.dump(m, open(sys.argv[2], "w"))' "$M" "$TMP/ctl.json"
+json.dump(m, open(sys.argv[2], "w"))' "$MANIFEST" "$TMP/ctl.json"
 COLUMNS=10000 probe check --manifest "$TMP/ctl.json" --require aiter.hipb_mm
 cp "$TMP/out" "$TMP/check.out"
 pyrun "$TMP/venv" -m aiter_probe "$TMP/ctl.json" aiter.hipb_mm
@@ -116,37 +116,37 @@ diff -u "$TMP/check.out" "$TMP/out" >&2 || fail "differs from aiter-probe check"
 case_ "stdout lost"
 if [ -w /dev/full ]; then
 	rc=0
-	(cd "$TMP/elsewhere" && "$TMP/venv/bin/python" -I -m aiter_probe "$M") >/dev/full 2>"$TMP/err" || rc=$?
+	(cd "$TMP/elsewhere" && "$TMP/venv/bin/python" -I -m aiter_probe "$MANIFEST") >/dev/full 2>"$TMP/err" || rc=$?
 	expect_rc 2
 	expect_err "aiter_probe: writing to stdout: No space left on device"
 fi
 rc=0
-(cd "$TMP/elsewhere" && "$TMP/venv/bin/python" -I -m aiter_probe "$M") >&- 2>"$TMP/err" || rc=$?
+(cd "$TMP/elsewhere" && "$TMP/venv/bin/python" -I -m aiter_probe "$MANIFEST") >&- 2>"$TMP/err" || rc=$?
 expect_rc 2
 expect_err "aiter_probe: writing to stdout: Bad file descriptor"
 
 case_ "inputs re-hashed by default: fresh"
-pyrun "$TMP/venv-src" -m aiter_probe "$M" aiter.hipb_mm
+pyrun "$TMP/venv-src" -m aiter_probe "$MANIFEST" aiter.hipb_mm
 expect_rc 0
 expect_out_has "go: every required capability is supported"
 
 case_ "unknown capability"
-pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_mm no.such
+pyrun "$TMP/venv" -m aiter_probe "$MANIFEST" aiter.hipb_mm no.such
 expect_rc 2
 expect_no_out
-expect_err "aiter_probe: $M: unknown capability 'no.such'"
+expect_err "aiter_probe: $MANIFEST: unknown capability 'no.such'"
 
 case_ "unknown capability: the nearest known ids"
-pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_nm
+pyrun "$TMP/venv" -m aiter_probe "$MANIFEST" aiter.hipb_nm
 expect_rc 2
-expect_err "aiter_probe: $M: unknown capability 'aiter.hipb_nm'; nearest: aiter.hipb_mm, aiter.qr_all_reduce_rmsnorm"
+expect_err "aiter_probe: $MANIFEST: unknown capability 'aiter.hipb_nm'; nearest: aiter.hipb_mm, aiter.qr_all_reduce_rmsnorm"
 
 case_ "unknown capability: the nearest are the tool's, in its order"
 for word in mla.decode_fwd.fp8_scale mla.nope mla.decode mla.decode.native_h42 \
 	mla.decode.native_h24.x aiter.qr fused_moe.gate vllm x; do
-	probe check --manifest "$M" --require "$word"
+	probe check --manifest "$MANIFEST" --require "$word"
 	want=$(sed -n 's/.*; nearest: //p' "$TMP/err")
-	pyrun "$TMP/venv" -m aiter_probe "$M" "$word"
+	pyrun "$TMP/venv" -m aiter_probe "$MANIFEST" "$word"
 	expect_rc 2
 	got=$(sed -n 's/.*; nearest: //p' "$TMP/err")
 	[ "$got" = "$want" ] || fail "$word: nearest '$got', the tool's '$want'"
@@ -154,17 +154,17 @@ done
 
 case_ "unknown capability: bytes that are not UTF-8 come back as given"
 word=$(printf 'mla.decode.native_h2\377')
-pyrun "$TMP/venv" -m aiter_probe "$M" "$word"
+pyrun "$TMP/venv" -m aiter_probe "$MANIFEST" "$word"
 expect_rc 2
-expect_err "aiter_probe: $M: unknown capability '$word'; nearest: mla.decode.native_h24"
+expect_err "aiter_probe: $MANIFEST: unknown capability '$word'; nearest: mla.decode.native_h24"
 
 case_ "a rule's id is no capability"
-pyrun "$TMP/venv" -m aiter_probe "$M" mla.reduce.cases
+pyrun "$TMP/venv" -m aiter_probe "$MANIFEST" mla.reduce.cases
 expect_rc 2
-expect_err "aiter_probe: $M: 'mla.reduce.cases' is a rule, not a capability"
+expect_err "aiter_probe: $MANIFEST: 'mla.reduce.cases' is a rule, not a capability"
 
 case_ "a capability named twice is answered once"
-pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_mm aiter.hipb_mm
+pyrun "$TMP/venv" -m aiter_probe "$MANIFEST" aiter.hipb_mm aiter.hipb_mm
 expect_rc 0
 [ "$(grep -c 'aiter.hipb_mm' "$TMP/out")" = 1 ] || fail "named twice: $(cat "$TMP/out")"
 
@@ -182,13 +182,13 @@ expect_err "aiter_probe: $AP_SRCDIR/tests/manifests/invalid-newer-schema.json: s
 
 case_ "inputs re-hashed by default: stale is an error, as check --manifest"
 echo '// changed' >>"$TMP/tree/csrc/kernels/mla/reduce.cu"
-pyrun "$TMP/venv" -m aiter_probe "$M" aiter.hipb_mm
+pyrun "$TMP/venv" -m aiter_probe "$MANIFEST" aiter.hipb_mm
 expect_rc 2
 expect_no_out
-expect_err "aiter_probe: $M: stale: csrc/kernels/mla/reduce.cu changed; run 'aiter-probe scan' again"
+expect_err "aiter_probe: $MANIFEST: stale: csrc/kernels/mla/reduce.cu changed; run 'aiter-probe scan' again"
 
 case_ "--no-verify: a stale manifest still answers"
-pyrun "$TMP/venv" -m aiter_probe --no-verify "$M" aiter.hipb_mm
+pyrun "$TMP/venv" -m aiter_probe --no-verify "$MANIFEST" aiter.hipb_mm
 expect_rc 0
 
 case_ "--help"

@@ -10,7 +10,6 @@
 #include "core/ap-util.h"
 #include "engine/lang/csv-table.h"
 #include "engine/kind.h"
-#include "engine/rules.h"
 
 /* `csv`: rows of a CSV table with a header row (AITER's kernel tables
  * hsa/<arch>/mla/mla_asm.csv and tuned configs aiter/configs/ tables):

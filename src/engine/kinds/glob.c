@@ -9,7 +9,6 @@
 #include "core/ap-util.h"
 #include "engine/lang/glob-pattern.h"
 #include "engine/kind.h"
-#include "engine/rules.h"
 
 /* `glob`: files matching a pattern exist, or any of a list of patterns:
  * `*`, `?` and `[...]` within a name, a whole `**` segment for any depth.

@@ -8,7 +8,6 @@
 #include "core/ap-util.h"
 #include "engine/kind.h"
 #include "engine/lang/python/pysource.h"
-#include "engine/rules.h"
 
 /* `python-bound`: the upper bound a function's body puts on one of its
  * names through comparisons with integer constants (`nhead <= 96`,

@@ -7,7 +7,6 @@
 #include "core/ap-util.h"
 #include "engine/kind.h"
 #include "engine/lang/python/pysource.h"
-#include "engine/rules.h"
 
 /* `python-def`: a function's signature in a Python module, read from the
  * source (decorators such as AITER's @compile_ops, which hide it from

@@ -7,7 +7,6 @@
 #include "core/ap-util.h"
 #include "engine/kind.h"
 #include "engine/lang/python/pysource.h"
-#include "engine/rules.h"
 
 /* `python-export`: what `from PACKAGE import NAME` binds, resolved from the
  * sources as Python binds it on a default import (star imports and their

@@ -7,7 +7,6 @@
 #include "core/ap-util.h"
 #include "engine/kind.h"
 #include "engine/lang/python/pysource.h"
-#include "engine/rules.h"
 
 /* `python-string`: a string literal in code (not a comment, not a
  * docstring) that contains a text, as an environment variable's name

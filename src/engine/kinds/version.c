@@ -6,10 +6,9 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
-#include "engine/evaluate.h"
 #include "engine/kind.h"
+#include "engine/kinds/version.h"
 #include "engine/lang/pep440.h"
-#include "engine/rules.h"
 
 /* `version`: AITER's version, as its package states it, in a PEP 440
  * range (`version: ">=0.1.10, <0.2"`). */

@@ -8,7 +8,6 @@
 #include "core/ap-map.h"
 #include "core/ap-util.h"
 #include "engine/lang/python/pysource.h"
-#include "engine/rules.h"
 
 /* Import chains deeper than this are refused (AITER's are a few levels). */
 #define RESOLVE_MAX_DEPTH 64
@@ -112,7 +111,7 @@ ap_match *ap_pysource_match(ap_kind_run *run, const ap_file *f, unsigned line)
 const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size_t nnames,
                                       const ap_pyconf *c, const ap_file **file)
 {
-	const ap_rule *rule = run->rule;
+	const ap_kind_rule *rule = run->rule;
 	ap_rule_result *res = run->res;
 	ap_buf tried = AP_BUF_INIT;
 

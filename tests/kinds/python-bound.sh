@@ -1,0 +1,110 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# python-bound: the upper bound a def's body puts on a name, captured as a
+# number, and comparisons of that capture in a probe's requires; and what
+# its loader refuses.
+. "$AP_SRCDIR/tests/lib.sh"
+. "$AP_SRCDIR/tests/kinds/lib.sh"
+
+TREE="$TMP/gluon"
+mkdir -p "$TREE/aiter/ops/triton/gluon"
+cat >"$TREE/aiter/ops/triton/gluon/mla_decode_gluon.py" <<'EOF'
+def _helper(nhead):
+    return nhead <= 512
+
+
+def mla_decode_gluon(q, o, nhead=None):
+    # nhead <= 256 in a comment
+    text = "nhead <= 1024"
+    if nhead in (64, 128):
+        return o
+    elif 1 <= nhead <= 48:
+        return o
+    assert 16 > nhead or nhead == 64
+    return o
+
+
+def unbounded(nhead):
+    return nhead + 1
+EOF
+pack pybound <<'EOF'
+rules:
+  - id: bound.alternatives
+    file:
+      - aiter/ops/triton/gluon/mla_gluon.py
+      - aiter/ops/triton/gluon/mla_decode_gluon.py
+    python-bound: nhead
+    def: [mla_gluon, mla_decode_gluon]
+    capture: heads
+  - id: bound.default_capture
+    file: aiter/ops/triton/gluon/mla_decode_gluon.py
+    python-bound: nhead
+    def: mla_decode_gluon
+  - id: bound.zero
+    file: aiter/ops/triton/gluon/mla_decode_gluon.py
+    python-bound: nhead
+    def: unbounded
+  - id: bound.nodef
+    file: aiter/ops/triton/gluon/mla_decode_gluon.py
+    python-bound: nhead
+    def: mla_gluon
+  - id: bound.nofile
+    file: aiter/ops/triton/gluon/mla_gluon.py
+    python-bound: nhead
+    def: mla_gluon
+probes:
+  - id: small_heads
+    requires: {capture: bound.alternatives, name: heads, ge: 15}
+  - id: many_heads
+    requires: {capture: bound.alternatives, name: heads, ge: 64}
+  - id: named_wrong
+    requires: {capture: bound.alternatives, name: bound, ge: 1}
+  - id: text_eq
+    requires: {capture: bound.default_capture, name: bound, eq: "48"}
+  - id: not_of_no_capture
+    requires: {not: {capture: bound.nodef, name: bound, lt: 100}}
+  - id: unknown_stays
+    requires: {not: {capture: bound.nofile, name: bound, lt: 100}}
+EOF
+
+case_ "python-bound: 'in (...)' is no bound, '1 <= nhead <= 48' is; comments and strings never count"
+scan "$TREE" pybound
+expect_rc 0
+rule bound.alternatives status matched
+rule bound.alternatives file aiter/ops/triton/gluon/mla_decode_gluon.py
+lines bound.alternatives "[10]"
+caps bound.alternatives heads "['48']"
+caps bound.default_capture bound "['48']"
+
+case_ "python-bound: no comparison gives 0 at the def; no def is unmatched"
+lines bound.zero "[16]"
+caps bound.zero bound "['0']"
+rule bound.nodef status unmatched
+rule bound.nodef reason "no def mla_gluon in aiter/ops/triton/gluon/mla_decode_gluon.py"
+
+case_ "capture comparisons in requires"
+cap small_heads True
+cap_reason small_heads "rule bound.alternatives has heads >= 15"
+expect_json "j['capabilities']['small_heads']['evidence']" "['aiter/ops/triton/gluon/mla_decode_gluon.py:10']"
+cap many_heads False
+cap_reason many_heads "rule bound.alternatives has no heads >= 64 (it has 48)"
+cap named_wrong False
+cap_reason named_wrong "rule bound.alternatives captured no bound"
+cap text_eq True
+cap not_of_no_capture True
+cap_reason not_of_no_capture "not (rule bound.nodef did not match: no def mla_gluon in aiter/ops/triton/gluon/mla_decode_gluon.py)"
+rule bound.nofile status missing
+cap unknown_stays False
+cap_reason unknown_stays "unknown, so unsupported: not (rule bound.nofile: no such file: aiter/ops/triton/gluon/mla_gluon.py)"
+
+pack no_def <<'EOF'
+rules:
+  - id: r
+    file: a.py
+    python-bound: nhead
+EOF
+
+case_ "refused: python-bound without 'def'"
+refused no_def "2:5: missing required key 'def' in rule"
+
+finish

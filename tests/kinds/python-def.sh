@@ -1,0 +1,131 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# python-def: a def's signature read from the source (behind decorators),
+# params, binds and param_at, Class.method, file alternatives with one name
+# each; and what its loader refuses.
+. "$AP_SRCDIR/tests/lib.sh"
+. "$AP_SRCDIR/tests/kinds/lib.sh"
+
+TREE="$TMP/py"
+mkdir -p "$TREE/aiter/ops"
+cat >"$TREE/aiter/mla.py" <<'EOF'
+from .jit import compile_ops
+
+
+@compile_ops(
+    "module_mla",
+    fc_name="mla_decode_fwd",
+)
+def mla_decode_fwd(q, kv, o, max_seqlen_q, sm_scale=None, *, causal=True, q_scale=None):
+    # kv_scale is in a comment only, and "return_lse" in a string
+    note = "return_lse"
+    return o
+
+
+class Planner:
+    def plan(self, num_heads, /, page_size=1, **kw):
+        return None
+
+
+def only_positional(a, b, /):
+    return a
+EOF
+pack pydef <<'EOF'
+rules:
+  - id: def.match
+    file: aiter/mla.py
+    python-def: mla_decode_fwd
+    params: [q_scale, causal]
+    binds: {positional: 4, keywords: [sm_scale, causal]}
+    param_at: 4
+  - id: def.comment_param
+    file: aiter/mla.py
+    python-def: mla_decode_fwd
+    params: [kv_scale]
+  - id: def.string_param
+    file: aiter/mla.py
+    python-def: mla_decode_fwd
+    params: [return_lse]
+  - id: def.too_many
+    file: aiter/mla.py
+    python-def: mla_decode_fwd
+    binds: {positional: 6}
+  - id: def.kwonly_by_position
+    file: aiter/mla.py
+    python-def: mla_decode_fwd
+    binds: {positional: 4, keywords: [q]}
+  - id: def.unbound
+    file: aiter/mla.py
+    python-def: mla_decode_fwd
+    binds: {positional: 3}
+  - id: def.method
+    file: aiter/mla.py
+    python-def: Planner.plan
+    binds: {positional: 2, keywords: [page_size, anything]}
+    param_at: 2
+  - id: def.method_not_module_level
+    file: aiter/mla.py
+    python-def: plan
+  - id: def.posonly_keyword
+    file: aiter/mla.py
+    python-def: only_positional
+    binds: {positional: 1, keywords: [b]}
+  - id: def.none
+    file: aiter/mla.py
+    python-def: mla_prefill_fwd
+  - id: def.alternatives
+    file: [aiter/nope.py, aiter/ops/old.py, aiter/mla.py]
+    python-def: [f, g, mla_decode_fwd]
+  - id: def.missing
+    file: [aiter/nope.py, aiter/nope2.py]
+    python-def: f
+EOF
+printf 'def f():\n    pass\n' >"$TREE/aiter/ops/old.py"
+
+case_ "python-def: the def behind a decorator with arguments, params, binds, param_at"
+scan "$TREE" pydef
+expect_rc 0
+rule def.match status matched
+lines def.match "[8]"
+caps def.match params "['q, kv, o, max_seqlen_q, sm_scale=…, *, causal=…, q_scale=…']"
+caps def.match param "['max_seqlen_q']"
+
+case_ "python-def: a name in a comment or a string is no parameter"
+rule def.comment_param status unmatched
+rule def.comment_param reason "mla_decode_fwd has no parameter 'kv_scale'"
+rule def.string_param reason "mla_decode_fwd has no parameter 'return_lse'"
+
+case_ "python-def: calls that do not bind, and why"
+rule def.too_many status unmatched
+rule def.too_many reason "a call of mla_decode_fwd with 6 positionals does not bind: it takes at most 5 positional arguments"
+rule def.kwonly_by_position reason "a call of mla_decode_fwd with 4 positionals and its keywords does not bind: 'q' given both by position and by keyword"
+rule def.unbound reason "a call of mla_decode_fwd with 3 positionals does not bind: required parameter 'max_seqlen_q' left unbound"
+rule def.posonly_keyword reason "a call of only_positional with 1 positional and its keywords does not bind: 'b' is positional-only, given by keyword"
+
+case_ "python-def: Class.method, which is no module-level def"
+rule def.method status matched
+lines def.method "[15]"
+caps def.method param "['num_heads']"
+caps def.method params "['self, num_heads, /, page_size=…, **kw']"
+rule def.method_not_module_level status unmatched
+rule def.method_not_module_level reason "no def plan in aiter/mla.py"
+
+case_ "python-def: no such def; one name per file alternative; every file absent"
+rule def.none status unmatched
+rule def.none reason "no def mla_prefill_fwd in aiter/mla.py"
+rule def.alternatives status matched
+rule def.alternatives file aiter/mla.py
+rule def.missing status missing
+rule def.missing reason "none of the files exists: aiter/nope.py, aiter/nope2.py"
+
+pack def_names <<'EOF'
+rules:
+  - id: r
+    file: [a.py, b.py, c.py]
+    python-def: [f, g]
+EOF
+
+case_ "refused: python-def with 2 names for 3 files"
+refused def_names "4:17: 'python-def' lists 2 names for 3 files: give one name, or one per file"
+
+finish

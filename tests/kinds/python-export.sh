@@ -1,0 +1,193 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# python-export: what `from PACKAGE import NAME` binds, followed through star
+# imports, aliases, try bodies and the arms assume_false leaves, and why a
+# name bound otherwise is no def; and what its loader refuses.
+. "$AP_SRCDIR/tests/lib.sh"
+. "$AP_SRCDIR/tests/kinds/lib.sh"
+
+TREE="$TMP/export"
+mkdir -p "$TREE/aiter/ops" "$TREE/aiter/jit"
+printf 'from . import gradlib\n' >"$TREE/aiter/ops/__init__.py"
+cat >"$TREE/aiter/__init__.py" <<'EOF'
+import os
+
+AITER_TRITON_ONLY = os.getenv("AITER_TRITON_ONLY", "0") == "1"
+AITER_AOT_IMPORT = os.getenv("AITER_AOT_IMPORT", "0") == "1"
+
+if AITER_TRITON_ONLY:
+    from .ops.triton import triton_only_op
+elif AITER_AOT_IMPORT:
+    from .ops.aot import aot_only_op
+else:
+    from .ops.gemm import *
+    from .ops.gradlib import *
+    from .ops.moe import topk_softmax as topk_softmax
+    from .ops.moe import Router
+
+try:
+    from .ops.comms import all_reduce_fused
+except ImportError:
+    def handler_only_op(x):
+        return x
+EOF
+cat >"$TREE/aiter/ops/gemm.py" <<'EOF'
+__all__ = ["gemm_a8w8"]
+
+
+def gemm_a8w8(a, b):
+    return a
+
+
+def hipb_mm(a, b):
+    return a
+EOF
+cat >"$TREE/aiter/ops/gradlib.py" <<'EOF'
+def hipb_mm(a, b, solution_index, bias=None):
+    return a
+
+
+def _private(a):
+    return a
+EOF
+cat >"$TREE/aiter/ops/moe.py" <<'EOF'
+def _topk_softmax_impl(w, idx, gating, renorm, num_shared_experts=0):
+    return w
+
+
+topk_softmax = _topk_softmax_impl
+
+
+class Router:
+    pass
+EOF
+for m in triton aot comms; do
+	printf 'def %s(x):\n    return x\n' "$(case $m in triton) echo triton_only_op ;; aot) echo aot_only_op ;; comms) echo all_reduce_fused ;; esac)" >"$TREE/aiter/ops/$m.py"
+done
+pack export <<'EOF'
+rules:
+  - id: ex.star_all
+    python-export: hipb_mm
+    from: aiter
+    params: [solution_index]
+    assume_false: [AITER_TRITON_ONLY, AITER_AOT_IMPORT]
+  - id: ex.alias
+    python-export: topk_softmax
+    from: aiter
+    params: [num_shared_experts]
+    binds: {positional: 4}
+    param_at: 4
+    assume_false: [AITER_TRITON_ONLY, AITER_AOT_IMPORT]
+  - id: ex.try_body
+    python-export: all_reduce_fused
+    from: aiter
+    assume_false: [AITER_TRITON_ONLY, AITER_AOT_IMPORT]
+  - id: ex.except_only
+    python-export: handler_only_op
+    from: aiter
+    assume_false: [AITER_TRITON_ONLY, AITER_AOT_IMPORT]
+  - id: ex.dead_arm
+    python-export: triton_only_op
+    from: aiter
+    assume_false: [AITER_TRITON_ONLY, AITER_AOT_IMPORT]
+  - id: ex.unknown_condition
+    python-export: aot_only_op
+    from: aiter
+    assume_false: [AITER_TRITON_ONLY]
+  - id: ex.private
+    python-export: _private
+    from: aiter
+  - id: ex.class
+    python-export: Router
+    from: aiter
+  - id: ex.value
+    python-export: AITER_TRITON_ONLY
+    from: aiter
+  - id: ex.module
+    python-export: os
+    from: aiter
+  - id: ex.submodule
+    python-export: gradlib
+    from: aiter.ops
+  - id: ex.nomodule
+    python-export: f
+    from: aiter.nope
+  - id: ex.params_fail
+    python-export: hipb_mm
+    from: aiter
+    params: [out_dtype]
+EOF
+
+case_ "python-export: a star import whose __all__ leaves the name out, then a module without __all__"
+scan "$TREE" export
+expect_rc 0
+rule ex.star_all status matched
+rule ex.star_all file aiter/ops/gradlib.py
+lines ex.star_all "[1]"
+
+case_ "python-export: an alias of a def, with params, binds and param_at"
+rule ex.alias status matched
+rule ex.alias file aiter/ops/moe.py
+caps ex.alias param "['renorm']"
+
+case_ "python-export: a try body binds, an except handler does not"
+rule ex.try_body status matched
+rule ex.try_body file aiter/ops/comms.py
+rule ex.except_only status unmatched
+rule ex.except_only reason "aiter does not export handler_only_op"
+rule ex.except_only file None
+
+case_ "python-export: only the else arm of if/elif on assume_false names counts"
+rule ex.dead_arm status unmatched
+rule ex.dead_arm reason "aiter does not export triton_only_op"
+rule ex.unknown_condition status matched
+rule ex.unknown_condition file aiter/ops/aot.py
+
+case_ "python-export: what is bound but no def"
+rule ex.private reason "aiter does not export _private"
+rule ex.class status unmatched
+rule ex.class reason "aiter exports Router, but it is a class, not a def"
+rule ex.class file aiter/ops/moe.py
+rule ex.value reason "aiter exports AITER_TRITON_ONLY, but it is a value, not a def"
+rule ex.module reason "aiter exports os, but it is a module, not a def"
+rule ex.submodule reason "aiter.ops exports gradlib, but it is a module, not a def"
+rule ex.nomodule status missing
+rule ex.nomodule reason "no module aiter.nope in the tree"
+rule ex.params_fail reason "hipb_mm has no parameter 'out_dtype'"
+
+case_ "python-export: a package is imported before the module of its name beside it"
+mkdir "$TREE/aiter/ops/gradlib"
+printf 'def hipb_mm(a, b):\n    return a\n' >"$TREE/aiter/ops/gradlib/__init__.py"
+scan "$TREE" export
+expect_rc 0
+rule ex.star_all status unmatched
+rule ex.star_all file aiter/ops/gradlib/__init__.py
+rule ex.star_all reason "hipb_mm has no parameter 'solution_index'"
+expect_json "[i['path'] for i in j['inputs']].count('aiter/ops/gradlib.py')" 0
+rm -r "$TREE/aiter/ops/gradlib"
+
+case_ "python-export: a capability over a rule that found no file names no '(null)' file"
+printf 'probes:\n  - id: p\n    requires: ex.except_only\n' >"$TMP/export-probe.yaml"
+scan_with_probes "$TREE" export export-probe
+expect_rc 0
+cap p False
+cap_reason p "rule ex.except_only did not match: aiter does not export handler_only_op"
+
+pack no_from <<'EOF'
+rules:
+  - id: r
+    python-export: f
+EOF
+pack bad_from <<'EOF'
+rules:
+  - id: r
+    python-export: f
+    from: a..b
+EOF
+
+case_ "refused: python-export without 'from'"
+refused no_from "2:5: missing required key 'from' in rule"
+case_ "refused: a 'from' that is no module name"
+refused bad_from "4:11: 'from' must be a module name (a.b.c), not 'a..b'"
+
+finish
