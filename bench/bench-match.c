@@ -10,6 +10,7 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
+#include "engine/kind.h"
 #include "engine/match.h"
 #include "engine/lang/normalize.h"
 

@@ -63,45 +63,6 @@ const char *ap_rule_status_name(ap_rule_status s)
 	return "error";
 }
 
-void ap_rule_set_error(ap_rule_result *res, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	free(res->reason);
-	res->reason = msg != NULL ? msg : ap_xstrdup("out of memory");
-	res->status = AP_RULE_ERROR;
-}
-
-/* The first candidate path that exists (readable or not) decides; a rule
- * whose every candidate is absent is missing. */
-const ap_file *ap_kind_pick_file(ap_reader *r, const ap_kind_rule *rule)
-{
-	size_t i;
-
-	for (i = 0; i < rule->npaths; i++) {
-		const ap_file *f = ap_reader_get(r, rule->paths[i]);
-		if (f->status != AP_FILE_MISSING)
-			return f;
-	}
-	return NULL;
-}
-
-char *ap_kind_missing_reason(const ap_kind_rule *rule)
-{
-	ap_buf b = AP_BUF_INIT;
-	size_t i;
-
-	ap_buf_puts(&b, rule->npaths > 1 ? "none of the files exists: " : "no such file: ");
-	for (i = 0; i < rule->npaths; i++)
-		ap_buf_printf(&b, "%s%s", i ? ", " : "", rule->paths[i]);
-	return ap_buf_detach(&b);
-}
-
 /* --- Text kinds: the pattern is the key's value. --------------------------- */
 
 /* The language a rule's text is read as: its own, or its files' when they
@@ -206,4 +167,50 @@ void ap_kind_free_state(const ap_kind *k, void *state)
 		k->text->free(state);
 	else
 		k->free(state);
+}
+
+/* --- A text kind on its own ------------------------------------------------ */
+
+struct ap_matcher {
+	const ap_text_ops *ops;
+	void *state;
+};
+
+int ap_matcher_new(ap_matcher **out, const char *kind, const char *pattern, ap_ws ws,
+                   size_t *err_offset)
+{
+	const ap_kind *k = ap_kind_find(kind);
+	size_t off = 0;
+	void *state = NULL;
+	int rc;
+
+	*out = NULL;
+	if (k == NULL || k->text == NULL) {
+		ap_error_set("'%s' is not a text kind", kind);
+		return AP_EINTERNAL;
+	}
+	rc = k->text->compile(&state, pattern, ws, &off);
+	if (err_offset != NULL)
+		*err_offset = off;
+	if (rc < 0) {
+		k->text->free(state);
+		return rc;
+	}
+	*out = ap_xcalloc(1, sizeof **out);
+	(*out)->ops = k->text;
+	(*out)->state = state;
+	return 0;
+}
+
+int ap_matcher_run(const ap_matcher *m, const ap_text *t, ap_collect collect, ap_match_list *out)
+{
+	return m->ops->run(m->state, t, collect, out);
+}
+
+void ap_matcher_free(ap_matcher *m)
+{
+	if (m == NULL)
+		return;
+	m->ops->free(m->state);
+	free(m);
 }

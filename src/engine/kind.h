@@ -123,4 +123,15 @@ char *ap_kind_missing_reason(const ap_kind_rule *rule);
 void ap_rule_set_error(ap_rule_result *res, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* A text kind's matcher on its own, for tests, benchmarks and fuzzing. */
+typedef struct ap_matcher ap_matcher;
+
+/* kind is a text kind's key ("literal", "token", "regex"). On a bad pattern
+ * returns AP_EINPUT with the message in ap_error and *err_offset at the
+ * offending byte (regex). */
+int ap_matcher_new(ap_matcher **out, const char *kind, const char *pattern, ap_ws ws,
+                   size_t *err_offset);
+int ap_matcher_run(const ap_matcher *m, const ap_text *t, ap_collect collect, ap_match_list *out);
+void ap_matcher_free(ap_matcher *m);
+
 #endif

@@ -6,7 +6,6 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
-#include "engine/kind.h"
 #include "engine/match.h"
 
 /* --- Results -------------------------------------------------------------- */
@@ -81,51 +80,4 @@ void ap_match_list_free(ap_match_list *l)
 	match_clear(&l->spare);
 	free(l->v);
 	memset(l, 0, sizeof *l);
-}
-
-
-/* --- A text kind on its own ------------------------------------------------ */
-
-struct ap_matcher {
-	const ap_text_ops *ops;
-	void *state;
-};
-
-int ap_matcher_new(ap_matcher **out, const char *kind, const char *pattern, ap_ws ws,
-                   size_t *err_offset)
-{
-	const ap_kind *k = ap_kind_find(kind);
-	size_t off = 0;
-	void *state = NULL;
-	int rc;
-
-	*out = NULL;
-	if (k == NULL || k->text == NULL) {
-		ap_error_set("'%s' is not a text kind", kind);
-		return AP_EINTERNAL;
-	}
-	rc = k->text->compile(&state, pattern, ws, &off);
-	if (err_offset != NULL)
-		*err_offset = off;
-	if (rc < 0) {
-		k->text->free(state);
-		return rc;
-	}
-	*out = ap_xcalloc(1, sizeof **out);
-	(*out)->ops = k->text;
-	(*out)->state = state;
-	return 0;
-}
-
-int ap_matcher_run(const ap_matcher *m, const ap_text *t, ap_collect collect, ap_match_list *out)
-{
-	return m->ops->run(m->state, t, collect, out);
-}
-
-void ap_matcher_free(ap_matcher *m)
-{
-	if (m == NULL)
-		return;
-	m->ops->free(m->state);
-	free(m);
 }

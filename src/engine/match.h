@@ -46,15 +46,4 @@ ap_match *ap_match_add_text(ap_match_list *out, unsigned line, const char *text,
 void ap_match_capture(ap_match *m, const char *name, const char *value, size_t len);
 void ap_match_list_free(ap_match_list *l);
 
-/* A text kind's matcher on its own, for tests, benchmarks and fuzzing. */
-typedef struct ap_matcher ap_matcher;
-
-/* kind is a text kind's key ("literal", "token", "regex"). On a bad pattern
- * returns AP_EINPUT with the message in ap_error and *err_offset at the
- * offending byte (regex). */
-int ap_matcher_new(ap_matcher **out, const char *kind, const char *pattern, ap_ws ws,
-                   size_t *err_offset);
-int ap_matcher_run(const ap_matcher *m, const ap_text *t, ap_collect collect, ap_match_list *out);
-void ap_matcher_free(ap_matcher *m);
-
 #endif
