@@ -35,6 +35,13 @@
  *   for it (aiter_probe_manifest_supported, aiter_probe_manifest_mla_heads).
  * - A NULL manifest or id is AITER_PROBE_INVALID (NULL, 0); output pointers
  *   documented as optional may be NULL.
+ * - The library never aborts or exits the process. When memory runs out,
+ *   the function that allocates (aiter_probe_manifest_open,
+ *   aiter_probe_manifest_for_root, aiter_probe_manifest_default_path; the
+ *   accessors allocate nothing) frees what it had made and returns
+ *   AITER_PROBE_OUT_OF_MEMORY, its message saying what it was doing:
+ *   "m.json: out of memory (asked for 65536 bytes)". The call can be made
+ *   again later.
  * - Ids and indexes follow the manifest's order (the order of its keys).
  * - Strings returned belong to the manifest and stay valid until
  *   aiter_probe_manifest_free; buffers are the caller's, sized as each
@@ -68,6 +75,7 @@ typedef struct aiter_probe_manifest aiter_probe_manifest;
 #define AITER_PROBE_INVALID (-4) /* a NULL manifest, id or required pointer */
 #define AITER_PROBE_SHORT_BUFFER (-5) /* a caller's buffer holds fewer entries than needed */
 #define AITER_PROBE_MISSING (-6) /* aiter_probe_manifest_for_root: no manifest where it looked */
+#define AITER_PROBE_OUT_OF_MEMORY (-7) /* an allocation failed; nothing was kept */
 
 /* Loads the manifest at path into *out. Returns AITER_PROBE_OK, or another
  * result (AITER_PROBE_INVALID when out or path is NULL) with *out NULL and aiter_probe_last_error() saying why, e.g.

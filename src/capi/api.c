@@ -44,16 +44,40 @@ const char *aiter_probe_version(void)
 	return PACKAGE_VERSION;
 }
 
-static int refuse_if_stale(const json_t *doc, const char *path)
+/* The public result for a failing core function's code. */
+static int public_code(int rc)
+{
+	return rc == AP_ENOMEM ? AITER_PROBE_OUT_OF_MEMORY : AITER_PROBE_ERROR;
+}
+
+/* Fails a call that ran out of memory while doing what, prefixing the
+ * message the core left. */
+static int out_of_memory(const char *what)
+{
+	ap_error_prefix("%s", what);
+	return AITER_PROBE_OUT_OF_MEMORY;
+}
+
+/* AITER_PROBE_OK when doc, read from path, is fresh; else AITER_PROBE_STALE
+ * with the message "PATH: stale: a.cu changed" (stale ": stale") or "PATH is
+ * stale: a.cu changed: REDO" (" is stale", and how to make a new one), or the
+ * failure's result. */
+static int refuse_if_stale(const json_t *doc, const char *path, const char *stale,
+                           const char *redo)
 {
 	ap_verify_result res = AP_VERIFY_RESULT_INIT;
-	int rc = AITER_PROBE_OK;
+	int rc = ap_verify_manifest(doc, path, &res);
+	char *which;
 
-	if (ap_verify_manifest(doc, path, &res) < 0) {
-		rc = AITER_PROBE_ERROR;
-	} else if (res.nstale > 0) {
-		char *which = ap_verify_describe(&res);
-		ap_error_set("%s: stale: %s", path, which);
+	if (rc < 0) {
+		rc = public_code(rc);
+	} else if (res.nstale == 0) {
+		rc = AITER_PROBE_OK;
+	} else if ((which = ap_verify_describe(&res)) == NULL) {
+		rc = out_of_memory(path);
+	} else {
+		ap_error_set("%s%s: %s%s%s", path, stale, which, redo != NULL ? ": " : "",
+		             redo != NULL ? redo : "");
 		free(which);
 		rc = AITER_PROBE_STALE;
 	}
@@ -61,25 +85,36 @@ static int refuse_if_stale(const json_t *doc, const char *path)
 	return rc;
 }
 
-static ids ids_of(const json_t *object)
+static int ids_of(const json_t *object, ids *all)
 {
-	ids all = {ap_xcalloc(json_object_size(object) + 1, sizeof *all.id), 0};
 	const char *id;
 	json_t *v;
 
+	all->n = 0;
+	all->id = ap_calloc(json_object_size(object) + 1, sizeof *all->id);
+	if (all->id == NULL)
+		return AP_ENOMEM;
 	json_object_foreach((json_t *)object, id, v)
-		all.id[all.n++] = id;
-	return all;
+		all->id[all->n++] = id;
+	return AP_OK;
 }
 
-aiter_probe_manifest *ap_capi_manifest_new(json_t *doc)
+int ap_capi_manifest_new(json_t *doc, const char *path, aiter_probe_manifest **out)
 {
-	aiter_probe_manifest *m = ap_xmalloc(sizeof *m);
+	aiter_probe_manifest *m = ap_calloc(1, sizeof *m);
 
+	if (m == NULL || ids_of(json_object_get(doc, "capabilities"), &m->capabilities) < 0 ||
+	    ids_of(json_object_get(doc, "rules"), &m->rules) < 0) {
+		json_decref(doc);
+		if (m != NULL) {
+			free(m->capabilities.id);
+			free(m);
+		}
+		return out_of_memory(path);
+	}
 	m->doc = doc;
-	m->capabilities = ids_of(json_object_get(doc, "capabilities"));
-	m->rules = ids_of(json_object_get(doc, "rules"));
-	return m;
+	*out = m;
+	return AITER_PROBE_OK;
 }
 
 const json_t *ap_capi_manifest_doc(const aiter_probe_manifest *m)
@@ -100,17 +135,16 @@ int aiter_probe_manifest_open(aiter_probe_manifest **out, const char *path, unsi
 		ap_error_set("%s: unknown flags 0x%x", path, flags & ~AITER_PROBE_VERIFY_FRESH);
 		return AITER_PROBE_ERROR;
 	}
-	if (ap_manifest_read_file(path, &doc) < 0)
-		return AITER_PROBE_ERROR;
+	if ((rc = ap_manifest_read_file(path, &doc)) < 0)
+		return public_code(rc);
 	if (flags & AITER_PROBE_VERIFY_FRESH) {
-		rc = refuse_if_stale(doc, path);
+		rc = refuse_if_stale(doc, path, ": stale", NULL);
 		if (rc != AITER_PROBE_OK) {
 			json_decref(doc);
 			return rc;
 		}
 	}
-	*out = ap_capi_manifest_new(doc);
-	return AITER_PROBE_OK;
+	return ap_capi_manifest_new(doc, path, out);
 }
 
 /* The i-th of `all`, with the message a backend's loop needs when it runs
@@ -369,14 +403,18 @@ const char *aiter_probe_last_error(void)
 /* --- The manifest saved for one AITER tree ------------------------------- */
 
 
-/* The canonical form of the root a caller names, as a scan records it. */
-static char *canonical_root(const char *aiter_root)
+/* *real = the canonical form of the root a caller names, as a scan records
+ * it. */
+static int canonical_root(const char *aiter_root, char **real)
 {
-	char *real = realpath(aiter_root, NULL);
-
-	if (real == NULL)
-		ap_error_set("AITER root '%s': %s", aiter_root, strerror(errno));
-	return real;
+	if ((*real = realpath(aiter_root, NULL)) != NULL)
+		return AITER_PROBE_OK;
+	if (errno == ENOMEM) {
+		ap_error_set("AITER root '%s': out of memory", aiter_root);
+		return AITER_PROBE_OUT_OF_MEMORY;
+	}
+	ap_error_set("AITER root '%s': %s", aiter_root, strerror(errno));
+	return AITER_PROBE_ERROR;
 }
 
 int aiter_probe_manifest_default_path(const char *aiter_root, char **path)
@@ -388,15 +426,15 @@ int aiter_probe_manifest_default_path(const char *aiter_root, char **path)
 	REFUSE_NULL(path, AITER_PROBE_INVALID);
 	*path = NULL;
 	REFUSE_NULL(aiter_root, AITER_PROBE_INVALID);
-	if ((real = canonical_root(aiter_root)) == NULL)
-		return AITER_PROBE_ERROR;
+	if ((rc = canonical_root(aiter_root, &real)) != AITER_PROBE_OK)
+		return rc;
 	rc = ap_manifest_default_path(real, path);
 	free(real);
+	if (rc == AP_ENOMEM)
+		return out_of_memory(__func__);
 	return rc < 0 ? AITER_PROBE_ERROR : AITER_PROBE_OK;
 }
 
-/* AITER_PROBE_OK when doc, read from path, was made for the tree at real and
- * is fresh; redo says how to make a new one. */
 /* aiter.meta, or the root in a manifest from before the key. */
 static const char *recorded_meta(const json_t *doc)
 {
@@ -406,67 +444,105 @@ static const char *recorded_meta(const json_t *doc)
 	return meta != NULL ? meta : json_string_value(json_object_get(aiter, "root"));
 }
 
-static bool same_path(const char *a, const char *b)
+/* 1 when a and b name the same path, 0 when not, AP_ENOMEM when memory ran
+ * out finding out. */
+static int same_path(const char *a, const char *b)
 {
-	char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
-	bool same = strcmp(a, b) == 0 || (ra != NULL && rb != NULL && strcmp(ra, rb) == 0);
+	char *ra, *rb;
+	int err_a, err_b, same;
 
+	if (strcmp(a, b) == 0)
+		return 1;
+	ra = realpath(a, NULL);
+	err_a = errno;
+	rb = realpath(b, NULL);
+	err_b = errno;
+	same = ra != NULL && rb != NULL && strcmp(ra, rb) == 0;
 	free(ra);
 	free(rb);
+	if ((ra == NULL && err_a == ENOMEM) || (rb == NULL && err_b == ENOMEM)) {
+		ap_error_set("comparing %s with %s: out of memory", a, b);
+		return AP_ENOMEM;
+	}
 	return same;
 }
 
-static bool same_meta(const json_t *doc, const char *real_root)
-{
-	char *want = ap_meta_of_root(real_root);
-	bool same = same_path(recorded_meta(doc), want);
-
-	free(want);
-	return same;
-}
-
+/* AITER_PROBE_OK when doc, read from path, was made for the tree at real and
+ * is fresh; redo says how to make a new one. */
 static int accept_for_root(const json_t *doc, const char *path, const char *real,
                            const char *redo)
 {
 	const char *recorded = json_string_value(json_object_get(json_object_get(doc, "aiter"),
 	                                                         "root"));
-	ap_verify_result res = AP_VERIFY_RESULT_INIT;
-	int rc = AITER_PROBE_OK;
+	char *want;
+	int same;
 
-	if (!same_path(recorded, real)) {
+	if ((same = same_path(recorded, real)) < 0)
+		return out_of_memory(path);
+	if (!same) {
 		ap_error_set("%s was made for %s, not %s", path, recorded, real);
 		return AITER_PROBE_ERROR;
 	}
 	/* The same package over other sources (AITER_META_DIR elsewhere) is
 	 * another AITER: its kernels are built from what the scan never read. */
-	if (!same_meta(doc, real)) {
-		char *want = ap_meta_of_root(real);
+	if ((want = ap_meta_of_root(real)) == NULL)
+		return out_of_memory(path);
+	if ((same = same_path(recorded_meta(doc), want)) == 0)
 		ap_error_set("%s was made for the AITER sources in %s, not %s", path,
 		             recorded_meta(doc), want);
-		free(want);
+	free(want);
+	if (same != 1)
+		return same < 0 ? out_of_memory(path) : AITER_PROBE_ERROR;
+	return refuse_if_stale(doc, path, " is stale", redo);
+}
+
+/* *path = the manifest for the tree at real, $AITER_PROBE_MANIFEST (named)
+ * when set, and *redo = how to make a new one there. */
+static int saved_manifest(const char *real, const char *named, char **path, char **redo)
+{
+	int rc;
+
+	if (named != NULL) {
+		*path = ap_strdup(named);
+		*redo = ap_asprintf("run 'aiter-probe scan -o %s'", named);
+	} else if ((rc = ap_manifest_default_path(real, path)) == AP_OK) {
+		*redo = ap_strdup("run 'aiter-probe scan --save'");
+	} else if (rc != AP_ENOMEM) {
 		return AITER_PROBE_ERROR;
 	}
-	if (ap_verify_manifest(doc, path, &res) < 0) {
-		rc = AITER_PROBE_ERROR;
-	} else if (res.nstale > 0) {
-		char *which = ap_verify_describe(&res);
-		ap_error_set("%s is stale: %s: %s", path, which, redo);
-		free(which);
-		rc = AITER_PROBE_STALE;
+	if (*path == NULL || *redo == NULL)
+		return out_of_memory("aiter_probe_manifest_for_root");
+	return AITER_PROBE_OK;
+}
+
+static int load_for_root(const char *path, const char *real, const char *redo, bool from_env,
+                         aiter_probe_manifest **out)
+{
+	json_t *doc;
+	struct stat st;
+	int rc;
+
+	if (lstat(path, &st) != 0 && errno == ENOENT) {
+		ap_error_set("no manifest at %s%s: %s", path,
+		             from_env ? " (AITER_PROBE_MANIFEST)" : "", redo);
+		return AITER_PROBE_MISSING;
 	}
-	ap_verify_result_free(&res);
-	return rc;
+	if ((rc = ap_manifest_read_file(path, &doc)) < 0)
+		return public_code(rc);
+	if ((rc = accept_for_root(doc, path, real, redo)) != AITER_PROBE_OK) {
+		json_decref(doc);
+		return rc;
+	}
+	return ap_capi_manifest_new(doc, path, out);
 }
 
 int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_root,
                                   const char **reason)
 {
 	const char *named = getenv("AITER_PROBE_MANIFEST");
-	int from_env = named != NULL && *named != '\0';
-	char *real, *path = NULL, *redo;
-	json_t *doc = NULL;
-	struct stat st;
-	int rc = AITER_PROBE_ERROR;
+	bool from_env = named != NULL && *named != '\0';
+	char *real, *path = NULL, *redo = NULL;
+	int rc;
 
 	if (reason != NULL)
 		*reason = NULL;
@@ -479,29 +555,11 @@ int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_
 		goto fail;
 	}
 	*out = NULL;
-	if ((real = canonical_root(aiter_root)) == NULL)
+	if ((rc = canonical_root(aiter_root, &real)) != AITER_PROBE_OK)
 		goto fail;
-	if (from_env) {
-		path = ap_xstrdup(named);
-		redo = ap_xasprintf("run 'aiter-probe scan -o %s'", named);
-	} else if (ap_manifest_default_path(real, &path) == AP_OK) {
-		redo = ap_xstrdup("run 'aiter-probe scan --save'");
-	} else {
-		free(real);
-		goto fail;
-	}
-	if (lstat(path, &st) != 0 && errno == ENOENT) {
-		ap_error_set("no manifest at %s%s: %s", path,
-		             from_env ? " (AITER_PROBE_MANIFEST)" : "", redo);
-		rc = AITER_PROBE_MISSING;
-	} else if (ap_manifest_read_file(path, &doc) == AP_OK) {
-		rc = accept_for_root(doc, path, real, redo);
-	}
-	if (rc == AITER_PROBE_OK) {
-		*out = ap_capi_manifest_new(doc);
-		doc = NULL;
-	}
-	json_decref(doc);
+	rc = saved_manifest(real, from_env ? named : NULL, &path, &redo);
+	if (rc == AITER_PROBE_OK)
+		rc = load_for_root(path, real, redo, from_env, out);
 	free(redo);
 	free(path);
 	free(real);

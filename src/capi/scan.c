@@ -56,8 +56,7 @@ int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options 
 	ap_ruleset_free(rs);
 	if (rc < 0)
 		return AITER_PROBE_ERROR;
-	*out = ap_capi_manifest_new(doc);
-	return AITER_PROBE_OK;
+	return ap_capi_manifest_new(doc, "the scanned manifest", out);
 }
 
 char *aiter_probe_manifest_json(const aiter_probe_manifest *m)

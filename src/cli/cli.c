@@ -291,7 +291,7 @@ int ap_cli_read_fresh_manifest(const char *path, json_t **manifest)
 	if (ap_verify_manifest(*manifest, path, &res) < 0) {
 		rc = ap_cli_fail("%s", ap_error_last());
 	} else if (res.nstale > 0) {
-		char *what = ap_verify_describe(&res);
+		char *what = ap_xnonnull(ap_verify_describe(&res));
 		rc = ap_cli_fail("%s is stale (%s): run 'aiter-probe scan' again", path, what);
 		free(what);
 	}

@@ -92,7 +92,7 @@ static bool wanted_add(wanted *w, const char *list, bool required)
 
 static int empty_id(const struct ap_cmd *cmd, const char *option, const char *list)
 {
-	char *safe = ap_terminal_text(list, strlen(list));
+	char *safe = ap_xnonnull(ap_terminal_text(list, strlen(list)));
 
 	ap_cli_usage_error(cmd, "%s takes capability ids separated by commas, not '%s' (an "
 	                   "empty id)", option, safe);
@@ -115,7 +115,7 @@ static void print_verdict(bool color, int width, bool ok, bool required, const c
 {
 	char *line = ap_xasprintf("%s%s: %s", id, required ? "" : " (preferred)",
 	                          reason ? reason : "");
-	char *safe = ap_terminal_text(line, strlen(line));
+	char *safe = ap_xnonnull(ap_terminal_text(line, strlen(line)));
 
 	const char *word = ok ? "supported" : "unsupported";
 
@@ -123,7 +123,7 @@ static void print_verdict(bool color, int width, bool ok, bool required, const c
 	       ap_text_paint(color, AP_TEXT_RESET));
 	ap_text_wrap(stdout, safe, 12, 12, width);
 	if (consequence != NULL) {
-		char *safe_c = ap_terminal_text(consequence, strlen(consequence));
+		char *safe_c = ap_xnonnull(ap_terminal_text(consequence, strlen(consequence)));
 		char *what = ap_xasprintf("instead: %s", safe_c);
 		fputs("            ", stdout);
 		ap_text_wrap(stdout, what, 12, 21, width);
@@ -149,14 +149,14 @@ static int unknown_capability(const json_t *manifest, const char *id, const char
 
 	json_object_foreach((json_t *)caps, key, v)
 		known[n++] = key;
-	tail = ap_suggest_tail(id, known, n);
-	safe = ap_terminal_text(id, strlen(id));
+	tail = ap_xnonnull(ap_suggest_tail(id, known, n));
+	safe = ap_xnonnull(ap_terminal_text(id, strlen(id)));
 	if (json_object_get(json_object_get(manifest, "rules"), id) != NULL) {
 		ap_cli_fail("'%s' is a rule, not a capability: --require and --prefer take the ids "
 		            "'aiter-probe list capabilities' prints ('aiter-probe explain %s' "
 		            "shows the rule)", safe, safe);
 	} else if (from != NULL) {
-		char *safe_from = ap_terminal_text(from, strlen(from));
+		char *safe_from = ap_xnonnull(ap_terminal_text(from, strlen(from)));
 		ap_cli_fail("unknown capability '%s' (not in %s: its scan loaded no probe defining "
 		            "it)%s", safe, safe_from, tail);
 		free(safe_from);

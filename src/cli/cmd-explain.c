@@ -54,8 +54,8 @@ static int find_id(const ap_ruleset *rs, const char *id, const ap_probe **probe,
 	if (*probe != NULL || *rule != NULL)
 		return AP_EXIT_OK;
 	known = ap_ruleset_ids(rs, true, true, &n);
-	tail = ap_suggest_tail(id, known, n);
-	safe = ap_terminal_text(id, strlen(id));
+	tail = ap_xnonnull(ap_suggest_tail(id, known, n));
+	safe = ap_xnonnull(ap_terminal_text(id, strlen(id)));
 	ap_cli_fail("unknown capability or rule '%s' (not defined by any loaded pack)%s", safe, tail);
 	free(safe);
 	free(tail);

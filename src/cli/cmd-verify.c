@@ -38,7 +38,7 @@ const struct ap_cmd ap_cmd_verify = {
  * and the manifest, and may hold control bytes. */
 static char *safe(const char *s)
 {
-	return ap_terminal_text(s, strlen(s));
+	return ap_xnonnull(ap_terminal_text(s, strlen(s)));
 }
 
 static int report_text(const char *path, const ap_verify_result *res)

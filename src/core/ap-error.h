@@ -12,6 +12,7 @@ enum {
 	AP_EIO = -2,       /* the system refused: open, read, write, rename (exit 2) */
 	AP_ELIMIT = -3,    /* a configured limit stopped the work (regex budget, size cap) */
 	AP_EINTERNAL = -4, /* a bug or an unexpected library failure */
+	AP_ENOMEM = -5,    /* an allocation failed: the message says what was being done */
 };
 
 /* Replaces the message. */

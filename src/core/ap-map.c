@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ap-error.h"
 #include "core/ap-map.h"
 #include "core/ap-util.h"
 
@@ -32,10 +33,16 @@ static uint64_t hash_bytes(const void *key, size_t len)
 
 ap_map *ap_map_new(void)
 {
-	ap_map *m = ap_xcalloc(1, sizeof *m);
+	ap_map *m = ap_calloc(1, sizeof *m);
 
+	if (m == NULL)
+		return NULL;
 	m->cap = 64;
-	m->slots = ap_xcalloc(m->cap, sizeof *m->slots);
+	m->slots = ap_calloc(m->cap, sizeof *m->slots);
+	if (m->slots == NULL) {
+		free(m);
+		return NULL;
+	}
 	return m;
 }
 
@@ -80,42 +87,51 @@ size_t ap_map_get_str(const ap_map *m, const char *key)
 	return ap_map_get(m, key, strlen(key));
 }
 
-static void grow(ap_map *m)
+static int grow(ap_map *m)
 {
 	struct slot *old = m->slots;
 	size_t nold = m->cap;
+	struct slot *slots = ap_calloc(2 * nold, sizeof *slots);
 
-	m->cap *= 2;
-	m->slots = ap_xcalloc(m->cap, sizeof *m->slots);
+	if (slots == NULL)
+		return AP_ENOMEM;
+	m->slots = slots;
+	m->cap = 2 * nold;
 	for (size_t i = 0; i < nold; i++)
 		if (old[i].key != NULL)
 			*find(m, old[i].key, old[i].len, old[i].hash) = old[i];
 	free(old);
+	return AP_OK;
 }
 
-void ap_map_put(ap_map *m, const void *key, size_t len, size_t val)
+int ap_map_put(ap_map *m, const void *key, size_t len, size_t val)
 {
 	uint64_t h = hash_bytes(key, len);
 	struct slot *s = find(m, key, len, h);
 
 	if (s->key == NULL) {
-		s->key = ap_xmalloc(len + 1);
+		/* Grown before the key goes in, so that a failure leaves the map
+		 * as it was. */
+		if (2 * (m->n + 1) > m->cap) {
+			if (grow(m) < 0)
+				return AP_ENOMEM;
+			s = find(m, key, len, h);
+		}
+		if ((s->key = ap_malloc(len + 1)) == NULL)
+			return AP_ENOMEM;
 		memcpy(s->key, key, len);
 		s->key[len] = '\0';
 		s->len = len;
 		s->hash = h;
-		if (2 * ++m->n > m->cap) {
-			s->val = val;
-			grow(m);
-			return;
-		}
+		m->n++;
 	}
 	s->val = val;
+	return AP_OK;
 }
 
-void ap_map_put_str(ap_map *m, const char *key, size_t val)
+int ap_map_put_str(ap_map *m, const char *key, size_t val)
 {
-	ap_map_put(m, key, strlen(key), val);
+	return ap_map_put(m, key, strlen(key), val);
 }
 
 size_t ap_map_count(const ap_map *m)

@@ -1,132 +1,146 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ap-error.h"
 #include "core/ap-util.h"
 
-static void out_of_memory(size_t n)
+static void *out_of_memory(size_t n)
 {
-	fprintf(stderr, "aiter-probe: out of memory (asked for %zu bytes)\n", n);
-	abort();
+	ap_error_set("out of memory (asked for %zu bytes)", n);
+	return NULL;
 }
 
-void *ap_xmalloc(size_t n)
+void *ap_malloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
-	if (p == NULL)
-		out_of_memory(n);
-	return p;
+	return p != NULL ? p : out_of_memory(n);
 }
 
-void *ap_xcalloc(size_t n, size_t size)
+void *ap_calloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (p == NULL)
-		out_of_memory(n * size);
-	return p;
+	return p != NULL ? p : out_of_memory(n * size);
 }
 
-void *ap_xrealloc(void *p, size_t n)
+void *ap_realloc(void *p, size_t n)
 {
-	p = realloc(p, n ? n : 1);
-	if (p == NULL)
-		out_of_memory(n);
-	return p;
+	void *q = realloc(p, n ? n : 1);
+	return q != NULL ? q : out_of_memory(n);
 }
 
-void ap_xgrow(void **p, size_t *cap, size_t need, size_t elem)
+int ap_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap;
+	void *q;
 
 	if (need <= *cap)
-		return;
+		return AP_OK;
 	ncap = *cap ? *cap : 8;
 	while (ncap < need) {
 		/* Doubling past half the address space would wrap to 0 and spin. */
 		if (ncap > ((size_t)-1) / 2)
-			out_of_memory((size_t)-1);
+			break;
 		ncap *= 2;
 	}
-	if (ncap > ((size_t)-1) / elem)
+	if (ncap < need || ncap > ((size_t)-1) / elem) {
 		out_of_memory((size_t)-1);
-	*p = ap_xrealloc(*p, ncap * elem);
+		return AP_ENOMEM;
+	}
+	q = ap_realloc(*p, ncap * elem);
+	if (q == NULL)
+		return AP_ENOMEM;
+	*p = q;
 	*cap = ncap;
+	return AP_OK;
 }
 
-char *ap_xstrdup(const char *s)
+char *ap_strdup(const char *s)
 {
-	return ap_xstrndup(s, strlen(s));
+	return ap_strndup(s, strlen(s));
 }
 
-char *ap_xstrndup(const char *s, size_t n)
+char *ap_strndup(const char *s, size_t n)
 {
-	char *d = ap_xmalloc(n + 1);
-	memcpy(d, s, n);
-	d[n] = '\0';
+	char *d = ap_malloc(n + 1);
+
+	if (d != NULL) {
+		memcpy(d, s, n);
+		d[n] = '\0';
+	}
 	return d;
 }
 
-char *ap_xasprintf(const char *fmt, ...)
+static int buf_vprintf(ap_buf *b, const char *fmt, va_list ap)
 {
-	ap_buf b = AP_BUF_INIT;
-	va_list ap;
-	va_start(ap, fmt);
-	{
-		va_list cp;
-		int n;
-		va_copy(cp, ap);
-		n = vsnprintf(NULL, 0, fmt, cp);
-		va_end(cp);
-		ap_xgrow((void **)&b.data, &b.cap, (size_t)n + 1, 1);
-		vsnprintf(b.data, (size_t)n + 1, fmt, ap);
-		b.len = (size_t)n;
-	}
-	va_end(ap);
-	return ap_buf_detach(&b);
-}
-
-void ap_buf_append(ap_buf *b, const void *data, size_t len)
-{
-	ap_xgrow((void **)&b->data, &b->cap, b->len + len + 1, 1);
-	memcpy(b->data + b->len, data, len);
-	b->len += len;
-	b->data[b->len] = '\0';
-}
-
-void ap_buf_puts(ap_buf *b, const char *s)
-{
-	ap_buf_append(b, s, strlen(s));
-}
-
-void ap_buf_putc(ap_buf *b, char c)
-{
-	ap_buf_append(b, &c, 1);
-}
-
-void ap_buf_printf(ap_buf *b, const char *fmt, ...)
-{
-	va_list ap;
 	va_list cp;
 	int n;
 
-	va_start(ap, fmt);
 	va_copy(cp, ap);
 	n = vsnprintf(NULL, 0, fmt, cp);
 	va_end(cp);
-	ap_xgrow((void **)&b->data, &b->cap, b->len + (size_t)n + 1, 1);
+	/* Only output past INT_MAX bytes gets here, which no buffer holds. */
+	if (n < 0) {
+		ap_error_set("out of memory (formatting '%s': %s)", fmt, strerror(errno));
+		return AP_ENOMEM;
+	}
+	if (ap_grow((void **)&b->data, &b->cap, b->len + (size_t)n + 1, 1) < 0)
+		return AP_ENOMEM;
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;
-	va_end(ap);
+	return AP_OK;
 }
 
-char *ap_buf_detach(ap_buf *b)
+char *ap_asprintf(const char *fmt, ...)
 {
-	char *s = b->data ? b->data : ap_xstrdup("");
-	b->data = NULL;
-	b->len = b->cap = 0;
+	ap_buf b = AP_BUF_INIT;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	return rc == AP_OK ? b.data : NULL;
+}
+
+int ap_buf_try_append(ap_buf *b, const void *data, size_t len)
+{
+	if (ap_grow((void **)&b->data, &b->cap, b->len + len + 1, 1) < 0)
+		return AP_ENOMEM;
+	memcpy(b->data + b->len, data, len);
+	b->len += len;
+	b->data[b->len] = '\0';
+	return AP_OK;
+}
+
+int ap_buf_try_puts(ap_buf *b, const char *s)
+{
+	return ap_buf_try_append(b, s, strlen(s));
+}
+
+int ap_buf_try_printf(ap_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+char *ap_buf_try_detach(ap_buf *b)
+{
+	char *s = b->data ? b->data : ap_strdup("");
+
+	if (s != NULL) {
+		b->data = NULL;
+		b->len = b->cap = 0;
+	}
 	return s;
 }
 
@@ -135,6 +149,77 @@ void ap_buf_free(ap_buf *b)
 	free(b->data);
 	b->data = NULL;
 	b->len = b->cap = 0;
+}
+
+/* --- The aborting forms: each is its checked twin and this. -------------- */
+
+static _Noreturn void die(void)
+{
+	fprintf(stderr, "aiter-probe: %s\n", ap_error_last());
+	abort();
+}
+
+void *ap_xnonnull(void *p)
+{
+	if (p == NULL)
+		die();
+	return p;
+}
+
+void ap_xok(int rc)
+{
+	if (rc < 0)
+		die();
+}
+
+void *ap_xmalloc(size_t n)
+{
+	return ap_xnonnull(ap_malloc(n));
+}
+
+void *ap_xcalloc(size_t n, size_t size)
+{
+	return ap_xnonnull(ap_calloc(n, size));
+}
+
+void *ap_xrealloc(void *p, size_t n)
+{
+	return ap_xnonnull(ap_realloc(p, n));
+}
+
+void ap_xgrow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	ap_xok(ap_grow(p, cap, need, elem));
+}
+
+char *ap_xstrdup(const char *s)
+{
+	return ap_xnonnull(ap_strdup(s));
+}
+
+char *ap_xstrndup(const char *s, size_t n)
+{
+	return ap_xnonnull(ap_strndup(s, n));
+}
+
+void ap_buf_append(ap_buf *b, const void *data, size_t len)
+{
+	ap_xok(ap_buf_try_append(b, data, len));
+}
+
+void ap_buf_puts(ap_buf *b, const char *s)
+{
+	ap_xok(ap_buf_try_puts(b, s));
+}
+
+void ap_buf_putc(ap_buf *b, char c)
+{
+	ap_xok(ap_buf_try_append(b, &c, 1));
+}
+
+char *ap_buf_detach(ap_buf *b)
+{
+	return ap_xnonnull(ap_buf_try_detach(b));
 }
 
 int ap_cmp_strs(const void *a, const void *b)

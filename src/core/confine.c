@@ -102,7 +102,11 @@ static int open_beneath(const char *root, const char *rel)
 		return -1;
 	if (rel[0] == '\0')
 		return dir;
-	todo = ap_xstrdup(rel);
+	if ((todo = ap_strdup(rel)) == NULL) {
+		close(dir);
+		errno = ENOMEM;
+		return -1;
+	}
 	comp = strtok_r(todo, "/", &save);
 	while (comp != NULL) {
 		next = strtok_r(NULL, "/", &save);
@@ -122,9 +126,9 @@ static int open_beneath(const char *root, const char *rel)
 
 ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c)
 {
-	char *joined = ap_xasprintf("%s/%s", strcmp(root, "/") == 0 ? "" : root, rel);
-	char *real = realpath(joined, NULL);
-	int err = errno;
+	char *joined = ap_asprintf("%s/%s", strcmp(root, "/") == 0 ? "" : root, rel);
+	char *real = joined != NULL ? realpath(joined, NULL) : NULL;
+	int err = joined != NULL ? errno : ENOMEM;
 
 	free(joined);
 	c->fd = -1;
@@ -217,10 +221,16 @@ void ap_sha256_hex(const unsigned char digest[AP_SHA256_SIZE], char hex[2 * AP_S
 	hex[2 * AP_SHA256_SIZE] = '\0';
 }
 
+static ap_confined_kind no_memory(int *err)
+{
+	*err = ENOMEM;
+	return AP_CONFINED_ERRNO;
+}
+
 ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, size_t *len,
                                int *err)
 {
-	char *todo = ap_xstrdup(rel);
+	char *todo = ap_strdup(rel);
 	char **names = NULL;
 	size_t n = 0, cap = 0;
 	ap_buf out = AP_BUF_INIT;
@@ -228,11 +238,14 @@ ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, s
 	struct dirent *de;
 	char *save = NULL;
 	DIR *d;
-	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd;
 
 	*text = NULL;
 	*len = 0;
 	*err = 0;
+	if (todo == NULL)
+		return no_memory(err);
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (char *comp = strtok_r(todo, "/", &save); fd >= 0 && comp != NULL;
 	     comp = strtok_r(NULL, "/", &save)) {
 		int next;
@@ -271,8 +284,12 @@ ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, s
 			kind = AP_CONFINED_ERRNO;
 			break;
 		}
-		ap_xgrow((void **)&names, &cap, n + 1, sizeof *names);
-		names[n++] = ap_xasprintf("%s%s", de->d_name, type == DT_DIR ? "/" : "");
+		if (ap_grow((void **)&names, &cap, n + 1, sizeof *names) < 0 ||
+		    !(names[n] = ap_asprintf("%s%s", de->d_name, type == DT_DIR ? "/" : ""))) {
+			kind = no_memory(err);
+			break;
+		}
+		n++;
 	}
 	if (errno != 0 && kind == AP_CONFINED_FOLDER) {
 		*err = errno;
@@ -282,15 +299,18 @@ ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, s
 	if (n > 0)
 		qsort(names, n, sizeof *names, ap_cmp_strs);
 	for (size_t i = 0; i < n; i++) {
-		ap_buf_printf(&out, "%s\n", names[i]);
+		if (kind == AP_CONFINED_FOLDER && ap_buf_try_printf(&out, "%s\n", names[i]) < 0)
+			kind = no_memory(err);
 		free(names[i]);
 	}
 	free(names);
-	if (kind != AP_CONFINED_FOLDER) {
-		ap_buf_free(&out);
-		return kind;
+	if (kind == AP_CONFINED_FOLDER) {
+		*len = out.len;
+		if ((*text = ap_buf_try_detach(&out)) != NULL)
+			return kind;
+		*len = 0;
+		kind = no_memory(err);
 	}
-	*len = out.len;
-	*text = ap_buf_detach(&out);
+	ap_buf_free(&out);
 	return kind;
 }

@@ -39,7 +39,7 @@ typedef enum {
 	AP_CONFINED_OUTSIDE, /* resolves outside the root: target */
 	AP_CONFINED_FOLDER,
 	AP_CONFINED_NOT_FILE, /* a FIFO, a device, a socket */
-	AP_CONFINED_ERRNO,    /* the system refused: err */
+	AP_CONFINED_ERRNO,    /* the system refused: err (ENOMEM: memory ran out) */
 } ap_confined_kind;
 
 typedef struct ap_confined {

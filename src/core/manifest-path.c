@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,17 +29,20 @@ char *ap_meta_of_root(const char *root)
 	char *wheel;
 
 	if (env != NULL)
-		return ap_xstrdup(env);
-	wheel = ap_xasprintf("%s/aiter_meta/csrc", root);
+		return ap_strdup(env);
+	if ((wheel = ap_asprintf("%s/aiter_meta/csrc", root)) == NULL)
+		return NULL;
 	if (ap_is_folder(wheel)) {
 		free(wheel);
-		return ap_xasprintf("%s/aiter_meta", root);
+		return ap_asprintf("%s/aiter_meta", root);
 	}
 	free(wheel);
-	return ap_xstrdup(root);
+	return ap_strdup(root);
 }
 
-char *ap_manifest_default_dir(void)
+/* ap_manifest_default_dir, with the reason it has none: AP_EINPUT or
+ * AP_ENOMEM. */
+static int default_dir(char **out)
 {
 	const char *dir = set_env("AITER_PROBE_MANIFEST_DIR");
 	const char *cache = set_env("XDG_CACHE_HOME");
@@ -49,51 +53,67 @@ char *ap_manifest_default_dir(void)
 		 * directory: the server would not find what the scan saved. */
 		if (dir[0] != '/') {
 			char *safe = ap_terminal_text(dir, strlen(dir));
+			if (safe == NULL)
+				return AP_ENOMEM;
 			ap_error_set("AITER_PROBE_MANIFEST_DIR must be an absolute path, not '%s'",
 			             safe);
 			free(safe);
-			return NULL;
+			return AP_EINPUT;
 		}
-		return ap_xstrdup(dir);
+		*out = ap_strdup(dir);
+	} else if (cache != NULL && cache[0] == '/') {
+		/* A relative XDG_CACHE_HOME is ignored, as the XDG specification
+		 * says, and a relative HOME alike: either would move with the
+		 * working directory. */
+		*out = ap_asprintf("%s/aiter-probe", cache);
+	} else if (home != NULL && home[0] == '/') {
+		*out = ap_asprintf("%s/.cache/aiter-probe", home);
+	} else {
+		ap_error_set("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, "
+		             "XDG_CACHE_HOME or HOME");
+		return AP_EINPUT;
 	}
-	/* A relative XDG_CACHE_HOME is ignored, as the XDG specification says,
-	 * and a relative HOME alike: either would move with the working
-	 * directory. */
-	if (cache != NULL && cache[0] == '/')
-		return ap_xasprintf("%s/aiter-probe", cache);
-	if (home != NULL && home[0] == '/')
-		return ap_xasprintf("%s/.cache/aiter-probe", home);
-	ap_error_set("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, "
-	             "XDG_CACHE_HOME or HOME");
-	return NULL;
+	return *out != NULL ? AP_OK : AP_ENOMEM;
+}
+
+char *ap_manifest_default_dir(void)
+{
+	char *dir = NULL;
+
+	(void)default_dir(&dir);
+	return dir;
 }
 
 int ap_manifest_default_path(const char *root, char **path)
 {
 	unsigned char digest[AP_SHA256_SIZE];
 	char hex[2 * AP_SHA256_SIZE + 1];
-	char *dir = ap_manifest_default_dir();
+	char *dir = NULL;
+	int rc = default_dir(&dir);
 
 	*path = NULL;
-	if (dir == NULL)
-		return AP_EINPUT;
+	if (rc < 0)
+		return rc;
 	ap_sha256_buf(root, strlen(root), digest);
 	ap_sha256_hex(digest, hex);
-	*path = ap_xasprintf("%s%saiter-%.*s.json", dir,
-	                     dir[strlen(dir) - 1] == '/' ? "" : "/", NAME_HEX, hex);
+	*path = ap_asprintf("%s%saiter-%.*s.json", dir,
+	                    dir[strlen(dir) - 1] == '/' ? "" : "/", NAME_HEX, hex);
 	free(dir);
-	return AP_OK;
+	return *path != NULL ? AP_OK : AP_ENOMEM;
 }
 
-/* "cannot save the manifest in DIR: " and what follows, the paths escaped. */
-static void cannot_save(const char *dir, const char *upto, const char *why)
+/* Sets "cannot save the manifest in DIR: " and what follows, the paths
+ * escaped, and returns rc (AP_ENOMEM when the message cannot be made). */
+static int cannot_save(const char *dir, const char *upto, const char *why, int rc)
 {
 	char *safe_dir = ap_terminal_text(dir, strlen(dir));
-	char *safe_upto = ap_terminal_text(upto, strlen(upto));
+	char *safe_upto = safe_dir != NULL ? ap_terminal_text(upto, strlen(upto)) : NULL;
 
-	ap_error_set("cannot save the manifest in %s: %s%s", safe_dir, safe_upto, why);
+	if (safe_upto != NULL)
+		ap_error_set("cannot save the manifest in %s: %s%s", safe_dir, safe_upto, why);
 	free(safe_dir);
 	free(safe_upto);
+	return safe_upto != NULL ? rc : AP_ENOMEM;
 }
 
 /* One component, the path up to it: a folder (made when absent) or a
@@ -109,24 +129,24 @@ static int prepare_component(const char *dir, const char *upto)
 		 * again; a dangling symlink is no folder to make. */
 		if (errno != ENOENT || (mkdir(upto, 0755) != 0 && errno != EEXIST) ||
 		    stat(upto, &st) != 0) {
-			char *why = ap_xasprintf(": %s", strerror(errno));
-			cannot_save(dir, upto, why);
-			free(why);
-			return AP_EIO;
+			char why[256];
+			snprintf(why, sizeof why, ": %s", strerror(errno));
+			return cannot_save(dir, upto, why, AP_EIO);
 		}
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		cannot_save(dir, upto, " is not a folder");
-		return AP_EINPUT;
-	}
+	if (!S_ISDIR(st.st_mode))
+		return cannot_save(dir, upto, " is not a folder", AP_EINPUT);
 	return AP_OK;
 }
 
 int ap_manifest_dir_prepare(const char *dir)
 {
-	char *upto = ap_xstrdup(dir);
+	char *upto = ap_strdup(dir);
 	char *p = upto;
 	int rc = AP_OK;
+
+	if (upto == NULL)
+		return AP_ENOMEM;
 
 	for (;;) {
 		char keep;

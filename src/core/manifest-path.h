@@ -9,23 +9,26 @@
 /* The folder of saved manifests: $AITER_PROBE_MANIFEST_DIR when set, else
  * $XDG_CACHE_HOME/aiter-probe (an absolute XDG_CACHE_HOME only, as the XDG
  * base directory specification says), else $HOME/.cache/aiter-probe; an
- * empty variable counts as unset. NULL with the error set when none is. */
+ * empty variable counts as unset. NULL with the error set when none is, or
+ * when memory runs out. */
 char *ap_manifest_default_dir(void);
 
 /* *path = the default folder's "aiter-<H>.json", H the first 16 hex digits
  * of the sha256 of root, the canonical AITER root a manifest records
- * (aiter.root). Returns AP_OK, or AP_EINPUT with the error set. */
+ * (aiter.root). Returns AP_OK, or AP_EINPUT or AP_ENOMEM with the error
+ * set. */
 int ap_manifest_default_path(const char *root, char **path);
 
 /* The meta folder (csrc/, hsa/) that AITER installed at root builds from, as
  * aiter/jit/core.py finds it: $AITER_META_DIR when set and not empty, else
- * root/aiter_meta when it holds csrc/ (a wheel), else root. A new string. */
+ * root/aiter_meta when it holds csrc/ (a wheel), else root. A new string,
+ * or NULL with the error set when memory runs out. */
 char *ap_meta_of_root(const char *root);
 
 /* Creates dir and its missing parents (mode 0755, less the umask). Every
  * component of dir must be a folder, not a symlink to one: a symlink planted
- * there would send the manifest elsewhere. Returns AP_OK, or AP_EINPUT or
- * AP_EIO with the error set. */
+ * there would send the manifest elsewhere. Returns AP_OK, or AP_EINPUT,
+ * AP_EIO or AP_ENOMEM with the error set. */
 int ap_manifest_dir_prepare(const char *dir);
 
 #endif

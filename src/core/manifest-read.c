@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <locale.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +14,7 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
+#include "core/json-text.h"
 #include "core/manifest-format.h"
 #include "core/manifest-read.h"
 #include "core/mla-route.h"
@@ -67,7 +67,7 @@ static bool is_kind(const json_t *v, unsigned kinds)
 	}
 }
 
-static void describe_kinds(ap_buf *b, unsigned kinds)
+static int describe_kinds(ap_buf *b, unsigned kinds)
 {
 	static const struct {
 		unsigned kind;
@@ -81,26 +81,30 @@ static void describe_kinds(ap_buf *b, unsigned kinds)
 	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
 		if (!(kinds & names[i].kind))
 			continue;
-		if (b->len > 0)
-			ap_buf_puts(b, " or ");
-		ap_buf_puts(b, names[i].words);
+		if ((b->len > 0 && ap_buf_try_puts(b, " or ") < 0) ||
+		    ap_buf_try_puts(b, names[i].words) < 0)
+			return AP_ENOMEM;
 	}
+	return AP_OK;
 }
 
 static int wrong_kind(const char *file, const char *where, unsigned kinds)
 {
 	ap_buf words = AP_BUF_INIT;
+	int rc = describe_kinds(&words, kinds);
 
-	describe_kinds(&words, kinds);
-	ap_error_set("%s: '%s' must be %s", file, where, words.data);
+	if (rc == AP_OK) {
+		ap_error_set("%s: '%s' must be %s", file, where, words.data);
+		rc = AP_EINPUT;
+	}
 	ap_buf_free(&words);
-	return AP_EINPUT;
+	return rc;
 }
 
-/* "where.key", the way messages name a value. */
+/* "where.key", the way messages name a value; NULL when memory runs out. */
 static char *key_path(const char *where, const char *key)
 {
-	return where[0] != '\0' ? ap_xasprintf("%s.%s", where, key) : ap_xstrdup(key);
+	return where[0] != '\0' ? ap_asprintf("%s.%s", where, key) : ap_strdup(key);
 }
 
 /* Fetches obj[key] into *out after checking its kind; an absent optional
@@ -117,7 +121,8 @@ static int field(const char *file, const json_t *obj, const char *where, const c
 	 * a fleet's merge reads thousands of them. */
 	if ((v == NULL && (kinds & K_OPTIONAL)) || (v != NULL && is_kind(v, kinds)))
 		return AP_OK;
-	path = key_path(where, key);
+	if ((path = key_path(where, key)) == NULL)
+		return AP_ENOMEM;
 	if (v == NULL) {
 		ap_error_set("%s: missing key '%s'", file, path);
 		rc = AP_EINPUT;
@@ -137,8 +142,12 @@ static int one_of(const char *file, const char *where, const char *key, const js
 	for (i = 0; names[i] != NULL; i++)
 		if (strcmp(json_string_value(v), names[i]) == 0)
 			return AP_OK;
-	for (i = 0; names[i] != NULL; i++)
-		ap_buf_printf(&list, "%s%s", i > 0 ? ", " : "", names[i]);
+	for (i = 0; names[i] != NULL; i++) {
+		if (ap_buf_try_printf(&list, "%s%s", i > 0 ? ", " : "", names[i]) < 0) {
+			ap_buf_free(&list);
+			return AP_ENOMEM;
+		}
+	}
 	ap_error_set("%s: '%s.%s' must be one of %s (not '%s')", file, where, key, list.data,
 	             json_string_value(v));
 	ap_buf_free(&list);
@@ -217,6 +226,8 @@ static int check_aiter(const char *file, const json_t *m)
 
 		if (path != NULL && path[0] != '/') {
 			char *safe = ap_terminal_text(path, strlen(path));
+			if (safe == NULL)
+				return AP_ENOMEM;
 			ap_error_set("%s: 'aiter.%s' must be an absolute path, not '%s'", file,
 			             folders[i], safe);
 			free(safe);
@@ -270,7 +281,9 @@ static int check_inputs(const char *file, const json_t *m)
 	if (rc < 0)
 		return rc;
 	json_array_foreach(inputs, i, input) {
-		char *where = ap_xasprintf("inputs[%zu]", i);
+		char *where = ap_asprintf("inputs[%zu]", i);
+		if (where == NULL)
+			return AP_ENOMEM;
 		rc = check_input(file, input, where);
 		free(where);
 		if (rc < 0)
@@ -287,7 +300,7 @@ static int check_captures(const char *file, const json_t *captures, const char *
 	json_object_foreach((json_t *)captures, name, v) {
 		if (!json_is_string(v)) {
 			char *path = key_path(where, name);
-			int rc = wrong_kind(file, path, K_STRING);
+			int rc = path != NULL ? wrong_kind(file, path, K_STRING) : AP_ENOMEM;
 			free(path);
 			return rc;
 		}
@@ -308,7 +321,7 @@ static int check_match(const char *file, const json_t *match, const char *where)
 		return rc;
 	{
 		char *path = key_path(where, "captures");
-		rc = check_captures(file, captures, path);
+		rc = path != NULL ? check_captures(file, captures, path) : AP_ENOMEM;
 		free(path);
 	}
 	return rc;
@@ -329,7 +342,9 @@ static int check_rule(const char *file, const json_t *rule, const char *where)
 	    (rc = field(file, rule, where, "matches", K_ARRAY, &matches)) < 0)
 		return rc;
 	json_array_foreach(matches, i, match) {
-		char *path = ap_xasprintf("%s.matches[%zu]", where, i);
+		char *path = ap_asprintf("%s.matches[%zu]", where, i);
+		if (path == NULL)
+			return AP_ENOMEM;
 		rc = check_match(file, match, path);
 		free(path);
 		if (rc < 0)
@@ -350,7 +365,9 @@ static int check_launch(const char *file, const json_t *launch, const char *wher
 	    (rc = field(file, launch, where, "results", K_ARRAY, &results)) < 0)
 		return rc;
 	json_array_foreach(results, i, result) {
-		char *path = ap_xasprintf("%s.results[%zu]", where, i);
+		char *path = ap_asprintf("%s.results[%zu]", where, i);
+		if (path == NULL)
+			return AP_ENOMEM;
 		if (!json_is_object(result))
 			rc = wrong_kind(file, path, K_OBJECT);
 		else
@@ -380,7 +397,7 @@ static int check_capability(const char *file, const json_t *cap, const char *whe
 	if (launch == NULL)
 		return AP_OK;
 	path = key_path(where, "launch");
-	rc = check_launch(file, launch, path);
+	rc = path != NULL ? check_launch(file, launch, path) : AP_ENOMEM;
 	free(path);
 	return rc;
 }
@@ -397,7 +414,9 @@ static int check_keyed(const char *file, const json_t *m, const char *key,
 	if (rc < 0)
 		return rc;
 	json_object_foreach(all, id, v) {
-		char *where = ap_xasprintf("%s[\"%s\"]", key, id);
+		char *where = ap_asprintf("%s[\"%s\"]", key, id);
+		if (where == NULL)
+			return AP_ENOMEM;
 		rc = check_one(file, v, where);
 		free(where);
 		if (rc < 0)
@@ -464,7 +483,9 @@ static int check_plans(const char *file, const json_t *m)
 		return AP_EINPUT;
 	}
 	json_array_foreach(rows, i, row) {
-		char *where = ap_xasprintf("plans.mla_heads[%zu]", i);
+		char *where = ap_asprintf("plans.mla_heads[%zu]", i);
+		if (where == NULL)
+			return AP_ENOMEM;
 		rc = check_plan_row(file, row, where);
 		free(where);
 		if (rc < 0)
@@ -486,8 +507,8 @@ static int check_devices(const char *file, const json_t *m)
 		return rc;
 	json_array_foreach(devices, i, dev) {
 		if (!json_is_object(dev)) {
-			char *where = ap_xasprintf("devices[%zu]", i);
-			rc = wrong_kind(file, where, K_OBJECT);
+			char *where = ap_asprintf("devices[%zu]", i);
+			rc = where != NULL ? wrong_kind(file, where, K_OBJECT) : AP_ENOMEM;
 			free(where);
 			return rc;
 		}
@@ -562,8 +583,7 @@ static bool number_out_of_range(const unsigned char *t, size_t n)
 {
 	const unsigned char *d = t;
 	size_t nd = n, i;
-	bool integer = true, digit = false, overflows;
-	char *text, *end;
+	bool integer = true, digit = false;
 	double v;
 
 	for (i = 0; i < n; i++) {
@@ -586,22 +606,7 @@ static bool number_out_of_range(const unsigned char *t, size_t n)
 		}
 		return nd > 19 || (nd == 19 && memcmp(d, limit, 19) > 0);
 	}
-	/* strtod reads the locale's decimal point. */
-	{
-		const char *point = localeconv()->decimal_point;
-		ap_buf b = AP_BUF_INIT;
-		for (i = 0; i < n; i++) {
-			if (t[i] == '.')
-				ap_buf_puts(&b, point != NULL && *point != '\0' ? point : ".");
-			else
-				ap_buf_putc(&b, (char)t[i]);
-		}
-		text = ap_buf_detach(&b);
-	}
-	v = strtod(text, &end);
-	overflows = *end == '\0' && end != text && isinf(v);
-	free(text);
-	return overflows;
+	return ap_json_number((const char *)t, n, &v) && isinf(v);
 }
 
 /* Refuses what is at s[at]: line and column (in characters, each UTF-8
@@ -754,38 +759,59 @@ static int slurp(const char *path, ap_buf *into)
 			rc = AP_EIO;
 		} else if (got == 0) {
 			break;
-		} else {
-			ap_buf_append(into, chunk, (size_t)got);
-			if (into->len > MANIFEST_MAX_BYTES)
-				rc = too_large(path);
+		} else if (ap_buf_try_append(into, chunk, (size_t)got) < 0) {
+			rc = AP_ENOMEM;
+		} else if (into->len > MANIFEST_MAX_BYTES) {
+			rc = too_large(path);
 		}
 	}
 	close(fd);
 	return rc;
 }
 
-int ap_manifest_read_file(const char *path, json_t **out)
+/* jansson's refusals of a text that is JSON are duplicate keys and bad
+ * UTF-8, with their messages; whatever else it makes of one is what a failed
+ * allocation left (core/json-text.h). */
+static int parse(const char *path, const ap_buf *text, json_t **out)
 {
-	json_error_t jerr;
-	ap_buf text = AP_BUF_INIT;
-	json_t *m;
-	int rc;
+	const char *data = text->len > 0 ? text->data : "";
+	/* jansson leaves the code unset when it fails without a message. */
+	json_error_t jerr = {0};
+	enum json_error_code code;
 
-	*out = NULL;
-	if ((rc = slurp(path, &text)) < 0 ||
-	    (rc = prescan(path, (const unsigned char *)text.data, text.len)) < 0) {
-		ap_buf_free(&text);
-		return rc;
-	}
 	/* Duplicate keys would let two readers see two different manifests. */
-	m = json_loadb(text.len > 0 ? text.data : "", text.len, JSON_REJECT_DUPLICATES, &jerr);
-	ap_buf_free(&text);
-	if (m == NULL) {
+	*out = json_loadb(data, text->len, JSON_REJECT_DUPLICATES, &jerr);
+	code = json_error_code(&jerr);
+	if (*out == NULL && (code == json_error_duplicate_key || code == json_error_invalid_utf8 ||
+	                     !ap_json_text_is(data, text->len, NULL))) {
 		ap_error_at(path, jerr.line > 0 ? (unsigned)jerr.line : 0,
 		            jerr.column > 0 ? (unsigned)jerr.column : 0, "%s", jerr.text);
 		return AP_EINPUT;
 	}
-	rc = check_manifest(path, m);
+	if (*out == NULL || !ap_json_text_is(data, text->len, *out)) {
+		json_decref(*out);
+		*out = NULL;
+		ap_error_set("out of memory while parsing");
+		return AP_ENOMEM;
+	}
+	return AP_OK;
+}
+
+int ap_manifest_read_file(const char *path, json_t **out)
+{
+	ap_buf text = AP_BUF_INIT;
+	json_t *m = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((rc = slurp(path, &text)) == AP_OK &&
+	    (rc = prescan(path, (const unsigned char *)text.data, text.len)) == AP_OK)
+		rc = parse(path, &text, &m);
+	ap_buf_free(&text);
+	if (rc == AP_OK)
+		rc = check_manifest(path, m);
+	if (rc == AP_ENOMEM)
+		ap_error_prefix("%s", path);
 	if (rc < 0) {
 		json_decref(m);
 		return rc;

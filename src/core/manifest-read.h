@@ -15,7 +15,8 @@
  * name the path: "m.json:5:16: premature end of input near '\"'",
  * "m.json: schema 'aiter-probe.manifest/2' is newer than this reader
  * understands (aiter-probe.manifest/1)", "m.json: missing key 'aiter.root'".
- * AP_EIO when the file cannot be read, AP_EINPUT when it is no manifest v1. */
+ * AP_EIO when the file cannot be read, AP_EINPUT when it is no manifest v1,
+ * AP_ENOMEM ("m.json: out of memory while parsing") when memory runs out. */
 int ap_manifest_read_file(const char *path, json_t **out);
 
 /* The rows of plans.mla_heads in a manifest m that ap_manifest_read_file

@@ -11,13 +11,15 @@
 #define WORD_MAX 256
 
 /* Optimal string alignment distance: Levenshtein plus swapped neighbours,
- * the commonest typo ("h42" for "h24" is two). */
+ * the commonest typo ("h42" for "h24" is two). lb is at most WORD_MAX, so
+ * the rows fit on the stack and the distance cannot fail. */
 static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
 {
-	size_t *rows = ap_xcalloc(3 * (lb + 1), sizeof *rows);
+	size_t rows[3 * (WORD_MAX + 1)];
 	size_t *prev2 = rows, *prev = rows + lb + 1, *cur = rows + 2 * (lb + 1), *t;
-	size_t i, j, d;
+	size_t i, j;
 
+	memset(rows, 0, 3 * (lb + 1) * sizeof *rows);
 	for (j = 0; j <= lb; j++)
 		prev[j] = j;
 	for (i = 1; i <= la; i++) {
@@ -39,9 +41,7 @@ static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
 		prev = cur;
 		cur = t;
 	}
-	d = prev[lb];
-	free(rows);
-	return d;
+	return prev[lb];
 }
 
 /* How many dotted components a and b share from the start. */
@@ -123,7 +123,11 @@ char *ap_suggest_tail(const char *word, const char *const *known, size_t n)
 	size_t count = ap_suggest_nearest(word, known, n, near), i;
 	ap_buf b = AP_BUF_INIT;
 
-	for (i = 0; i < count; i++)
-		ap_buf_printf(&b, "%s%s", i == 0 ? "; nearest: " : ", ", near[i]);
-	return ap_buf_detach(&b);
+	for (i = 0; i < count; i++) {
+		if (ap_buf_try_printf(&b, "%s%s", i == 0 ? "; nearest: " : ", ", near[i]) < 0) {
+			ap_buf_free(&b);
+			return NULL;
+		}
+	}
+	return ap_buf_try_detach(&b);
 }

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "core/ap-util.h"
+
 #define AP_SUGGEST_MAX 3
 
 /* Fills near[] with up to AP_SUGGEST_MAX of the n known ids nearest to word,
@@ -19,7 +21,8 @@ size_t ap_suggest_nearest(const char *word, const char *const *known, size_t n,
                           const char *near[AP_SUGGEST_MAX]);
 
 /* "; nearest: a, b" for the ids nearest to word, or "" when none (the
- * caller frees): the tail of an "unknown ..." message. */
-char *ap_suggest_tail(const char *word, const char *const *known, size_t n);
+ * caller frees): the tail of an "unknown ..." message. NULL with the error
+ * set when memory runs out. */
+AP_CHECKED char *ap_suggest_tail(const char *word, const char *const *known, size_t n);
 
 #endif

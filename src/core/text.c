@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "core/ap-error.h"
 #include "core/text.h"
 
 int ap_color_mode_parse(const char *text, ap_color_mode *mode)
@@ -72,20 +73,33 @@ const char *ap_text_hue(const char *word)
 	return AP_TEXT_RED;
 }
 
-void ap_text_word(ap_buf *b, const char *value)
+int ap_text_word(ap_buf *b, const char *value)
 {
 	json_t *string;
 	char *quoted;
+	int rc;
 
-	if (value[0] != '\0' && strpbrk(value, " \t\r\n=,:\"\\") == NULL) {
-		ap_buf_puts(b, value);
-		return;
-	}
+	if (value[0] != '\0' && strpbrk(value, " \t\r\n=,:\"\\") == NULL)
+		return ap_buf_try_puts(b, value);
 	string = json_string(value);
+	if (string == NULL) {
+		/* Not UTF-8, or no memory: the unchecked string fails only for
+		 * want of memory. */
+		json_t *raw = json_stringn_nocheck(value, strlen(value));
+		if (raw != NULL) {
+			json_decref(raw);
+			return ap_buf_try_puts(b, "\"?\"");
+		}
+	}
 	quoted = string != NULL ? json_dumps(string, JSON_ENCODE_ANY) : NULL;
-	ap_buf_puts(b, quoted != NULL ? quoted : "\"?\"");
-	free(quoted);
 	json_decref(string);
+	if (quoted == NULL) {
+		ap_error_set("out of memory quoting '%s'", value);
+		return AP_ENOMEM;
+	}
+	rc = ap_buf_try_puts(b, quoted);
+	free(quoted);
+	return rc;
 }
 
 /* Characters in s[0..n): UTF-8 continuation bytes take no column, nor does
@@ -197,18 +211,22 @@ char *ap_terminal_text(const char *s, size_t len)
 	const unsigned char *bytes = (const unsigned char *)s;
 	ap_buf b = AP_BUF_INIT;
 	size_t i, k, c;
+	int rc = ap_buf_try_append(&b, "", 0);
 
-	ap_buf_append(&b, "", 0);
-	for (i = 0; i < len; i += c ? c : 1) {
+	for (i = 0; rc == AP_OK && i < len; i += c ? c : 1) {
 		c = control_at(bytes + i, len - i);
 		if (c == 0) {
-			ap_buf_putc(&b, s[i]);
+			rc = ap_buf_try_append(&b, s + i, 1);
 			continue;
 		}
-		for (k = 0; k < c; k++)
-			ap_buf_printf(&b, "\\x%02x", bytes[i + k]);
+		for (k = 0; rc == AP_OK && k < c; k++)
+			rc = ap_buf_try_printf(&b, "\\x%02x", bytes[i + k]);
 	}
-	return ap_buf_detach(&b);
+	if (rc < 0) {
+		ap_buf_free(&b);
+		return NULL;
+	}
+	return ap_buf_try_detach(&b);
 }
 
 bool ap_text_has_control(const char *s, size_t len)

@@ -42,8 +42,8 @@ int ap_text_columns(const char *text);
 /* Appends value to b as one word of a list: as it is, or, when it is empty
  * or holds a space, tab, CR, LF, '=', ',', ':', quote or backslash (so could be
  * misread beside others: "a=1 b=2", "dim 512: heads 16 24"), as a JSON
- * string. */
-void ap_text_word(ap_buf *b, const char *value);
+ * string. AP_OK, or AP_ENOMEM with the error set. */
+AP_CHECKED int ap_text_word(ap_buf *b, const char *value);
 
 /* Writes text (already escaped for a terminal) starting at column col, on as
  * many lines as it takes to stay within width: breaks at spaces, continues
@@ -69,8 +69,9 @@ void ap_text_wrap_after(FILE *to, const char *lead, const char *text, int indent
 
 /* s (len bytes) for a terminal, in a new string: each C0 control byte but
  * tab (newline included), DEL, and each byte of a UTF-8 C1 control
- * (U+0080 to U+009F) written as \xHH (lowercase hex); the rest as it is. */
-char *ap_terminal_text(const char *s, size_t len);
+ * (U+0080 to U+009F) written as \xHH (lowercase hex); the rest as it is.
+ * NULL with the error set when memory runs out. */
+AP_CHECKED char *ap_terminal_text(const char *s, size_t len);
 /* Whether s (len bytes) holds a control ap_terminal_text would escape. */
 bool ap_text_has_control(const char *s, size_t len);
 

@@ -40,18 +40,27 @@ typedef struct input_now {
 	bool hashed;
 } input_now;
 
+/* Memory running out is no class of what is at a path: it fails the check. */
+static int no_memory(const char *name, const char *rel)
+{
+	ap_error_set("%s: input '%s': out of memory", name, rel);
+	return AP_ENOMEM;
+}
+
 /* A folder's listing, hashed as the reader hashed it. */
-static void look_at_listing(const char *root, const char *rel, input_now *now)
+static int look_at_listing(const char *name, const char *root, const char *rel, input_now *now)
 {
 	char *text;
 	size_t len;
 	int err;
 	ap_confined_kind kind = ap_list_under(root, rel, &text, &len, &err);
 
+	if (kind == AP_CONFINED_ERRNO && err == ENOMEM)
+		return no_memory(name, rel);
 	if (kind != AP_CONFINED_FOLDER) {
 		now->kind = kind == AP_CONFINED_MISSING ? NOW_ABSENT : NOW_OTHER;
 		now->seen = ap_seen_of(kind, err);
-		return;
+		return AP_OK;
 	}
 	ap_sha256_buf(text, len, now->sha256);
 	free(text);
@@ -59,6 +68,7 @@ static void look_at_listing(const char *root, const char *rel, input_now *now)
 	now->seen = "file";
 	now->bytes = (off_t)len;
 	now->hashed = true;
+	return AP_OK;
 }
 
 /* Resolves the path first so that a symlink leading outside the root is
@@ -74,11 +84,11 @@ static int look_at(const char *name, const char *root, const char *rel, long lon
 	int err = 0;
 
 	memset(now, 0, sizeof *now);
-	if (rel[strlen(rel) - 1] == '/') {
-		look_at_listing(root, rel, now);
-		return AP_OK;
-	}
+	if (rel[strlen(rel) - 1] == '/')
+		return look_at_listing(name, root, rel, now);
 	kind = ap_open_under(root, rel, &c);
+	if (kind == AP_CONFINED_ERRNO && c.err == ENOMEM)
+		return no_memory(name, rel);
 	now->seen = ap_seen_of(kind, c.err);
 	if (kind == AP_CONFINED_OUTSIDE)
 		free(c.target);
@@ -110,12 +120,14 @@ static bool same_digest(const char *hex, const unsigned char digest[AP_SHA256_SI
 	return strcmp(hex, now_hex) == 0;
 }
 
-static void add_stale(ap_verify_result *res, const char *path, ap_input_change change)
+static int add_stale(ap_verify_result *res, const char *path, ap_input_change change)
 {
-	ap_xgrow((void **)&res->stale, &res->stale_cap, res->nstale + 1, sizeof *res->stale);
+	if (ap_grow((void **)&res->stale, &res->stale_cap, res->nstale + 1, sizeof *res->stale) < 0)
+		return AP_ENOMEM;
 	res->stale[res->nstale].path = path;
 	res->stale[res->nstale].change = change;
 	res->nstale++;
+	return AP_OK;
 }
 
 static int verify_input(const char *name, const char *root, const char *meta,
@@ -141,38 +153,45 @@ static int verify_input(const char *name, const char *root, const char *meta,
 	seen = json_string_value(json_object_get(input, "seen"));
 	if (sha == NULL && seen != NULL && strcmp(seen, "over-hash-cap") == 0) {
 		/* Never hashed: nothing can show it unchanged. */
-		add_stale(res, path, AP_INPUT_UNVERIFIABLE);
+		rc = add_stale(res, path, AP_INPUT_UNVERIFIABLE);
 	} else if (sha == NULL && seen != NULL) {
 		/* What the scan could not read must still be what it was. */
 		if (now.kind == NOW_FILE && strcmp(now.seen, "file") == 0)
-			add_stale(res, path, AP_INPUT_APPEARED);
+			rc = add_stale(res, path, AP_INPUT_APPEARED);
 		else if (strcmp(now.seen, seen) != 0)
-			add_stale(res, path, AP_INPUT_CHANGED);
+			rc = add_stale(res, path, AP_INPUT_CHANGED);
 	} else if (sha == NULL) {
 		/* A manifest of an earlier version: no bytes were read (absent, or
 		 * refused unread), and only a file the reader would now read makes
 		 * a difference. */
 		if (now.kind == NOW_FILE)
-			add_stale(res, path, AP_INPUT_APPEARED);
+			rc = add_stale(res, path, AP_INPUT_APPEARED);
 	} else if (now.kind == NOW_ABSENT) {
-		add_stale(res, path, AP_INPUT_VANISHED);
+		rc = add_stale(res, path, AP_INPUT_VANISHED);
 	} else if (now.kind != NOW_FILE || strcmp(now.seen, "file") != 0 ||
 	           (json_is_integer(bytes) && json_integer_value(bytes) != (json_int_t)now.bytes) ||
 	           !now.hashed || !same_digest(sha, now.sha256)) {
-		add_stale(res, path, AP_INPUT_CHANGED);
+		rc = add_stale(res, path, AP_INPUT_CHANGED);
 	}
-	return AP_OK;
+	return rc < 0 ? no_memory(name, path) : AP_OK;
 }
 
-/* The canonical path of a manifest's folder, or NULL with a message. */
-static char *canonical_folder(const char *name, const char *what, const char *dir)
+/* *real = the canonical path of a manifest's folder; AP_OK, or AP_EINPUT or
+ * AP_ENOMEM with a message. */
+static int canonical_folder(const char *name, const char *what, const char *dir, char **real)
 {
-	char *real = ap_real_folder(dir);
+	int err;
 
-	if (real == NULL)
-		ap_error_set("%s: %s '%s': %s", name, what, dir,
-		             errno == ENOTDIR ? "not a folder" : strerror(errno));
-	return real;
+	if ((*real = ap_real_folder(dir)) != NULL)
+		return AP_OK;
+	err = errno;
+	if (err == ENOMEM) {
+		ap_error_set("%s: %s '%s': out of memory", name, what, dir);
+		return AP_ENOMEM;
+	}
+	ap_error_set("%s: %s '%s': %s", name, what, dir,
+	             err == ENOTDIR ? "not a folder" : strerror(err));
+	return AP_EINPUT;
 }
 
 int ap_verify_manifest(const json_t *m, const char *name, ap_verify_result *res)
@@ -187,13 +206,13 @@ int ap_verify_manifest(const json_t *m, const char *name, ap_verify_result *res)
 
 	res->root = json_string_value(json_object_get(aiter, "root"));
 	res->ninputs = json_array_size(inputs);
-	root = canonical_folder(name, "aiter root", res->root);
-	if (root == NULL)
-		return AP_EINPUT;
-	meta_root = canonical_folder(name, "aiter meta folder", meta != NULL ? meta : res->root);
-	if (meta_root == NULL) {
+	if ((rc = canonical_folder(name, "aiter root", res->root, &root)) < 0)
+		return rc;
+	rc = canonical_folder(name, "aiter meta folder", meta != NULL ? meta : res->root,
+	                      &meta_root);
+	if (rc < 0) {
 		free(root);
-		return AP_EINPUT;
+		return rc;
 	}
 	json_array_foreach(inputs, i, input) {
 		rc = verify_input(name, root, meta_root, input, i, res);
@@ -210,10 +229,14 @@ char *ap_verify_describe(const ap_verify_result *res)
 	ap_buf b = AP_BUF_INIT;
 	size_t i;
 
-	for (i = 0; i < res->nstale; i++)
-		ap_buf_printf(&b, "%s%s %s", i > 0 ? ", " : "", res->stale[i].path,
-		              ap_input_change_name(res->stale[i].change));
-	return ap_buf_detach(&b);
+	for (i = 0; i < res->nstale; i++) {
+		if (ap_buf_try_printf(&b, "%s%s %s", i > 0 ? ", " : "", res->stale[i].path,
+		                      ap_input_change_name(res->stale[i].change)) < 0) {
+			ap_buf_free(&b);
+			return NULL;
+		}
+	}
+	return ap_buf_try_detach(&b);
 }
 
 void ap_verify_result_free(ap_verify_result *res)

@@ -37,9 +37,11 @@ const char *ap_input_change_name(ap_input_change change);
  * messages). AP_OK with res->nstale == 0 when fresh, > 0 when stale. Fails
  * with AP_EINPUT when the root is not a folder or an input path is absolute
  * or has a ".." component (a tampered manifest must not make us read outside
- * the root), AP_EIO when a present input cannot be read. */
+ * the root), AP_EIO when a present input cannot be read, AP_ENOMEM when
+ * memory runs out. */
 int ap_verify_manifest(const json_t *m, const char *name, ap_verify_result *res);
-/* "a/b.cu changed, c.cuh vanished" (caller frees). */
+/* "a/b.cu changed, c.cuh vanished" (caller frees); NULL with the error set
+ * when memory runs out. */
 char *ap_verify_describe(const ap_verify_result *res);
 void ap_verify_result_free(ap_verify_result *res);
 

@@ -128,7 +128,7 @@ int ap_discover_tree(const char *flag_root, const char *python, ap_tree_location
 	/* As aiter/jit/core.py finds it; a root given on the command line is
 	 * taken whole. */
 	if (flag_root == NULL)
-		loc->meta = ap_meta_of_root(loc->root);
+		loc->meta = ap_xnonnull(ap_meta_of_root(loc->root));
 	else if (holds(loc->root, "aiter_meta/csrc"))
 		loc->meta = ap_xasprintf("%s/aiter_meta", loc->root);
 	else

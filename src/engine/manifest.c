@@ -546,7 +546,7 @@ json_t *ap_json_for_terminal(const json_t *j)
 
 		if (!ap_text_has_control(s, len))
 			return json_incref((json_t *)j);
-		safe = ap_terminal_text(s, len);
+		safe = ap_xnonnull(ap_terminal_text(s, len));
 		copy = json_string(safe);
 		free(safe);
 		return copy != NULL ? copy : json_string("?");
@@ -554,7 +554,7 @@ json_t *ap_json_for_terminal(const json_t *j)
 	case JSON_OBJECT:
 		copy = json_object();
 		json_object_foreach((json_t *)j, key, v) {
-			char *safe = ap_terminal_text(key, strlen(key));
+			char *safe = ap_xnonnull(ap_terminal_text(key, strlen(key)));
 			json_object_set_new(copy, safe, ap_json_for_terminal(v));
 			free(safe);
 		}

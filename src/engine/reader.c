@@ -83,6 +83,16 @@ static int read_capped(int fd, size_t hint, size_t max, char **data, size_t *len
 	return 0;
 }
 
+/* Memory running out is no class of what is at a path: the scan ends, as on
+ * every allocation that fails, rather than record the input unreadable. */
+static void end_if_no_memory(ap_confined_kind kind, int err, const char *path)
+{
+	if (kind == AP_CONFINED_ERRNO && err == ENOMEM) {
+		ap_error_set("out of memory reading %s", path);
+		ap_xok(AP_ENOMEM);
+	}
+}
+
 /* A folder's listing (ap_list_under), as the text of the path "dir/". */
 static ap_file_status fs_list(const char *base, ap_file *f, char **data, size_t *len,
                               char **reason)
@@ -91,6 +101,7 @@ static ap_file_status fs_list(const char *base, ap_file *f, char **data, size_t 
 
 	ap_confined_kind kind = ap_list_under(base, f->path, data, len, &err);
 
+	end_if_no_memory(kind, err, f->path);
 	f->seen = kind == AP_CONFINED_FOLDER ? "folder" : ap_seen_of(kind, err);
 	switch (kind) {
 	case AP_CONFINED_FOLDER:
@@ -120,6 +131,7 @@ static ap_file_status fs_load(void *ctx, ap_file *f, size_t max_bytes, char **da
 	if (f->path[strlen(f->path) - 1] == '/')
 		return fs_list(base, f, data, len, reason);
 	kind = ap_open_under(base, f->path, &c);
+	end_if_no_memory(kind, c.err, f->path);
 	f->seen = ap_seen_of(kind, c.err);
 	switch (kind) {
 	case AP_CONFINED_FILE:
@@ -232,7 +244,7 @@ int ap_reader_new(ap_reader **out, const ap_source_ops *ops, void *ctx, const ch
 	r->ctx = ctx;
 	r->root = ap_xstrdup(root);
 	r->max_bytes = max_bytes;
-	r->index = ap_map_new();
+	r->index = ap_xnonnull(ap_map_new());
 	*out = r;
 	return 0;
 }
@@ -341,7 +353,7 @@ const ap_file *ap_reader_get(ap_reader *r, const char *rel)
 	e->file.path = ap_xstrdup(rel);
 	load(r, &e->file);
 	ap_xgrow((void **)&r->files, &r->files_cap, r->nfiles + 1, sizeof *r->files);
-	ap_map_put_str(r->index, rel, r->nfiles);
+	ap_xok(ap_map_put_str(r->index, rel, r->nfiles));
 	r->files[r->nfiles++] = e;
 	return &e->file;
 }
@@ -397,7 +409,7 @@ ap_derived_cache *ap_derived_cache_new(void)
 {
 	ap_derived_cache *c = ap_xcalloc(1, sizeof *c);
 
-	c->index = ap_map_new();
+	c->index = ap_xnonnull(ap_map_new());
 	return c;
 }
 
@@ -427,7 +439,7 @@ void ap_derived_cache_sweep(ap_derived_cache *c)
 			free(c->v[i].key);
 			continue;
 		}
-		ap_map_put(c->index, c->v[i].key, c->v[i].keylen, kept);
+		ap_xok(ap_map_put(c->index, c->v[i].key, c->v[i].keylen, kept));
 		c->v[kept++] = c->v[i];
 	}
 	c->n = kept;
@@ -463,7 +475,7 @@ void ap_derived_cache_put(ap_derived_cache *c, const void *key, size_t len, void
 
 	memcpy(copy, key, len);
 	ap_xgrow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v);
-	ap_map_put(c->index, key, len, c->n);
+	ap_xok(ap_map_put(c->index, key, len, c->n));
 	c->v[c->n++] = (struct shared){data, free_data, c->sweep, copy, len};
 }
 

@@ -66,7 +66,7 @@ static bool id_lookup(const ap_ruleset *rs, const char *id, id_slot *out)
 
 static void id_index_put(ruleset_impl *ri, const char *id, bool probe, size_t index)
 {
-	ap_map_put_str(ri->ids, id, 2 * index + probe);
+	ap_xok(ap_map_put_str(ri->ids, id, 2 * index + probe));
 }
 
 /* After probes were reordered or a failed file rolled back. */
@@ -84,7 +84,7 @@ static void id_index_rebuild(ruleset_impl *ri)
 int ap_ruleset_new(ap_ruleset **out)
 {
 	ruleset_impl *ri = ap_xcalloc(1, sizeof *ri);
-	ri->ids = ap_map_new();
+	ri->ids = ap_xnonnull(ap_map_new());
 	*out = &ri->pub;
 	return 0;
 }

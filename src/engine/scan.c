@@ -146,8 +146,8 @@ static bool found_any(const json_t *inputs)
 
 static int not_a_tree(const ap_aiter_info *info, size_t asked)
 {
-	char *root = ap_terminal_text(info->root, strlen(info->root));
-	char *meta = ap_terminal_text(info->meta, strlen(info->meta));
+	char *root = ap_xnonnull(ap_terminal_text(info->root, strlen(info->root)));
+	char *meta = ap_xnonnull(ap_terminal_text(info->meta, strlen(info->meta)));
 
 	if (strcmp(info->root, info->meta) == 0)
 		ap_error_set("%s is not an AITER tree: none of the %zu paths the rules read is there "

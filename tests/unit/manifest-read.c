@@ -17,6 +17,7 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
+#include "core/json-text.h"
 #include "core/manifest-read.h"
 
 #define MANIFESTS AP_SRCDIR "/tests/manifests/"
@@ -350,6 +351,62 @@ static void test_unknown_keys_ignored(void **state)
 	json_decref(doc);
 }
 
+/* The loader's second reading (core/json-text.h) agrees with jansson's on
+ * every kind of value, and tells a tree that is not the text's. */
+static void test_text_read_again(void **state)
+{
+	static const char *const same[] = {
+		"{}", " [ ] ", "[0, -0, 12, -9223372036854775808, 9223372036854775807]",
+		"[0.5, -1e-3, 2E+2, 1.0, 0.0039, 1e-400]", "[true, false, null]",
+		"{\"a\": {\"b\": [\"\"]}, \"c\": \"d\"}",
+		"[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\", \"\\u00e9\\u20ac\\ud83d\\ude00\", \"\xc3\xa9\"]",
+		"{\"\\u0041\": 1}\r\n",
+	};
+	static const char *const not_json[] = {
+		"", "1", "\"a\"", "{\"a\":}", "[1,]", "{\"a\" 1}", "[01]", "[1.]", "[.5]",
+		"[-]", "[1e]", "[tru]", "[truex]", "[\"\x01\"]", "[\"\\x\"]", "[\"\\u12\"]",
+		"[\"\\udc00\"]", "[\"\\ud800\"]", "[] x", "[\"a]", "{\"a\":1", "[1 2]",
+	};
+	json_error_t err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+		json_t *doc = json_loads(same[i], 0, &err);
+
+		assert_non_null(doc);
+		assert_true(ap_json_text_is(same[i], strlen(same[i]), doc));
+		assert_true(ap_json_text_is(same[i], strlen(same[i]), NULL));
+		json_decref(doc);
+	}
+	for (size_t i = 0; i < sizeof not_json / sizeof *not_json; i++) {
+		assert_null(json_loads(not_json[i], 0, &err));
+		assert_false(ap_json_text_is(not_json[i], strlen(not_json[i]), NULL));
+	}
+	/* Duplicate keys are JSON: jansson refuses them itself. */
+	assert_true(ap_json_text_is("{\"a\": 1, \"a\": 2}", 16, NULL));
+
+	/* What a lost byte, a lost member or another order makes of the text. */
+	static const char *const differ[][2] = {
+		{"{\"schema\": \"aiter-probe.manifest/1\"}", "{\"schema\": \"aiter-probe.mnifest/1\"}"},
+		{"{\"a\": 1, \"b\": 2}", "{\"a\": 1}"},
+		{"{\"a\": 1, \"b\": 2}", "{\"b\": 2, \"a\": 1}"},
+		{"{\"ab\": 1}", "{\"a\": 1}"},
+		{"[12345]", "[1234]"},
+		{"[0.125]", "[0.12]"},
+		{"[1, 2]", "[1]"},
+		{"[1]", "[1.0]"},
+		{"[true]", "[false]"},
+		{"[\"a\"]", "[null]"},
+	};
+	for (size_t i = 0; i < sizeof differ / sizeof *differ; i++) {
+		json_t *doc = json_loads(differ[i][1], 0, &err);
+
+		assert_non_null(doc);
+		assert_false(ap_json_text_is(differ[i][0], strlen(differ[i][0]), doc));
+		json_decref(doc);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_edits),
 		cmocka_unit_test(test_not_regular_or_too_large),
 		cmocka_unit_test(test_unknown_keys_ignored),
+		cmocka_unit_test(test_text_read_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

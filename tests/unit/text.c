@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "core/ap-error.h"
 #include "core/text.h"
 
 /* A pseudo-terminal's far side as a stream, `cols` columns wide. */
@@ -250,7 +251,7 @@ static void expect_word(const char *value, const char *want)
 {
 	ap_buf b = AP_BUF_INIT;
 
-	ap_text_word(&b, value);
+	assert_int_equal(ap_text_word(&b, value), AP_OK);
 	assert_string_equal(b.data, want);
 	ap_buf_free(&b);
 }
@@ -267,6 +268,8 @@ static void words_that_could_be_misread_are_quoted(void **state)
 	expect_word("dim:512", "\"dim:512\"");
 	expect_word("say \"x\"", "\"say \\\"x\\\"\"");
 	expect_word("\xc3\xa9", "\xc3\xa9");
+	/* not UTF-8: no JSON string says it */
+	expect_word("a \xff", "\"?\"");
 }
 
 static void hues(void **state)

@@ -57,7 +57,7 @@ static void found(struct walk *w, const char *path)
 {
 	if (ap_map_get_str(w->found, path) != AP_MAP_ABSENT)
 		return;
-	ap_map_put_str(w->found, path, w->npaths);
+	ap_xok(ap_map_put_str(w->found, path, w->npaths));
 	ap_xgrow((void **)&w->paths, &w->paths_cap, w->npaths + 1, sizeof *w->paths);
 	w->paths[w->npaths++] = ap_xstrdup(path);
 }
@@ -142,7 +142,7 @@ static void glob_run(const void *state, ap_kind_run *run)
 {
 	const struct glob_rule *gr = state;
 	ap_rule_result *res = run->res;
-	struct walk w = {.reader = run->reader, .found = ap_map_new()};
+	struct walk w = {.reader = run->reader, .found = ap_xnonnull(ap_map_new())};
 
 	for (size_t i = 0; i < gr->n && w.error == NULL; i++) {
 		w.g = gr->globs[i];

@@ -167,7 +167,7 @@ char *ap_diff_case_tuple(const json_t *match)
 		if (tuple.len > 0)
 			ap_buf_putc(&tuple, ' ');
 		ap_buf_printf(&tuple, "%s=", name);
-		ap_text_word(&tuple, json_string_value(value));
+		ap_xok(ap_text_word(&tuple, json_string_value(value)));
 	}
 	return ap_buf_detach(&tuple);
 }

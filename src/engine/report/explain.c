@@ -148,7 +148,7 @@ json_t *ap_list_build(const ap_ruleset *rs, unsigned what)
 /* Writes s (from a pack or a tree) escaped for a terminal and wrapped. */
 static void wrap_safe(FILE *to, const char *s, int col, int indent, int width)
 {
-	char *safe = ap_terminal_text(s, strlen(s));
+	char *safe = ap_xnonnull(ap_terminal_text(s, strlen(s)));
 
 	ap_text_wrap(to, safe, col, indent, width);
 	free(safe);
@@ -557,8 +557,8 @@ typedef struct painter {
  * the width is wrapped, with the word on a line of its own below. */
 static void head_line(const painter *pt, int indent, const char *head, const char *word)
 {
-	char *safe_head = ap_terminal_text(head, strlen(head));
-	char *safe_word = ap_terminal_text(word, strlen(word));
+	char *safe_head = ap_xnonnull(ap_terminal_text(head, strlen(head)));
+	char *safe_word = ap_xnonnull(ap_terminal_text(word, strlen(word)));
 	int cols = indent + (int)strlen(safe_head) + 2 + (int)strlen(safe_word);
 
 	if (cols > pt->width) {

@@ -73,7 +73,7 @@ static size_t record_pathset(history *h, const ap_reader *reader)
 		id = h->nsets;
 		ap_xgrow((void **)&h->sets, &h->sets_cap, h->nsets + 1, sizeof *h->sets);
 		h->sets[h->nsets++] = (pathset){paths, n};
-		ap_map_put(h->set_ids, joined.data ? joined.data : "", joined.len, id);
+		ap_xok(ap_map_put(h->set_ids, joined.data ? joined.data : "", joined.len, id));
 	}
 	ap_buf_free(&joined);
 	return id;
@@ -107,7 +107,7 @@ static int files_key(history *h, git_tree *tree, size_t set, ap_buf *key)
 static json_t *rule_state(const ap_rule_result *res)
 {
 	json_t *captures = json_array();
-	ap_map *seen = ap_map_new();
+	ap_map *seen = ap_xnonnull(ap_map_new());
 	ap_buf key = AP_BUF_INIT;
 	size_t i, j;
 
@@ -124,7 +124,7 @@ static json_t *rule_state(const ap_rule_result *res)
 		}
 		if (ap_map_get(seen, key.data, key.len) != AP_MAP_ABSENT)
 			continue;
-		ap_map_put(seen, key.data, key.len, i);
+		ap_xok(ap_map_put(seen, key.data, key.len, i));
 		one = json_object();
 		for (j = 0; j < m->ncaps; j++)
 			json_object_set_new(one, m->caps[j].name, ap_json_text(m->caps[j].value));
@@ -234,9 +234,9 @@ static int verdict_of(history *h, git_commit *commit, size_t hint, size_t *out)
 		rc = files_key(h, tree, set, &key);
 		if (rc < 0)
 			goto done;
-		ap_map_put(h->by_files, key.data, key.len, *out);
+		ap_xok(ap_map_put(h->by_files, key.data, key.len, *out));
 	}
-	ap_map_put(h->by_commit, id->id, GIT_OID_RAWSZ, *out);
+	ap_xok(ap_map_put(h->by_commit, id->id, GIT_OID_RAWSZ, *out));
 done:
 	ap_buf_free(&key);
 	git_tree_free(tree);
@@ -567,9 +567,9 @@ int ap_history_run(json_t **out, const ap_ruleset *rs, const char *git_dir, cons
 		git_libgit2_shutdown();
 		return rc;
 	}
-	h.set_ids = ap_map_new();
-	h.by_files = ap_map_new();
-	h.by_commit = ap_map_new();
+	h.set_ids = ap_xnonnull(ap_map_new());
+	h.by_files = ap_xnonnull(ap_map_new());
+	h.by_commit = ap_xnonnull(ap_map_new());
 	h.cache = ap_derived_cache_new();
 	report = json_pack("{s:s, s:i, s:i, s:n, s:[]}", "range", range, "commits", 0,
 	                   "evaluated", 0, "initial", "changes");

@@ -110,7 +110,7 @@ static const json_t *captures_of(const json_t *item, const char *field)
 static void cases_collect(cases *c, const json_t *matches, const char *field)
 {
 	const json_t *match;
-	ap_map *seen = ap_map_new();
+	ap_map *seen = ap_xnonnull(ap_map_new());
 	ap_buf key = AP_BUF_INIT;
 	const char **row = NULL;
 	size_t i, cap = 0;
@@ -139,7 +139,7 @@ static void cases_collect(cases *c, const json_t *matches, const char *field)
 		tuple_key(&key, c, row, SIZE_MAX);
 		if (ap_map_get(seen, key.data, key.len) != AP_MAP_ABSENT)
 			continue;
-		ap_map_put(seen, key.data, key.len, c->ntuples);
+		ap_xok(ap_map_put(seen, key.data, key.len, c->ntuples));
 		ap_xgrow((void **)&c->values, &cap, (c->ntuples + 1) * c->nnames, sizeof *c->values);
 		memcpy(c->values + c->ntuples * c->nnames, row, c->nnames * sizeof *row);
 		c->ntuples++;
@@ -163,11 +163,11 @@ static size_t listed_capture(const cases *c)
 	ap_buf key = AP_BUF_INIT;
 
 	for (size_t skip = 0; skip < c->nnames; skip++) {
-		ap_map *groups = ap_map_new();
+		ap_map *groups = ap_xnonnull(ap_map_new());
 
 		for (size_t t = 0; t < c->ntuples; t++) {
 			tuple_key(&key, c, c->values + t * c->nnames, skip);
-			ap_map_put(groups, key.data ? key.data : "", key.len, t);
+			ap_xok(ap_map_put(groups, key.data ? key.data : "", key.len, t));
 		}
 		if (ap_map_count(groups) < best_groups) {
 			best_groups = ap_map_count(groups);
@@ -246,7 +246,7 @@ static void print_groups(FILE *to, const cases *c, int col, int width)
 				if (i == listed)
 					continue;
 				ap_buf_printf(&line, "%s%s ", sep, c->names[i]);
-				ap_text_word(&line, row[i]);
+				ap_xok(ap_text_word(&line, row[i]));
 				sep = ", ";
 			}
 			if (line.len > 0)
@@ -256,7 +256,7 @@ static void print_groups(FILE *to, const cases *c, int col, int width)
 		} else {
 			ap_buf_putc(&line, ' ');
 		}
-		ap_text_word(&line, row[listed]);
+		ap_xok(ap_text_word(&line, row[listed]));
 	}
 	if (line.len > 0) {
 		fprintf(to, "%*s", col, "");

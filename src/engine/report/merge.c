@@ -186,9 +186,9 @@ ap_merge *ap_merge_new(size_t max_ranges)
 	ap_merge *mg = ap_xcalloc(1, sizeof *mg);
 
 	mg->max_ranges = max_ranges;
-	mg->names = ap_map_new();
-	mg->cap_index = ap_map_new();
-	mg->tree_index = ap_map_new();
+	mg->names = ap_xnonnull(ap_map_new());
+	mg->cap_index = ap_xnonnull(ap_map_new());
+	mg->tree_index = ap_xnonnull(ap_map_new());
 	return mg;
 }
 
@@ -291,7 +291,7 @@ static void add_tree(ap_merge *mg, const json_t *m, const char *node)
 		t->version = dup_or_null(json_string_value(json_object_get(aiter, "version")));
 		t->git_commit = dup_or_null(json_string_value(json_object_get(aiter, "git_commit")));
 		at = mg->ntrees++;
-		ap_map_put_str(mg->tree_index, hex, at);
+		ap_xok(ap_map_put_str(mg->tree_index, hex, at));
 	}
 	nodeset_add(&mg->trees[at].nodes, node, mg->max_ranges);
 }
@@ -312,7 +312,7 @@ static void add_capabilities(ap_merge *mg, const json_t *m, const char *node)
 		memset(c, 0, sizeof *c);
 		c->id = ap_xstrdup(id);
 		nodeset_copy(&c->unprobed, &mg->all);
-		ap_map_put_str(mg->cap_index, id, mg->ncaps++);
+		ap_xok(ap_map_put_str(mg->cap_index, id, mg->ncaps++));
 	}
 	for (i = 0; i < mg->ncaps; i++) {
 		capability *c = &mg->caps[i];
@@ -345,7 +345,7 @@ int ap_merge_add_file(ap_merge *mg, const char *path)
 	}
 	ap_xgrow((void **)&mg->files, &mg->files_cap, mg->nfiles + 1, sizeof *mg->files);
 	mg->files[mg->nfiles] = ap_xstrdup(path);
-	ap_map_put_str(mg->names, node, mg->nfiles++);
+	ap_xok(ap_map_put_str(mg->names, node, mg->nfiles++));
 	add_capabilities(mg, m, node);
 	add_tree(mg, m, node);
 	nodeset_add(&mg->all, node, mg->max_ranges);

@@ -288,7 +288,7 @@ static void rule_result(sarif_log *log, const json_t *d)
  * rule, so a table of N cases costs N tuples, not N per removed case. */
 static ap_map *matches_by_tuple(const json_t *rule)
 {
-	ap_map *by_tuple = ap_map_new();
+	ap_map *by_tuple = ap_xnonnull(ap_map_new());
 	const json_t *match;
 	size_t i;
 
@@ -296,7 +296,7 @@ static ap_map *matches_by_tuple(const json_t *rule)
 		char *t = ap_diff_case_tuple(match);
 
 		if (t != NULL && ap_map_get_str(by_tuple, t) == AP_MAP_ABSENT)
-			ap_map_put_str(by_tuple, t, i);
+			ap_xok(ap_map_put_str(by_tuple, t, i));
 		free(t);
 	}
 	return by_tuple;

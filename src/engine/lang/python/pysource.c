@@ -562,9 +562,9 @@ static void resolve_in(struct resolver *rs, const char *module, const char *name
 		out->kind = AP_PYREF_UNBOUND;
 		*missing = true;
 	} else if (out->kind != AP_PYREF_ERROR) {
-		ap_map_put(rs->active, key.data, key.len, 1);
+		ap_xok(ap_map_put(rs->active, key.data, key.len, 1));
 		resolve_binding(rs, &mod, name, mod.m->nbindings, depth, out);
-		ap_map_put(rs->active, key.data, key.len, 0);
+		ap_xok(ap_map_put(rs->active, key.data, key.len, 0));
 	}
 	module_free(&mod);
 	ap_buf_free(&key);
@@ -574,7 +574,7 @@ void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, c
                          ap_pyref *out, bool *missing)
 {
 	char *top = ap_xstrndup(module, strcspn(module, "."));
-	struct resolver rs = {.r = r, .c = c, .top = top, .active = ap_map_new()};
+	struct resolver rs = {.r = r, .c = c, .top = top, .active = ap_xnonnull(ap_map_new())};
 
 	resolve_in(&rs, module, name, 0, out, missing);
 	ap_map_free(rs.active);
