@@ -50,8 +50,8 @@ static int public_code(int rc)
 	return rc == AP_ENOMEM ? AITER_PROBE_OUT_OF_MEMORY : AITER_PROBE_ERROR;
 }
 
-/* Fails a call that ran out of memory while doing what, prefixing the
- * message the core left. */
+/* AITER_PROBE_OUT_OF_MEMORY, the message the core left prefixed with what
+ * was being done (a path, a function). */
 static int out_of_memory(const char *what)
 {
 	ap_error_prefix("%s", what);
