@@ -41,7 +41,9 @@
  *   accessors allocate nothing) frees what it had made and returns
  *   AITER_PROBE_OUT_OF_MEMORY, its message saying what it was doing:
  *   "m.json: out of memory (asked for 65536 bytes)". The call can be made
- *   again later.
+ *   again later. aiter_probe_scan returns it too, but keeps what the
+ *   interrupted scan held (the engine does not unwind): a process out of
+ *   memory should not scan in a loop.
  * - Ids and indexes follow the manifest's order (the order of its keys).
  * - Strings returned belong to the manifest and stay valid until
  *   aiter_probe_manifest_free; buffers are the caller's, sized as each
@@ -231,7 +233,9 @@ typedef struct aiter_probe_scan_options {
  * like the one `aiter-probe scan` writes, whose accessors above all work on
  * it. The packs are the installed ones ($AITER_PROBE_DATADIR overrides where
  * they are). Prints nothing. Returns AITER_PROBE_OK, or AITER_PROBE_INVALID
- * (out NULL, or opts of an unknown version) or AITER_PROBE_ERROR with *out
+ * (out NULL, or opts of an unknown version), AITER_PROBE_OUT_OF_MEMORY
+ * ("aiter_probe_scan: out of memory (asked for 40 bytes)"; what the scan
+ * had allocated stays so), or AITER_PROBE_ERROR with *out
  * NULL and aiter_probe_last_error() saying why, with the words the command
  * prints: "/x is not an AITER tree: none of the 15 paths the rules read is
  * there (...)", "rules/a.yaml:4:9: unknown key 'fiel'", "no AITER tree given:

@@ -4,20 +4,54 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aiter-probe.h"
 #include "capi/capi.h"
 #include "core/ap-error.h"
+#include "core/ap-util.h"
 #include "engine/manifest.h"
 #include "engine/rules.h"
 #include "engine/scan.h"
+
+/* The engine takes what jansson returns as given, as it takes ap_x*'s: so
+ * during a scan, jansson's allocator jumps back too. Elsewhere it returns
+ * NULL, which the core checks. It wraps the allocator the process had, so that
+ * jansson's memory stays that allocator's. */
+static json_malloc_t prior_malloc;
+static json_free_t prior_free;
+static pthread_once_t hooked = PTHREAD_ONCE_INIT;
+
+static void *json_alloc(size_t n)
+{
+	void *p = prior_malloc(n);
+
+	if (p == NULL && ap_oom_catching()) {
+		ap_error_set("out of memory (asked for %zu bytes)", n);
+		ap_xnonnull(NULL);
+	}
+	return p;
+}
+
+static void json_release(void *p)
+{
+	prior_free(p);
+}
+
+static void hook_json(void)
+{
+	json_get_alloc_funcs(&prior_malloc, &prior_free);
+	json_set_alloc_funcs(json_alloc, json_release);
+}
 
 int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options *opts)
 {
 	static const aiter_probe_scan_options defaults = AITER_PROBE_SCAN_OPTIONS_INIT;
 	ap_scan_request req;
+	jmp_buf here, *outer;
 	ap_ruleset *rs = NULL;
 	json_t *doc;
 	int rc;
@@ -52,8 +86,20 @@ int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options 
 		.max_file_size = opts->max_file_size,
 		.host = opts->host,
 	};
+	/* The engine allocates through ap_x*, which would end the process when
+	 * memory runs out: here they come back instead. */
+	pthread_once(&hooked, hook_json);
+	outer = ap_oom_catch(&here);
+	if (setjmp(here) != 0) {
+		ap_oom_catch(outer);
+		ap_error_prefix("%s", __func__);
+		return AITER_PROBE_OUT_OF_MEMORY;
+	}
 	rc = ap_scan_tree(&req, &rs, &doc);
+	ap_oom_catch(outer);
 	ap_ruleset_free(rs);
+	if (rc == AP_ENOMEM)
+		return AITER_PROBE_OUT_OF_MEMORY;
 	if (rc < 0)
 		return AITER_PROBE_ERROR;
 	return ap_capi_manifest_new(doc, "the scanned manifest", out);

@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <setjmp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,8 +155,27 @@ void ap_buf_free(ap_buf *b)
 
 /* --- The aborting forms: each is its checked twin and this. -------------- */
 
+/* The innermost ap_oom_catch of this thread: the engine run inside the
+ * C API (aiter_probe_scan) must not end the caller's process. */
+static __thread jmp_buf *oom_catch;
+
+jmp_buf *ap_oom_catch(jmp_buf *at)
+{
+	jmp_buf *outer = oom_catch;
+
+	oom_catch = at;
+	return outer;
+}
+
+bool ap_oom_catching(void)
+{
+	return oom_catch != NULL;
+}
+
 static _Noreturn void die(void)
 {
+	if (oom_catch != NULL)
+		longjmp(*oom_catch, 1);
 	fprintf(stderr, "aiter-probe: %s\n", ap_error_last());
 	abort();
 }

@@ -8,7 +8,9 @@
 #ifndef AP_UTIL_H
 #define AP_UTIL_H
 
+#include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define AP_CHECKED __attribute__((warn_unused_result))
@@ -30,6 +32,13 @@ AP_CHECKED char *ap_asprintf(const char *fmt, ...) __attribute__((format(printf,
  * bytes)". ap_xok does the same for a code: AP_OK or AP_ENOMEM. */
 void *ap_xnonnull(void *p);
 void ap_xok(int rc);
+/* Where they jump instead, in this thread, until the call that sets the
+ * previous point again (at NULL: none): longjmp(*at, 1), with the message
+ * kept. What the interrupted work held stays allocated; the caller must not
+ * touch what it was building. Returns the point it replaces. */
+jmp_buf *ap_oom_catch(jmp_buf *at);
+/* Whether this thread is inside an ap_oom_catch. */
+bool ap_oom_catching(void);
 
 void *ap_xmalloc(size_t n);
 void *ap_xcalloc(size_t n, size_t size);

@@ -198,15 +198,23 @@ static void fs_free(void *ctx)
 static const ap_source_ops fs_ops = {.load = fs_load, .free = fs_free};
 
 /* The canonical path of a folder, or NULL with a message naming what. */
-static char *canonical_folder(const char *what, const char *dir)
+static int canonical_folder(const char *what, const char *dir, char **out)
 {
-	char *real = ap_real_folder(dir);
+	int err;
 
-	if (real == NULL && errno == ENOTDIR)
+	*out = ap_real_folder(dir);
+	if (*out != NULL)
+		return 0;
+	err = errno;
+	if (err == ENOMEM) {
+		ap_error_set("%s '%s': out of memory", what, dir);
+		return AP_ENOMEM;
+	}
+	if (err == ENOTDIR)
 		ap_error_set("%s '%s' is not a folder", what, dir);
-	else if (real == NULL)
-		ap_error_set("%s '%s': %s", what, dir, strerror(errno));
-	return real;
+	else
+		ap_error_set("%s '%s': %s", what, dir, strerror(err));
+	return AP_EINPUT;
 }
 
 int ap_reader_new_fs(ap_reader **out, const char *root, const char *meta, size_t max_bytes)
@@ -216,13 +224,11 @@ int ap_reader_new_fs(ap_reader **out, const char *root, const char *meta, size_t
 	int rc;
 
 	*out = NULL;
-	real_root = canonical_folder("AITER root", root);
-	if (real_root == NULL)
-		return AP_EINPUT;
-	real_meta = canonical_folder("AITER meta folder", meta != NULL ? meta : root);
-	if (real_meta == NULL) {
+	if ((rc = canonical_folder("AITER root", root, &real_root)) < 0)
+		return rc;
+	if ((rc = canonical_folder("AITER meta folder", meta != NULL ? meta : root, &real_meta)) < 0) {
 		free(real_root);
-		return AP_EINPUT;
+		return rc;
 	}
 	fs = ap_xcalloc(1, sizeof *fs);
 	fs->root = real_root;

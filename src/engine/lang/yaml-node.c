@@ -100,7 +100,7 @@ static int parser_error(const yparse *ld)
 
 	if (p->error == YAML_MEMORY_ERROR) {
 		ap_error_set("%s: out of memory while parsing YAML", ld->file);
-		return AP_EINTERNAL;
+		return AP_ENOMEM;
 	}
 	if (p->error == YAML_READER_ERROR) {
 		/* The reader gives a byte offset, not a mark. */
@@ -290,8 +290,8 @@ int ap_yaml_parse(ap_ynode **root, const char *file, const char *text, size_t le
 
 	*root = NULL;
 	if (!yaml_parser_initialize(&ld.parser)) {
-		ap_error_set("%s: cannot start the YAML parser", file);
-		return AP_EINTERNAL;
+		ap_error_set("%s: out of memory starting the YAML parser", file);
+		return AP_ENOMEM;
 	}
 	/* UTF-8 only: a UTF-16 file is refused instead of guessed at. */
 	yaml_parser_set_encoding(&ld.parser, YAML_UTF8_ENCODING);
