@@ -220,6 +220,40 @@ static void test_refusals(void **state)
 	free(empty);
 }
 
+/* With launch set, the scan cross-checks on this node's GPUs, as the
+ * command does; without a GPU build or a GPU the launch says why it was
+ * skipped (the case is then run on a GPU node: README, GPU cross-check). */
+static void test_launch(void **state)
+{
+	aiter_probe_scan_options o = AITER_PROBE_SCAN_OPTIONS_INIT;
+	const char *status = NULL, *reason = NULL;
+	aiter_probe_manifest *m;
+	char *launcher;
+
+	assert_true(asprintf(&launcher, "%s/aiter-probe-launcher", AP_BUILDDIR) > 0);
+	if (access(launcher, X_OK) != 0) {
+		free(launcher);
+		print_message("no GPU build: the launch case needs one\n");
+		skip();
+	}
+	setenv("AITER_PROBE_LAUNCHER", launcher, 1);
+	free(launcher);
+	o.aiter_root = AP_SRCDIR "/sample/aiter-root";
+	o.launch = 1;
+	m = scan_ok(&o);
+	assert_int_equal(aiter_probe_manifest_capability_launch(m, "mla.decode.native_h24",
+	                                                        &status, &reason), 1);
+	unsetenv("AITER_PROBE_LAUNCHER");
+	if (strcmp(status, "skipped") == 0) {
+		print_message("launch skipped: %s\n", reason);
+		aiter_probe_manifest_free(m);
+		skip();
+	}
+	assert_string_equal(status, "passed");
+	assert_int_equal(aiter_probe_manifest_supported(m, "mla.decode.native_h24"), 1);
+	aiter_probe_manifest_free(m);
+}
+
 static void test_serialise_refusals(void **state)
 {
 	aiter_probe_scan_options o = AITER_PROBE_SCAN_OPTIONS_INIT;
@@ -248,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_same_as_the_command),
 		cmocka_unit_test(test_extra_packs),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_launch),
 		cmocka_unit_test(test_serialise_refusals),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
