@@ -23,6 +23,7 @@
 	X(csv) \
 	X(glob) \
 	X(version) \
+	X(pybind_enum) \
 	/* the end of the list: a kind added last is one line too */
 
 #define KIND_DECLARE(name) extern const ap_kind ap_kind_##name;
