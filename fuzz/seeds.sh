@@ -1,14 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Writes the fuzz targets' seed corpora from the repository's own files:
-#   seeds.sh SRCDIR OUTDIR  ->  OUTDIR/rules, OUTDIR/text, OUTDIR/manifest, OUTDIR/python
+#   seeds.sh SRCDIR OUTDIR  ->  OUTDIR/rules, OUTDIR/text, OUTDIR/manifest,
+#                               OUTDIR/python, OUTDIR/python-tree, OUTDIR/csv
 # Text seeds are fuzz-text's layout: a mode byte, the pattern's length, the
 # pattern (every literal, token and regex of the shipped packs), a fixture.
+# Tree seeds are fuzz/fuzz-tree.h's: each file of a fixture tree (or the
+# sample) after a line "#== PATH".
 set -eu
 src=$1
 out=$2
 rm -rf "$out"
-mkdir -p "$out/rules" "$out/text" "$out/manifest" "$out/python"
+mkdir -p "$out/rules" "$out/text" "$out/manifest" "$out/python" "$out/python-tree" "$out/csv"
 
 n=0
 for f in "$src"/rules/*.yaml "$src"/probes/*.yaml; do
@@ -57,4 +60,24 @@ for f in $(find "$src/tests/fixtures" "$src/sample" -type f \( -name '*.py' -o -
 	LC_ALL=C sort); do
 	n=$((n + 1))
 	cp "$f" "$out/python/seed-$n"
+done
+
+# Each tree whole, and each of its tables alone (at the first path).
+n=0
+for tree in "$src"/tests/fixtures/*/ "$src"/sample/*/; do
+	n=$((n + 1))
+	for kind in python-tree:py csv:csv; do
+		target=${kind%%:*}
+		files=$(cd "$tree" && find . -type f -name "*.${kind#*:}" | sed 's|^\./||' | LC_ALL=C sort)
+		test -n "$files" || continue
+		for f in $files; do
+			printf '#== %s\n' "$f"
+			cat "$tree/$f"
+		done >"$out/$target/tree-$n"
+	done
+done
+n=0
+for f in $(find "$src/tests/fixtures" "$src/sample" -type f -name '*.csv' | LC_ALL=C sort); do
+	n=$((n + 1))
+	cp "$f" "$out/csv/table-$n"
 done

@@ -194,4 +194,44 @@ expect_rc 0
 expect_json 'ascii(j["rules"]["r"]["reason"])' "'symlink resolves outside the AITER root ($TMP/\\ufffd\\ufffd)'"
 expect_json '"outside the AITER root" in j["capabilities"]["p"]["reason"]' True
 
+case_ "star imports that fan out resolve in time; ones that loop back hit the resolver's budget"
+# 30 modules, each star-importing the next ten times: walked naively, 10^29
+# resolutions (found by fuzz/fuzz-python-tree.c).
+T="$TMP/stars"
+mkdir -p "$T/aiter"
+echo 'from .m0 import *' >"$T/aiter/__init__.py"
+i=0
+while [ $i -lt 30 ]; do
+	: >"$T/aiter/m$i.py"
+	for k in 1 2 3 4 5 6 7 8 9 10; do echo "from .m$((i + 1)) import *" >>"$T/aiter/m$i.py"; done
+	i=$((i + 1))
+done
+echo 'def mla_decode_fwd(q, k, v): pass' >"$T/aiter/m30.py"
+pack "rules:" "  - {id: found, python-export: mla_decode_fwd, from: aiter}" \
+	"  - {id: none, python-export: nothing_here, from: aiter}"
+bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+expect_rc 0
+expect_json '[j["rules"][r]["status"] for r in ("found", "none")]' "['matched', 'unmatched']"
+expect_json 'j["rules"]["found"]["file"]' "aiter/m30.py"
+# Two modules a layer, each star-importing both of the next, the last layer
+# importing the first again: a loop, which no result can be kept across.
+T="$TMP/loop-stars"
+mkdir -p "$T/aiter"
+echo 'from .a0 import *' >"$T/aiter/__init__.py"
+i=0
+while [ $i -lt 25 ]; do
+	for m in a b; do
+		if [ $i -lt 24 ]; then
+			printf 'from .a%d import *\nfrom .b%d import *\n' $((i + 1)) $((i + 1))
+		else
+			echo 'from .a0 import *'
+		fi >"$T/aiter/$m$i.py"
+	done
+	i=$((i + 1))
+done
+bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+expect_rc 0
+expect_json '[(j["rules"][r]["status"], j["rules"][r].get("reason")) for r in ("found", "none")]' \
+	"[('error', 'imports too entangled: more than 20000 bindings visited'), ('error', 'imports too entangled: more than 20000 bindings visited')]"
+
 finish

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,11 @@
 
 /* Import chains deeper than this are refused (AITER's are a few levels). */
 #define RESOLVE_MAX_DEPTH 64
+/* Bindings one resolution may visit. Each (module, name) is resolved once,
+ * so a tree's imports are walked about once a name; only star imports that
+ * lead back to one another defeat that, and this bounds them (a tree is
+ * untrusted input: its time must be too). */
+#define RESOLVE_MAX_VISITS 20000
 
 /* --- Options and parsed modules ------------------------------------------- */
 
@@ -342,32 +348,56 @@ void ap_pyref_free(ap_pyref *ref)
 	memset(ref, 0, sizeof *ref);
 }
 
+/* A (module, name) resolved, kept for the rest of the resolution. */
+struct resolved {
+	ap_pyref ref;
+	bool missing;
+};
+
 struct resolver {
 	ap_reader *r;
 	const ap_pyconf *c;
 	const char *top;  /* the package tree: modules under this top-level name */
-	ap_map *active;   /* (module, name) being resolved: a cycle binds nothing */
+	/* (module, name) being resolved, to its depth + 1 (0: no longer): a cycle
+	 * binds nothing */
+	ap_map *active;
+	/* The least depth a cycle led back to since the resolution at hand began
+	 * (UINT_MAX: none): a result cut short by a cycle through an outer
+	 * resolution holds only inside that one, and is not kept. */
+	unsigned cut;
+	ap_map *known;    /* (module, name) resolved -> index into done */
+	struct resolved *done;
+	size_t ndone, done_cap;
+	ap_map *modules;  /* module name -> index into found */
+	struct found **found;
+	size_t nfound, found_cap;
+	size_t visits;
 };
 
 struct module {
-	char *name;      /* dotted */
-	bool package;    /* an __init__.py */
+	const char *name; /* dotted; the resolver's */
+	bool package;     /* an __init__.py */
 	const ap_file *file;
 	const ap_py_module *m;
 };
 
-/* The module's file as Python's finder picks it: the package
- * NAME/__init__.py before the module NAME.py beside it. false when neither
- * exists; ERROR in out when one cannot be read or parsed. */
-static bool find_module(struct resolver *rs, const char *name, struct module *mod, ap_pyref *out)
+/* A module name as the finder found it, once per resolution. */
+struct found {
+	struct module mod; /* file NULL: no such module */
+	char *name;
+	char *why;         /* the module cannot be read or parsed: why */
+};
+
+static struct found *look_up_module(struct resolver *rs, const char *name)
 {
+	struct found *fd = ap_xcalloc(1, sizeof *fd);
+	struct module *mod = &fd->mod;
 	char *base = ap_xstrdup(name);
 	const char *error;
 
 	for (char *p = base; *p; p++)
 		if (*p == '.')
 			*p = '/';
-	memset(mod, 0, sizeof *mod);
 	for (int pkg = 1; pkg >= 0 && mod->file == NULL; pkg--) {
 		char *path = ap_xasprintf(pkg ? "%s/__init__.py" : "%s.py", base);
 		const ap_file *f = ap_reader_get(rs->r, path);
@@ -378,20 +408,42 @@ static bool find_module(struct resolver *rs, const char *name, struct module *mo
 		mod->package = pkg;
 	}
 	free(base);
+	fd->name = ap_xstrdup(name);
+	mod->name = fd->name;
 	if (mod->file == NULL)
-		return false;
-	mod->name = ap_xstrdup(name);
+		return fd;
 	if (mod->file->status != AP_FILE_OK) {
-		out->kind = AP_PYREF_ERROR;
-		out->why = ap_xasprintf("%s: %s", mod->file->path, mod->file->reason);
-		return true;
+		fd->why = ap_xasprintf("%s: %s", mod->file->path, mod->file->reason);
+		return fd;
 	}
 	mod->m = ap_pysource_module(rs->r, mod->file, rs->c, &error);
-	if (mod->m == NULL) {
-		out->kind = AP_PYREF_ERROR;
-		out->why = ap_xasprintf("%s: %s", mod->file->path, error);
+	if (mod->m == NULL)
+		fd->why = ap_xasprintf("%s: %s", mod->file->path, error);
+	return fd;
+}
+
+/* The module's file as Python's finder picks it: the package
+ * NAME/__init__.py before the module NAME.py beside it. false when neither
+ * exists; ERROR in out when one cannot be read or parsed. */
+static bool find_module(struct resolver *rs, const char *name, struct module *mod, ap_pyref *out)
+{
+	size_t at = ap_map_get_str(rs->modules, name);
+	struct found *fd;
+
+	if (at == AP_MAP_ABSENT) {
+		fd = look_up_module(rs, name);
+		ap_xgrow((void **)&rs->found, &rs->found_cap, rs->nfound + 1, sizeof *rs->found);
+		ap_xok(ap_map_put_str(rs->modules, name, rs->nfound));
+		rs->found[rs->nfound++] = fd;
+	} else {
+		fd = rs->found[at];
 	}
-	return true;
+	*mod = fd->mod;
+	if (fd->why != NULL) {
+		out->kind = AP_PYREF_ERROR;
+		out->why = ap_xstrdup(fd->why);
+	}
+	return mod->file != NULL;
 }
 
 /* The absolute name of a module imported as written from mod; NULL when it
@@ -425,11 +477,6 @@ static char *absolute(const struct resolver *rs, const struct module *mod, const
 static void resolve_in(struct resolver *rs, const char *module, const char *name, unsigned depth,
                        ap_pyref *out, bool *missing);
 
-static void module_free(struct module *mod)
-{
-	free(mod->name);
-}
-
 /* Whether `from module import *` binds name: in its __all__, or (without
  * one) a public name it binds. A module that cannot be read or parsed makes
  * that unknown: false, with the error in *err (an unreadable module must not
@@ -455,7 +502,6 @@ static bool star_binds(struct resolver *rs, const char *module, const char *name
 		memset(&ref, 0, sizeof ref);
 	}
 	ap_pyref_free(&ref);
-	module_free(&mod);
 	return yes;
 }
 
@@ -470,6 +516,7 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 		const ap_py_binding *b = &m->bindings[i];
 		char *target;
 
+		rs->visits++;
 		if (b->in_except)
 			continue;
 		if (b->kind == AP_PY_BIND_STAR) {
@@ -518,7 +565,6 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 					out->kind = AP_PYREF_MODULE;
 				else if (out->kind != AP_PYREF_ERROR)
 					out->kind = AP_PYREF_UNBOUND;
-				module_free(&sm);
 				free(sub);
 			}
 			free(target);
@@ -538,35 +584,71 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 	out->line = 0;
 }
 
+static void remember(struct resolver *rs, const ap_buf *key, const ap_pyref *ref, bool missing)
+{
+	struct resolved *d;
+
+	ap_xgrow((void **)&rs->done, &rs->done_cap, rs->ndone + 1, sizeof *rs->done);
+	d = &rs->done[rs->ndone];
+	d->ref = *ref;
+	d->ref.why = ref->why ? ap_xstrdup(ref->why) : NULL;
+	d->missing = missing;
+	ap_xok(ap_map_put(rs->known, key->data, key->len, rs->ndone++));
+}
+
 static void resolve_in(struct resolver *rs, const char *module, const char *name, unsigned depth,
                        ap_pyref *out, bool *missing)
 {
 	struct module mod;
 	ap_buf key = AP_BUF_INIT;
+	unsigned outer_cut = rs->cut;
+	size_t at;
 
 	memset(out, 0, sizeof *out);
 	*missing = false;
-	if (depth > RESOLVE_MAX_DEPTH) {
+	if (depth > RESOLVE_MAX_DEPTH || rs->visits > RESOLVE_MAX_VISITS) {
 		out->kind = AP_PYREF_ERROR;
-		out->why = ap_xasprintf("imports nest deeper than %d modules", RESOLVE_MAX_DEPTH);
+		out->why = depth > RESOLVE_MAX_DEPTH
+		                   ? ap_xasprintf("imports nest deeper than %d modules",
+		                                  RESOLVE_MAX_DEPTH)
+		                   : ap_xasprintf("imports too entangled: more than %d bindings "
+		                                  "visited",
+		                                  RESOLVE_MAX_VISITS);
+		/* Where it was asked decided: no result above it is kept. */
+		rs->cut = 0;
 		return;
 	}
 	ap_buf_append(&key, module, strlen(module) + 1);
 	ap_buf_puts(&key, name);
-	if (ap_map_get(rs->active, key.data, key.len) == 1) {
+	at = ap_map_get(rs->active, key.data, key.len);
+	if (at != AP_MAP_ABSENT && at != 0) {
 		out->kind = AP_PYREF_UNBOUND;
+		if (at - 1 < rs->cut)
+			rs->cut = (unsigned)(at - 1);
 		ap_buf_free(&key);
 		return;
 	}
+	at = ap_map_get(rs->known, key.data, key.len);
+	if (at != AP_MAP_ABSENT) {
+		*out = rs->done[at].ref;
+		out->why = out->why ? ap_xstrdup(out->why) : NULL;
+		*missing = rs->done[at].missing;
+		ap_buf_free(&key);
+		return;
+	}
+	rs->cut = UINT_MAX;
 	if (!find_module(rs, module, &mod, out)) {
 		out->kind = AP_PYREF_UNBOUND;
 		*missing = true;
 	} else if (out->kind != AP_PYREF_ERROR) {
-		ap_xok(ap_map_put(rs->active, key.data, key.len, 1));
+		ap_xok(ap_map_put(rs->active, key.data, key.len, depth + 1));
 		resolve_binding(rs, &mod, name, mod.m->nbindings, depth, out);
 		ap_xok(ap_map_put(rs->active, key.data, key.len, 0));
 	}
-	module_free(&mod);
+	if (rs->cut >= depth)
+		remember(rs, &key, out, *missing);
+	if (outer_cut < rs->cut)
+		rs->cut = outer_cut;
 	ap_buf_free(&key);
 }
 
@@ -574,9 +656,22 @@ void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, c
                          ap_pyref *out, bool *missing)
 {
 	char *top = ap_xstrndup(module, strcspn(module, "."));
-	struct resolver rs = {.r = r, .c = c, .top = top, .active = ap_xnonnull(ap_map_new())};
+	struct resolver rs = {.r = r, .c = c, .top = top, .active = ap_xnonnull(ap_map_new()),
+	                      .cut = UINT_MAX, .known = ap_xnonnull(ap_map_new()),
+	                      .modules = ap_xnonnull(ap_map_new())};
 
 	resolve_in(&rs, module, name, 0, out, missing);
+	for (size_t i = 0; i < rs.ndone; i++)
+		free(rs.done[i].ref.why);
+	free(rs.done);
+	ap_map_free(rs.known);
+	for (size_t i = 0; i < rs.nfound; i++) {
+		free(rs.found[i]->name);
+		free(rs.found[i]->why);
+		free(rs.found[i]);
+	}
+	free(rs.found);
+	ap_map_free(rs.modules);
 	ap_map_free(rs.active);
 	free(top);
 }
