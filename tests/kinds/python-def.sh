@@ -79,8 +79,16 @@ rules:
   - id: def.missing
     file: [aiter/nope.py, aiter/nope2.py]
     python-def: f
+  - id: def.after_lone_cr
+    file: aiter/cr.py
+    python-def: scaled
+    params: [scale]
 EOF
 printf 'def f():\n    pass\n' >"$TREE/aiter/ops/old.py"
+# A comment ending in a lone CR, which CPython reads as a line end: the def
+# after it, on line 6, is the one that binds.
+printf 'def scaled(q):\n    return q\n\n\n# old: def scaled(q)\rdef scaled(z, scale=1.0):\n    return z\n' \
+	>"$TREE/aiter/cr.py"
 
 case_ "python-def: the def behind a decorator with arguments, params, binds, param_at"
 scan "$TREE" pydef
@@ -109,6 +117,11 @@ caps def.method param "['num_heads']"
 caps def.method params "['self, num_heads, /, page_size=…, **kw']"
 rule def.method_not_module_level status unmatched
 rule def.method_not_module_level reason "no def plan in aiter/mla.py"
+
+case_ "python-def: a comment ends at a lone CR; the redefinition after it binds, at CPython's line"
+rule def.after_lone_cr status matched
+lines def.after_lone_cr "[6]"
+expect_json "[m['text'] for m in j['rules']['def.after_lone_cr']['matches']]" "['def scaled(z, scale=1.0):']"
 
 case_ "python-def: no such def; one name per file alternative; every file absent"
 rule def.none status unmatched

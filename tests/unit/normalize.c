@@ -217,6 +217,19 @@ static void test_python(void **state)
 	                    "a='''x'#y'''b");
 	/* Unterminated single-quoted string ends at the line end. */
 	assert_string_equal(norm("s = 'abc\n# c\nd", AP_LANG_PYTHON, AP_WS_KEEP), "s = 'abc\n \nd");
+	/* A lone CR ends a line, as CPython reads it: the comment ends there,
+	 * the CR reads as LF, and the line table counts it. */
+	assert_string_equal(norm("# c\rdef f(): pass\r", AP_LANG_PYTHON, AP_WS_KEEP),
+	                    " \ndef f(): pass\n");
+	assert_int_equal(text.nlines, 2);
+	assert_line("def f", 2, "def f(): pass");
+	assert_string_equal(norm("s = '''a\rb'''\r\nt = 'x\ry'\r", AP_LANG_PYTHON, AP_WS_KEEP),
+	                    "s = '''a\nb'''\nt = 'x\ny'\n");
+	assert_int_equal(text.nlines, 4);
+	assert_line("'''a", 1, "s = '''a");
+	assert_line("t =", 3, "t = 'x");
+	assert_line("y'", 4, "y'");
+	assert_string_equal(norm("x = 1 # c\ry = 2", AP_LANG_PYTHON, AP_WS_STRIP), "x=1y=2");
 	/* C comments mean nothing in Python. */
 	assert_string_equal(norm("a // b /* c */", AP_LANG_PYTHON, AP_WS_KEEP), "a // b /* c */");
 }

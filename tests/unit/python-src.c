@@ -236,6 +236,40 @@ static void test_crlf_bom_tabs(void **state)
 	assert_names("a b c");
 }
 
+/* CPython's universal newlines: a lone CR ends a line as LF does, and lines
+ * are numbered so (the lines below are what ast.parse gives). */
+static void test_lone_cr(void **state)
+{
+	(void)state;
+	/* The comment ends at the CR: the def after it is the one that binds. */
+	parse_ok("def f(a):\n"
+	         "    pass\n"
+	         "# old: def f(q)\rdef f(z, scale):\n"
+	         "    return None\n");
+	assert_names("f f");
+	assert_int_equal(def("f")->line, 4);
+	assert_param(def("f"), 0, "z", AP_PY_POS, false);
+	assert_int_equal(binding("f")->line, 4);
+	/* CR CR, CR CRLF and a body indented after a CR. */
+	parse_ok("x = 1\r\rdef g():\r  pass\r\r\r\ny = 2\r");
+	assert_names("x g y");
+	assert_int_equal(def("g")->line, 3);
+	assert_int_equal(binding("y")->line, 7);
+	/* In a triple-quoted string a CR is a line end, and its value holds LF;
+	 * a backslash before a CR continues the line; brackets span a CR. */
+	parse_ok("s = '''a\rb'''\r"
+	         "t = 'c' + \\\r 'd'\r"
+	         "u = (1,\r 2)\r\n"
+	         "def h(): pass\n");
+	assert_string_at(0, "a\nb", 1);
+	assert_string_at(1, "c", 3);
+	assert_string_at(2, "d", 4);
+	assert_int_equal(binding("u")->line, 5);
+	assert_int_equal(def("h")->line, 7);
+	/* A single-quoted string does not run on past a CR. */
+	parse_err("x = 'ab\rc'\n", AP_EINPUT, "line 1: unterminated string");
+}
+
 static void test_simple_statements(void **state)
 {
 	(void)state;
@@ -1205,6 +1239,10 @@ static void test_token_end(void **state)
 	assert_int_equal(end_of("'''a\n'b''' x"), 10);
 	assert_int_equal(end_of("'open\nx"), 5);
 	assert_int_equal(end_of("'open\r\nx"), 5);
+	assert_int_equal(end_of("'open\rx"), 5);
+	assert_int_equal(end_of("f'open\rx"), 6);
+	assert_int_equal(end_of("f'{x # c\r}' y"), 11);
+	assert_int_equal(end_of("'a\\\rb' x"), 6);
 	assert_int_equal(end_of("'''open\n"), 8);
 	assert_int_equal(end_of("**= x"), 3);
 	assert_int_equal(end_of("//= x"), 3);
@@ -1232,6 +1270,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_fstrings, teardown),
 		cmocka_unit_test_teardown(test_continuations, teardown),
 		cmocka_unit_test_teardown(test_crlf_bom_tabs, teardown),
+		cmocka_unit_test_teardown(test_lone_cr, teardown),
 		cmocka_unit_test_teardown(test_simple_statements, teardown),
 		cmocka_unit_test_teardown(test_indentation, teardown),
 		cmocka_unit_test_teardown(test_compound, teardown),

@@ -38,6 +38,7 @@ struct norm {
 	unsigned char kind[256];
 	unsigned skip;         /* depth of the #if 0 being dropped; 0: emitting */
 	bool skip_ends_at_eol; /* its #endif or #else was seen: emit again after this line */
+	bool cr_ends_line;     /* Python: a lone CR is a line end, as CPython reads it */
 };
 
 /* Length of the UTF-8 encoded Unicode space at i, or 0. */
@@ -77,7 +78,8 @@ static void emit_comment(struct norm *nm, size_t at)
 }
 
 /* Copies src[a, b) where any byte may occur (literals): whitespace dropped in
- * strip mode, the CR of a CRLF dropped in keep mode. */
+ * strip mode, the CR of a CRLF dropped in keep mode (a lone CR, in Python,
+ * made LF). */
 static void emit_span(struct norm *nm, size_t a, size_t b)
 {
 	const unsigned char *s = nm->src;
@@ -96,6 +98,8 @@ static void emit_span(struct norm *nm, size_t a, size_t b)
 			}
 		} else if (c == '\r' && k + 1 < nm->n && s[k + 1] == '\n') {
 			continue;
+		} else if (c == '\r' && nm->cr_ends_line) {
+			c = '\n';
 		}
 		nm->out[nm->o] = (char)c;
 		nm->map[nm->o] = (uint32_t)k;
@@ -162,8 +166,9 @@ static size_t run_plain(struct norm *nm, size_t i)
 	return i;
 }
 
-/* Bytes every language treats alike: CR (keep mode) and the lead bytes of
- * Unicode spaces (strip mode). Returns the next position. */
+/* Bytes every language treats alike: CR (keep mode: a CRLF's dropped, a lone
+ * one kept, as LF in Python) and the lead bytes of Unicode spaces (strip
+ * mode). Returns the next position. */
 static size_t handle_common(struct norm *nm, size_t i)
 {
 	const unsigned char *s = nm->src;
@@ -171,7 +176,7 @@ static size_t handle_common(struct norm *nm, size_t i)
 
 	if (s[i] == '\r') {
 		if (!(i + 1 < nm->n && s[i + 1] == '\n'))
-			emit_byte(nm, '\r', i);
+			emit_byte(nm, nm->cr_ends_line ? '\n' : '\r', i);
 		return i + 1;
 	}
 	if (nm->ws == AP_WS_STRIP && (ul = unicode_space_len(s, i, nm->n)) != 0)
@@ -411,13 +416,11 @@ static size_t py_quoted(struct norm *nm, size_t i)
 static size_t py_special(struct norm *nm, size_t i)
 {
 	const unsigned char *s = nm->src;
-	const unsigned char *nl;
 
 	switch (s[i]) {
 	case '#':
-		nl = memchr(s + i, '\n', nm->n - i);
 		emit_comment(nm, i);
-		return nl ? (size_t)(nl - s) : nm->n;
+		return ap_py_line_end((const char *)s, i, nm->n);
 	case '\'':
 	case '"':
 		return py_quoted(nm, i);
@@ -457,14 +460,20 @@ static void find_lines(ap_text *t, size_t first)
 	t->line_start = NULL;
 	t->nlines = 0;
 	for (;;) {
-		const char *nl;
+		size_t e; /* the line end's last byte, or n */
 		ap_xgrow((void **)&t->line_start, &cap, t->nlines + 1, sizeof *t->line_start);
 		t->line_start[t->nlines++] = (uint32_t)at;
-		nl = memchr(s + at, '\n', n - at);
+		if (t->lang == AP_LANG_PYTHON) {
+			e = ap_py_line_end(s, at, n);
+			e += e + 1 < n && s[e] == '\r' && s[e + 1] == '\n';
+		} else {
+			const char *nl = memchr(s + at, '\n', n - at);
+			e = nl ? (size_t)(nl - s) : n;
+		}
 		/* A final line ending does not open an empty last line. */
-		if (nl == NULL || (size_t)(nl - s) + 1 >= n)
+		if (e + 1 >= n)
 			break;
-		at = (size_t)(nl - s) + 1;
+		at = e + 1;
 	}
 }
 
@@ -484,6 +493,7 @@ int ap_normalize(ap_text *out, const char *orig, size_t orig_len, ap_lang lang, 
 	nm.src = (const unsigned char *)orig;
 	nm.n = orig_len;
 	nm.ws = ws;
+	nm.cr_ends_line = lang == AP_LANG_PYTHON;
 	/* Nothing ever grows: a comment (2 bytes at least) becomes 1 space. */
 	nm.out = ap_xmalloc(orig_len + 1 + SCAN_PAD);
 	nm.map = ap_xmalloc((orig_len + 1) * sizeof *nm.map);
@@ -567,7 +577,8 @@ void ap_text_line_span(const ap_text *t, unsigned line, const char **start, size
 		 * final one: no search, so that many matches on one long line
 		 * cost no more than one. */
 		b = t->orig_len;
-		if (b > a && t->orig[b - 1] == '\n')
+		if (b > a && (t->orig[b - 1] == '\n' ||
+		              (t->lang == AP_LANG_PYTHON && t->orig[b - 1] == '\r')))
 			b--;
 	}
 	if (b > a && t->orig[b - 1] == '\r' && b < t->orig_len)

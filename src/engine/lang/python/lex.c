@@ -46,6 +46,15 @@ unsigned ap_py_count_lines(const char *s, size_t len)
 	return k;
 }
 
+size_t ap_py_line_end(const char *s, size_t i, size_t n)
+{
+	const char *lf = memchr(s + i, '\n', n - i);
+	size_t e = lf ? (size_t)(lf - s) : n;
+	const char *cr = memchr(s + i, '\r', e - i);
+
+	return cr ? (size_t)(cr - s) : e;
+}
+
 size_t ap_py_lex_punct(const char *s, size_t i, size_t n, uint8_t *code)
 {
 	char c = s[i];
@@ -321,8 +330,9 @@ size_t ap_py_lex_string(const char *s, size_t i, size_t n, int *bad)
 				return j + 1;
 			if (j + 2 < n && s[j + 1] == q && s[j + 2] == q)
 				return j + 3;
-		} else if (c == '\n' || (j + 1 < n && s[j + 1] == '\n')) {
-			/* Not triple-quoted, or SB_EOL would not have stopped here. */
+		} else {
+			/* A line end (LF, CR or CRLF): not triple-quoted, or SB_EOL
+			 * would not have stopped here. */
 			*bad = STR_UNTERMINATED;
 			return j;
 		}
@@ -427,7 +437,7 @@ size_t ap_py_lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad)
 				top = f->text;
 				if (top == 0)
 					return j;
-			} else if (c == '\n' && !t->triple) {
+			} else if ((c == '\n' || c == '\r') && !t->triple) {
 				*bad = STR_UNTERMINATED;
 				return j;
 			} else {
@@ -458,8 +468,7 @@ size_t ap_py_lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad)
 			if (*bad)
 				return j;
 		} else if (c == '#') {
-			const char *e = memchr(s + j, '\n', n - j);
-			j = e ? (size_t)(e - s) : n;
+			j = ap_py_line_end(s, j, n);
 		} else if (c == '(' || c == '[' || c == '{') {
 			f->parens++;
 			j++;

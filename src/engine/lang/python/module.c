@@ -917,6 +917,13 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 		memcpy(m->src, src, len);
 	memset(m->src + len, 0, SRC_PAD);
 	m->src_len = len;
+	/* CPython reads source with universal newlines: a lone CR ends a line
+	 * as LF does, in comments, strings and continuations alike. The copy
+	 * spells it LF, byte for byte, so offsets hold and every scan for LF
+	 * (the lexer's, the skimmer's, SIMD or not) sees CPython's lines. */
+	for (char *cr = m->src; (cr = memchr(cr, '\r', len - (size_t)(cr - m->src))) != NULL; cr++)
+		if (cr[1] != '\n') /* at the end, cr[1] is the padding's NUL */
+			*cr = '\n';
 	/* The parser holds the bracket and indentation stacks: a few KiB, on the heap. */
 	p = ap_xcalloc(1, sizeof *p);
 	p->s = m->src;

@@ -97,21 +97,15 @@ ap_match *ap_pysource_match(ap_kind_run *run, const ap_file *f, unsigned line)
 {
 	/* A rule has a match or two: the line is found by counting, without
 	 * normalizing the whole file for its line table. */
-	const char *p = f->data, *end = f->data + f->len;
-	size_t len;
+	const char *s = f->data;
+	size_t n = f->len, at = 0;
 
-	if (f->len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-		p += 3;
-	for (unsigned k = 1; k < line && p < end; k++) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		p = nl ? nl + 1 : end;
-	}
-	const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-	len = (size_t)((nl ? nl : end) - p);
-	if (len > 0 && p[len - 1] == '\r')
-		len--;
-	return ap_match_add_text(&run->res->matches, line, p, len);
+	if (n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+		at = 3;
+	/* Lines end as the parser numbered them: at LF, CRLF or a lone CR. */
+	for (unsigned k = 1; k < line && (at = ap_py_line_end(s, at, n)) < n; k++)
+		at += at + 1 < n && s[at] == '\r' && s[at + 1] == '\n' ? 2 : 1;
+	return ap_match_add_text(&run->res->matches, line, s + at, ap_py_line_end(s, at, n) - at);
 }
 
 const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size_t nnames,

@@ -102,15 +102,16 @@ typedef struct ap_py_module {
 	 * expression, implicitly concatenated or not; a b"" or f"" one is no docstring) */
 	ap_py_string *strings;
 	size_t nstrings;
-	/* a copy of the source, for ap_py_def_bound */
+	/* a copy of the source, a lone CR in it made LF, for ap_py_def_bound */
 	char *src;
 	size_t src_len;
 } ap_py_module;
 
 /* Parses src (len bytes, need not be NUL-terminated, may hold NUL bytes and invalid UTF-8,
- * a UTF-8 BOM, CRLF). Returns 0 and sets *out, or AP_EINPUT (a syntax error) or AP_ELIMIT
- * (nesting deeper than AP_PY_MAX_DEPTH, input of 4 GiB or more) with one message
- * "line N: ..." and *out NULL. */
+ * a UTF-8 BOM, CRLF; a lone CR ends a line, as in CPython, and lines are numbered so).
+ * Returns 0 and sets *out, or AP_EINPUT (a syntax error) or AP_ELIMIT (nesting deeper
+ * than AP_PY_MAX_DEPTH, input of 4 GiB or more) with one message "line N: ..." and
+ * *out NULL. */
 int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_options *opt);
 void ap_py_module_free(ap_py_module *m);
 
@@ -139,5 +140,9 @@ void ap_py_def_bound(const ap_py_module *m, const ap_py_def *d, const char *name
  * unterminated single-quoted ones ending at the line end, triple-quoted ones at the
  * text's end, operators by longest match, any other byte alone. */
 size_t ap_py_token_end(const char *s, size_t i, size_t n);
+
+/* Where the line holding s[i] ends in s[0, n): the next LF or CR (a CRLF's CR, or a
+ * lone CR, which CPython reads as a line end too), or n. */
+size_t ap_py_line_end(const char *s, size_t i, size_t n);
 
 #endif
