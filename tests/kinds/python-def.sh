@@ -131,6 +131,53 @@ rule def.alternatives file aiter/mla.py
 rule def.missing status missing
 rule def.missing reason "none of the files exists: aiter/nope.py, aiter/nope2.py"
 
+# A stub for type checkers after the real def, with another signature: the
+# module binds the real def, as `if TYPE_CHECKING:` is false on import.
+cat >"$TREE/aiter/typed.py" <<'EOF'
+from typing import TYPE_CHECKING
+
+
+def fwd(q, k, v, scale=None):
+    return q
+
+
+if TYPE_CHECKING:
+    def fwd(q, k, v, *, scale: float = 1.0, lse: bool = False): ...
+    def stub_only(x): ...
+else:
+    def runtime_only(x):
+        return x
+EOF
+pack pytyped <<'EOF'
+rules:
+  - id: typed.real
+    file: aiter/typed.py
+    python-def: fwd
+  - id: typed.stub_param
+    file: aiter/typed.py
+    python-def: fwd
+    params: [lse]
+  - id: typed.stub_only
+    file: aiter/typed.py
+    python-def: stub_only
+  - id: typed.else
+    file: aiter/typed.py
+    python-def: runtime_only
+EOF
+
+case_ "python-def: under 'if TYPE_CHECKING:' nothing is bound; the 'else:' arm is"
+scan "$TREE" pytyped
+expect_rc 0
+rule typed.real status matched
+lines typed.real "[4]"
+caps typed.real params "['q, k, v, scale=…']"
+rule typed.stub_param status unmatched
+rule typed.stub_param reason "fwd has no parameter 'lse'"
+rule typed.stub_only status unmatched
+rule typed.stub_only reason "no def stub_only in aiter/typed.py"
+rule typed.else status matched
+lines typed.else "[12]"
+
 pack def_names <<'EOF'
 rules:
   - id: r

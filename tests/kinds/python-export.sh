@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # python-export: what `from PACKAGE import NAME` binds, followed through star
-# imports, aliases, try bodies and the arms assume_false leaves, and why a
-# name bound otherwise is no def; and what its loader refuses.
+# imports, aliases, try bodies and the arms that assume_false and conditions
+# CPython knows (if TYPE_CHECKING:) leave, and why a name bound otherwise is
+# no def; and what its loader refuses.
 . "$AP_SRCDIR/tests/lib.sh"
 . "$AP_SRCDIR/tests/kinds/lib.sh"
 
@@ -172,6 +173,62 @@ scan_with_probes "$TREE" export export-probe
 expect_rc 0
 cap p False
 cap_reason p "rule ex.except_only did not match: aiter does not export handler_only_op"
+
+# A package whose stubs for type checkers, under `if TYPE_CHECKING:`, come
+# after the real import: on import only the real one and the else arm bind.
+TYPED="$TMP/typed"
+mkdir -p "$TYPED/aiter"
+cat >"$TYPED/aiter/__init__.py" <<'EOF'
+import typing
+from typing import TYPE_CHECKING
+
+from .ops import fwd
+
+if TYPE_CHECKING:
+    from .stubs import fwd, stub_only
+else:
+    from .runtime import runtime_only
+if not typing.TYPE_CHECKING:
+    from .runtime import runtime_two
+EOF
+printf 'def fwd(q, k, v, scale=None):\n    return q\n' >"$TYPED/aiter/ops.py"
+printf 'def fwd(q, *, lse=False): ...\ndef stub_only(x): ...\n' >"$TYPED/aiter/stubs.py"
+printf 'def runtime_only(x):\n    return x\ndef runtime_two(x):\n    return x\n' >"$TYPED/aiter/runtime.py"
+pack typed <<'EOF'
+rules:
+  - id: ty.real
+    python-export: fwd
+    from: aiter
+    params: [scale]
+  - id: ty.stub_param
+    python-export: fwd
+    from: aiter
+    params: [lse]
+  - id: ty.stub_only
+    python-export: stub_only
+    from: aiter
+  - id: ty.else
+    python-export: runtime_only
+    from: aiter
+  - id: ty.not
+    python-export: runtime_two
+    from: aiter
+EOF
+
+case_ "python-export: what only 'if TYPE_CHECKING:' imports is not exported; its 'else:' is"
+scan "$TYPED" typed
+expect_rc 0
+rule ty.real status matched
+rule ty.real file aiter/ops.py
+rule ty.stub_param status unmatched
+rule ty.stub_param reason "fwd has no parameter 'lse'"
+rule ty.stub_only status unmatched
+rule ty.stub_only reason "aiter does not export stub_only"
+rule ty.else status matched
+rule ty.else file aiter/runtime.py
+rule ty.not status matched
+rule ty.not file aiter/runtime.py
+expect_json "[i['path'] for i in j['inputs']].count('aiter/stubs.py')" 0
 
 pack no_from <<'EOF'
 rules:

@@ -421,6 +421,103 @@ static void test_false_names(void **state)
 	assert_names("x");
 }
 
+/* Conditions CPython knows before running the module are read as it reads
+ * them, with or without options; their skipped arms are still parsed. */
+static void test_known_conditions(void **state)
+{
+	const char *src = "from typing import TYPE_CHECKING\n"
+	                  "import typing\n"
+	                  "def f(a, b): pass\n"
+	                  "if TYPE_CHECKING:\n"
+	                  "    def f(a): ...\n"
+	                  "    from .stubs import s\n"
+	                  "    x = \"\"\"\n"
+	                  "  unindented\"\"\"\n"
+	                  "else:\n"
+	                  "    t = 1\n"
+	                  "if (typing.TYPE_CHECKING):\n"
+	                  "    u = 1\n"
+	                  "elif not TYPE_CHECKING:\n"
+	                  "    v = 1\n"
+	                  "else:\n"
+	                  "    w = 1\n"
+	                  "if False: a1 = 1\n"
+	                  "elif 0:\n"
+	                  "    a2 = 1\n"
+	                  "elif None:\n"
+	                  "    a3 = 1\n"
+	                  "elif True:\n"
+	                  "    a4 = 1\n"
+	                  "else:\n"
+	                  "    a5 = 1\n"
+	                  "if 1:\n"
+	                  "    b1 = 1\n"
+	                  "elif other:\n"
+	                  "    b2 = 1\n"
+	                  "if not (None):\n"
+	                  "    c1 = 1\n"
+	                  "else:\n"
+	                  "    c2 = 1\n"
+	                  "if not True:\n"
+	                  "    d1 = 1\n"
+	                  "elif (x := 2):\n"
+	                  "    d2 = 1\n"
+	                  "class K:\n"
+	                  "    if TYPE_CHECKING:\n"
+	                  "        def m(self): pass\n"
+	                  "    def n(self): pass\n";
+	(void)state;
+	parse_ok(src);
+	assert_names("TYPE_CHECKING typing f t v a4 b1 c1 x d2 K");
+	assert_int_equal(def("f")->line, 3);
+	assert_int_equal(def("f")->nparams, 2);
+	assert_false(mod->defs[1].live);
+	assert_null(ap_py_find_def(mod, "K.m"));
+	assert_non_null(ap_py_find_def(mod, "K.n"));
+	/* Other spellings are not the constants: every arm counts. */
+	parse_ok("if 00: a = 1\n"
+	         "if 0.0: b = 1\n"
+	         "if not not False: c = 1\n"
+	         "if False or x: d = 1\n"
+	         "if -1: e = 1\n");
+	assert_names("a b c d e");
+}
+
+/* TYPE_CHECKING is known only when nothing else may have bound it. */
+static void test_type_checking_bindings(void **state)
+{
+	static const char *const cases[][2] = {
+		{"from typing import TYPE_CHECKING\nfrom typing import *\n"
+		 "if TYPE_CHECKING: a = 1\n", "TYPE_CHECKING *"},
+		{"from typing import TYPE_CHECKING\nif x:\n    from typing import TYPE_CHECKING\n"
+		 "if TYPE_CHECKING: a = 1\n", "TYPE_CHECKING TYPE_CHECKING"},
+		{"import typing\nif typing.TYPE_CHECKING: a = 1\n", "typing"},
+		/* not imported, bound otherwise, or maybe: unknown */
+		{"if TYPE_CHECKING: a = 1\n", "a"},
+		{"from typing_extensions import TYPE_CHECKING\nif TYPE_CHECKING: a = 1\n",
+		 "TYPE_CHECKING a"},
+		{"from .typing import TYPE_CHECKING\nif TYPE_CHECKING: a = 1\n", "TYPE_CHECKING a"},
+		{"from typing import TYPE_CHECKING as TC\nif TC: a = 1\n", "TC a"},
+		{"from typing import Any as TYPE_CHECKING\nif TYPE_CHECKING: a = 1\n",
+		 "TYPE_CHECKING a"},
+		{"from typing import TYPE_CHECKING\nTYPE_CHECKING = True\n"
+		 "if TYPE_CHECKING: a = 1\n", "TYPE_CHECKING TYPE_CHECKING a"},
+		{"TYPE_CHECKING = True\nif x:\n    from typing import TYPE_CHECKING\n"
+		 "if TYPE_CHECKING: a = 1\n", "TYPE_CHECKING TYPE_CHECKING a"},
+		{"from typing import TYPE_CHECKING\nfrom .m import *\nif TYPE_CHECKING: a = 1\n",
+		 "TYPE_CHECKING * a"},
+		{"import typing\nif TYPE_CHECKING: a = 1\n", "typing a"},
+		{"import typing as t\nif t.TYPE_CHECKING: a = 1\n", "t a"},
+		{"import typing.re\nif typing.TYPE_CHECKING: a = 1\n", "typing a"},
+		{"import os as typing\nif typing.TYPE_CHECKING: a = 1\n", "typing a"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		parse_ok(cases[i][0]);
+		assert_names(cases[i][1]);
+	}
+}
+
 /* --- Defs ----------------------------------------------------------------- */
 
 static void test_def_params(void **state)
@@ -1275,6 +1372,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_indentation, teardown),
 		cmocka_unit_test_teardown(test_compound, teardown),
 		cmocka_unit_test_teardown(test_false_names, teardown),
+		cmocka_unit_test_teardown(test_known_conditions, teardown),
+		cmocka_unit_test_teardown(test_type_checking_bindings, teardown),
 		cmocka_unit_test_teardown(test_def_params, teardown),
 		cmocka_unit_test_teardown(test_methods_and_nesting, teardown),
 		cmocka_unit_test_teardown(test_bindings, teardown),

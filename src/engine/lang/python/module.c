@@ -12,9 +12,20 @@
 
 /* --- Reader helpers ------------------------------------------------------- */
 
+static bool spelt(const struct parser *p, const tok *t, const char *w)
+{
+	return t->len == strlen(w) && memcmp(p->s + t->off, w, t->len) == 0;
+}
+
 static bool is_word(const struct parser *p, const tok *t, const char *w)
 {
-	return t->kind == T_NAME && t->len == strlen(w) && memcmp(p->s + t->off, w, t->len) == 0;
+	return t->kind == T_NAME && spelt(p, t, w);
+}
+
+/* The number literal spelt exactly w (`0`, not `00` or `0.0`). */
+static bool is_number(const struct parser *p, const tok *t, const char *w)
+{
+	return t->kind == T_NUMBER && spelt(p, t, w);
 }
 
 static bool is_keyword(const tok *t)
@@ -750,11 +761,60 @@ static bool false_name(const struct parser *p, size_t a, size_t b)
 	return false;
 }
 
+/* Whether the module-level name, as bound so far, certainly holds what
+ * `from typing import TYPE_CHECKING` (as_from) or `import typing` binds. Every
+ * binding of it must be that one, since which arm of an unknown condition
+ * bound it last is not known; and no star import may have come from elsewhere,
+ * as it could rebind the name. Where the one binding is in an arm that may
+ * not have run, the name is False or unbound (NameError): the arm is not
+ * taken either way. */
+static bool typing_name(const struct parser *p, const char *name, bool as_from)
+{
+	const ap_py_module *m = p->m;
+	bool bound = false;
+
+	for (size_t i = 0; i < m->nbindings; i++) {
+		const ap_py_binding *b = &m->bindings[i];
+		if (b->kind == AP_PY_BIND_STAR && strcmp(b->module, "typing") != 0)
+			return false;
+		if (b->name == NULL || strcmp(b->name, name) != 0)
+			continue;
+		if (as_from ? b->kind != AP_PY_BIND_FROM || strcmp(b->target, "TYPE_CHECKING") != 0
+		            : b->kind != AP_PY_BIND_IMPORT)
+			return false;
+		if (strcmp(b->module, "typing") != 0)
+			return false;
+		bound = true;
+	}
+	return bound;
+}
+
+/* The value of sv[a, b) when it is one CPython knows before running the module:
+ * typing.TYPE_CHECKING is False on import, the constants are what they say. */
+static enum cond constant(const struct parser *p, size_t a, size_t b)
+{
+	const tok *v = p->sv + a;
+
+	if (b - a == 3 && is_word(p, &v[0], "typing") && ap_py_is_op(&v[1], '.') &&
+	    is_word(p, &v[2], "TYPE_CHECKING"))
+		return typing_name(p, "typing", false) ? COND_FALSE : COND_UNKNOWN;
+	if (b - a != 1)
+		return COND_UNKNOWN;
+	if (ap_py_is_kw(v, KW_FALSE) || ap_py_is_kw(v, KW_NONE) || is_number(p, v, "0"))
+		return COND_FALSE;
+	if (ap_py_is_kw(v, KW_TRUE) || is_number(p, v, "1"))
+		return COND_TRUE;
+	if (is_word(p, v, "TYPE_CHECKING") && typing_name(p, "TYPE_CHECKING", true))
+		return COND_FALSE;
+	return COND_UNKNOWN;
+}
+
 /* The value of the condition sv[1, sn) of an if or elif. */
 static enum cond condition(const struct parser *p)
 {
 	size_t a = 1, b = p->sn;
 	bool negated = false;
+	enum cond value;
 
 	while (parenthesised(p, a, b))
 		a++, b--;
@@ -764,9 +824,10 @@ static enum cond condition(const struct parser *p)
 		while (parenthesised(p, a, b))
 			a++, b--;
 	}
-	if (!false_name(p, a, b))
-		return COND_UNKNOWN;
-	return negated ? COND_TRUE : COND_FALSE;
+	value = false_name(p, a, b) ? COND_FALSE : constant(p, a, b);
+	if (value == COND_UNKNOWN || !negated)
+		return value;
+	return value == COND_TRUE ? COND_FALSE : COND_TRUE;
 }
 
 static void if_stmt(struct parser *p, const struct ctx *c)

@@ -36,7 +36,7 @@ typedef struct ap_py_def {
 	/* in order; `self` included; bare `*` and `/` markers are not params but set kinds */
 	ap_py_param *params;
 	size_t nparams;
-	/* false for a def in an arm that options.false_names rule out: it binds nothing */
+	/* false for a def in an arm not taken on import (see ap_py_options): it binds nothing */
 	bool live;
 	/* the body (the statements after the header's ':') in the module's copy of the source */
 	size_t body_off;
@@ -77,8 +77,12 @@ typedef struct ap_py_string {
 typedef struct ap_py_options {
 	/* Module-level names whose value on a default import is false (e.g. flags read from
 	 * environment variables that are unset): `if NAME:` / `elif NAME:` takes only the
-	 * other arms, `if not NAME:` only its body (parentheses around either allowed). Any
-	 * other condition is unknown: every arm counts. NULL-terminated; may be NULL. */
+	 * other arms, `if not NAME:` only its body (parentheses around either allowed). So
+	 * do, whatever the options, the conditions CPython knows: False, None, 0, and
+	 * TYPE_CHECKING when every module-level binding of it so far is `from typing import
+	 * TYPE_CHECKING` (typing.TYPE_CHECKING when every one of typing is `import typing`),
+	 * and no star import from another module came before; True and 1 take only the body.
+	 * Any other condition is unknown: every arm counts. NULL-terminated; may be NULL. */
 	const char *const *false_names;
 } ap_py_options;
 
