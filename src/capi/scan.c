@@ -19,8 +19,8 @@
 
 /* The engine takes what jansson returns as given, as it takes ap_x*'s: so
  * during a scan, jansson's allocator jumps back too. Elsewhere it returns
- * NULL, which the core checks. It wraps the allocator the process had, so that
- * jansson's memory stays that allocator's. */
+ * NULL, which the core checks. It wraps the allocator the process had and
+ * frees with that one's free, so that jansson's memory stays its own. */
 static json_malloc_t prior_malloc;
 static json_free_t prior_free;
 static pthread_once_t hooked = PTHREAD_ONCE_INIT;
@@ -36,15 +36,10 @@ static void *json_alloc(size_t n)
 	return p;
 }
 
-static void json_release(void *p)
-{
-	prior_free(p);
-}
-
 static void hook_json(void)
 {
 	json_get_alloc_funcs(&prior_malloc, &prior_free);
-	json_set_alloc_funcs(json_alloc, json_release);
+	json_set_alloc_funcs(json_alloc, prior_free);
 }
 
 int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options *opts)
