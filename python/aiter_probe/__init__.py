@@ -41,7 +41,7 @@ __all__ = ["SCHEMA", "ManifestError", "SchemaVersionError", "StaleManifestError"
 SCHEMA = "aiter-probe.manifest/1"
 _SCHEMA_RE = re.compile(r"aiter-probe\.manifest/([0-9]+)\Z")
 _SHA256_RE = re.compile(r"[0-9a-f]{64}\Z")
-_RULE_STATUSES = ("matched", "unmatched", "missing", "error")
+_RULE_STATUSES = ("matched", "unmatched", "missing", "error", "unknown")
 # What a scan records of an input it could not read (inputs[].seen).
 _SEEN_CLASSES = ("absent", "outside", "folder", "not-file", "loop", "too-long", "unreadable",
                  "over-hash-cap")

@@ -39,7 +39,7 @@ enum {
 	K_OPTIONAL = 1u << 6, /* the key may be absent */
 };
 
-static const char *const rule_statuses[] = {"matched", "unmatched", "missing", "error", NULL};
+static const char *const rule_statuses[] = {"matched", "unmatched", "missing", "error", "unknown", NULL};
 static const char *const seen_classes[] = {"absent",   "outside",    "folder",     "not-file",
                                            "loop",     "too-long",   "unreadable", "over-hash-cap",
                                            NULL};

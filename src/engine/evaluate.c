@@ -131,6 +131,11 @@ static void rule_verdict(verdict *v, const ap_rule_result *res)
 		v->value = TRI_UNKNOWN;
 		ap_buf_printf(&v->reason, "rule %s: %s", res->rule->id, res->reason);
 		break;
+	case AP_RULE_UNKNOWN:
+		v->value = TRI_UNKNOWN;
+		ap_buf_printf(&v->reason, "rule %s is unknown: %s: %s", res->rule->id,
+		              res->file, res->reason);
+		break;
 	case AP_RULE_ERROR:
 		v->value = TRI_UNKNOWN;
 		if (res->file != NULL)

@@ -60,6 +60,8 @@ const char *ap_rule_status_name(ap_rule_status s)
 		return "missing";
 	case AP_RULE_ERROR:
 		return "error";
+	case AP_RULE_UNKNOWN:
+		return "unknown";
 	}
 	return "error";
 }

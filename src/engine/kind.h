@@ -21,6 +21,9 @@ typedef enum {
 	AP_RULE_UNMATCHED,
 	AP_RULE_MISSING,
 	AP_RULE_ERROR,
+	/* The file was read but cannot decide the rule (what Python binds depends on
+	 * something only a run knows): never a match, and the reason says why. */
+	AP_RULE_UNKNOWN,
 } ap_rule_status;
 
 const char *ap_rule_status_name(ap_rule_status s);
@@ -29,7 +32,7 @@ typedef struct ap_rule_result {
 	const struct ap_rule *rule; /* the engine's: opaque to kinds */
 	ap_rule_status status;
 	const char *file; /* the path used (first existing), or the first tried; NULL if none */
-	char *reason;     /* for MISSING and ERROR; may explain UNMATCHED */
+	char *reason;     /* for MISSING, ERROR and UNKNOWN; may explain UNMATCHED */
 	ap_match_list matches;
 } ap_rule_result;
 

@@ -119,7 +119,7 @@ class LoadTest(unittest.TestCase):
              "'inputs[1].bytes' must be an integer or null"),
             (lambda d: d["rules"]["mla.reduce.cases"].__setitem__("status", "maybe"),
              "'rules[\"mla.reduce.cases\"].status' must be one of matched, unmatched, missing, "
-             "error (not 'maybe')"),
+             "error, unknown (not 'maybe')"),
             (lambda d: d["rules"]["mla.reduce.cases"]["matches"][2]["captures"]
              .__setitem__("heads", 24),
              "'rules[\"mla.reduce.cases\"].matches[2].captures.heads' must be a string"),

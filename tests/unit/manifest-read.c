@@ -214,7 +214,7 @@ static const struct edit edits[] = {
 	{"", "rules", "[]", "'rules' must be an object"},
 	{"rules", "mla.reduce.cases", "true", "'rules[\"mla.reduce.cases\"]' must be an object"},
 	{"rules/mla.reduce.cases", "status", "\"maybe\"",
-	 "'rules[\"mla.reduce.cases\"].status' must be one of matched, unmatched, missing, error "
+	 "'rules[\"mla.reduce.cases\"].status' must be one of matched, unmatched, missing, error, unknown "
 	 "(not 'maybe')"},
 	{"rules/mla.reduce.cases", "file", "false",
 	 "'rules[\"mla.reduce.cases\"].file' must be a string or null"},

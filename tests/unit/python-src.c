@@ -34,7 +34,7 @@ static int teardown(void **state)
  * that reading past len is an AddressSanitizer error. */
 static int parse_n(const char *src, size_t len, const char *const *false_names)
 {
-	ap_py_options opt = {false_names};
+	ap_py_options opt = {.false_names = false_names};
 
 	teardown(NULL);
 	copy = ap_xmalloc(len);

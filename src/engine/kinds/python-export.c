@@ -88,6 +88,10 @@ static void pyexport_run(const void *state, ap_kind_run *run)
 		res->reason = ap_xasprintf("no module %s in the tree", p->from);
 	} else if (ref.kind == AP_PYREF_ERROR) {
 		ap_rule_set_error(res, "%s", ref.why);
+	} else if (ref.kind == AP_PYREF_UNKNOWN) {
+		res->status = AP_RULE_UNKNOWN;
+		res->reason = ap_xasprintf("what %s binds to %s is not known without running it: %s",
+		                           p->from, p->name, ref.why);
 	} else if (ref.kind != AP_PYREF_DEF) {
 		res->status = AP_RULE_UNMATCHED;
 		res->reason = ref.kind == AP_PYREF_UNBOUND

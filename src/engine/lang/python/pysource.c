@@ -332,7 +332,7 @@ const char *ap_pyref_kind_name(ap_pyref_kind kind)
 {
 	static const char *const names[] = {"a def", "a class", "a module", "a value",
 	                                    "imported from outside", "not bound",
-	                                    "not readable"};
+	                                    "not readable", "not known without running it"};
 	return names[kind];
 }
 
@@ -570,6 +570,10 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 		case AP_PY_BIND_STAR:
 		case AP_PY_BIND_OTHER:
 			out->kind = AP_PYREF_VALUE;
+			return;
+		case AP_PY_BIND_UNKNOWN:
+			out->kind = AP_PYREF_UNKNOWN;
+			out->why = ap_xstrdup(b->why);
 			return;
 		}
 	}

@@ -86,6 +86,7 @@ typedef enum {
 	AP_PYREF_EXTERNAL, /* imported from outside the package tree */
 	AP_PYREF_UNBOUND,  /* the module does not bind it */
 	AP_PYREF_ERROR,    /* a file on the way cannot be read or parsed: why */
+	AP_PYREF_UNKNOWN,  /* what it is bound to is known only by running: why */
 } ap_pyref_kind;
 
 typedef struct ap_pyref {
@@ -93,7 +94,7 @@ typedef struct ap_pyref {
 	const ap_file *file;   /* where it is defined (DEF, CLASS, VALUE) */
 	const ap_py_def *def;  /* DEF */
 	unsigned line;         /* of the definition */
-	char *why;             /* ERROR, EXTERNAL: in words */
+	char *why;             /* ERROR, EXTERNAL, UNKNOWN: in words */
 } ap_pyref;
 
 /* Resolves name in module (dotted, "aiter" or "aiter.ops.x"); the module

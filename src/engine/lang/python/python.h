@@ -55,6 +55,11 @@ typedef enum {
 	 * annotated with a value), for target, with ... as NAME, NAME := value. `global`,
 	 * `del`, `except ... as NAME` and a bare annotation `NAME: int` bind nothing here. */
 	AP_PY_BIND_OTHER,
+	/* NAME's binding at this point cannot be known without running the module
+	 * (bound in an arm of a condition the reader cannot decide, by a decorator
+	 * that may return anything, ...): `why` says so in words. A lookup that
+	 * reaches it answers unknown, never a guess. */
+	AP_PY_BIND_UNKNOWN,
 } ap_py_bind_kind;
 
 typedef struct ap_py_binding {
@@ -63,6 +68,7 @@ typedef struct ap_py_binding {
 	char *module;     /* FROM, STAR, IMPORT: as written, leading dots kept: "..x", ".", "a.b" */
 	char *target;     /* FROM: the imported name; ALIAS: the right-hand name */
 	size_t def_index; /* DEF: index into defs */
+	const char *why;  /* UNKNOWN: in words, e.g. "bound only where `sys.argv` is true" */
 	unsigned line;    /* line of the token naming the binding (of `*` for STAR) */
 	/* the statement is inside an `except` handler (at any depth of module-level
 	 * compound statements) */
@@ -74,6 +80,21 @@ typedef struct ap_py_string {
 	unsigned line;
 } ap_py_string;
 
+/* What the interpreter that will import the module reports; a field it has
+ * not been asked is unset (version major 0, strings NULL), and a condition
+ * that needs it is unknown. */
+typedef struct ap_py_facts {
+	int major, minor, micro;   /* sys.version_info[:3] */
+	const char *releaselevel;  /* sys.version_info.releaselevel: "final", "beta", ... */
+	const char *platform;      /* sys.platform: "linux" */
+	const char *os_name;       /* os.name: "posix" */
+} ap_py_facts;
+
+/* Whether `import MODULE` (as written: leading dots for a relative import,
+ * level dots counted in the string) succeeds in the target interpreter:
+ * 1 yes, 0 no (ImportError), -1 not known. */
+typedef int (*ap_py_can_import_fn)(void *ctx, const char *module);
+
 typedef struct ap_py_options {
 	/* Module-level names whose value on a default import is false (e.g. flags read from
 	 * environment variables that are unset): `if NAME:` / `elif NAME:` takes only the
@@ -84,6 +105,14 @@ typedef struct ap_py_options {
 	 * and no star import from another module came before; True and 1 take only the body.
 	 * Any other condition is unknown: every arm counts. NULL-terminated; may be NULL. */
 	const char *const *false_names;
+	/* The target interpreter's facts, asked only when a condition needs one
+	 * (sys.version_info, sys.platform, os.name): the call may start that
+	 * interpreter, once per scan. NULL, or NULL returned: every such
+	 * condition is unknown. */
+	const ap_py_facts *(*facts)(void *ctx);
+	/* For `try: import X` / `except ImportError:`; NULL: not known. */
+	ap_py_can_import_fn can_import;
+	void *ctx; /* for facts and can_import */
 } ap_py_options;
 
 typedef struct ap_py_module {
