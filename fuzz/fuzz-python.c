@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		for (size_t i = 0; i < m->nbindings; i++)
 			if (m->bindings[i].name != NULL)
-				(void)ap_py_lookup(m, m->bindings[i].name, true);
+				(void)ap_py_lookup(m, m->bindings[i].name);
 		ap_py_module_free(m);
 	} else if (ap_error_last()[0] == '\0') {
 		__builtin_trap();

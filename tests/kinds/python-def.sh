@@ -8,6 +8,20 @@
 
 TREE="$TMP/py"
 mkdir -p "$TREE/aiter/ops"
+# compile_ops wraps the def with functools.wraps, as AITER's does: the
+# signature is the def's.
+cat >"$TREE/aiter/jit.py" <<'EOF'
+import functools
+
+
+def compile_ops(name, fc_name=None):
+    def decorator(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            return func(*args, **kwargs)
+        return wrapper
+    return decorator
+EOF
 cat >"$TREE/aiter/mla.py" <<'EOF'
 from .jit import compile_ops
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/ap-error.h"
+#include "core/ap-map.h"
 #include "core/ap-util.h"
 #include "engine/lang/python/python-int.h"
 
@@ -57,23 +58,188 @@ static char *scratch_str(struct parser *p)
 struct ctx {
 	const char *prefix; /* NULL at module level; "Cls." in a class body */
 	bool live;          /* the arm is taken on a default import, or may be */
-	bool in_except;
 };
+
+/* Appends a binding of name (NULL for STAR) at line. */
+static ap_py_binding *bind(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
+                           char *name, unsigned line)
+{
+	ap_py_module *m = p->m;
+	ap_py_binding *b;
+	size_t i = m->nbindings, cap = p->bindings_cap;
+
+	ap_xgrow((void **)&m->bindings, &p->bindings_cap, i + 1, sizeof *m->bindings);
+	if (p->bindings_cap != cap)
+		p->prev_same = ap_xrealloc(p->prev_same, p->bindings_cap * sizeof *p->prev_same);
+	b = &m->bindings[m->nbindings++];
+	memset(b, 0, sizeof *b);
+	b->kind = kind;
+	b->name = name;
+	b->line = line;
+	p->prev_same[i] = SIZE_MAX;
+	if (name != NULL) {
+		p->prev_same[i] = ap_map_get_str(p->last_of, name);
+		ap_xok(ap_map_put_str(p->last_of, name, i));
+	}
+	return b;
+}
 
 static ap_py_binding *add_binding(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
                                   const tok *name)
 {
-	ap_py_module *m = p->m;
-	ap_py_binding *b;
+	return bind(p, c, kind, kind == AP_PY_BIND_STAR ? NULL : tok_str(p, name), name->line);
+}
 
-	ap_xgrow((void **)&m->bindings, &p->bindings_cap, m->nbindings + 1, sizeof *m->bindings);
-	b = &m->bindings[m->nbindings++];
-	memset(b, 0, sizeof *b);
-	b->kind = kind;
-	b->name = kind == AP_PY_BIND_STAR ? NULL : tok_str(p, name);
-	b->line = name->line;
-	b->in_except = c->in_except;
-	return b;
+/* --- Statements that may run one of several ways -------------------------- */
+
+/* A statement whose arms are the ways it may run (an if's arms, a loop's body
+ * and else, a try's body and handlers, a match's cases): each arm's bindings
+ * lie from its start to the next arm's, and may_skip adds a way that runs no
+ * arm. Once it is read, a name that the ways leave bound differently (or
+ * bound one way and unbound another) is bound UNKNOWN after it: which way
+ * Python takes is not known, and a guess is never an answer. */
+struct arms {
+	size_t mark;   /* the bindings before the statement */
+	size_t *start; /* where each arm's bindings begin */
+	size_t n, cap;
+	bool may_skip;
+	unsigned line;
+	const char *what; /* "the `if`": in the reason */
+};
+
+static void arms_begin(struct parser *p, struct arms *a, const char *what)
+{
+	memset(a, 0, sizeof *a);
+	a->mark = p->m->nbindings;
+	a->line = p->t.line;
+	a->what = what;
+}
+
+static void arm_begin(struct parser *p, struct arms *a)
+{
+	ap_xgrow((void **)&a->start, &a->cap, a->n + 1, sizeof *a->start);
+	a->start[a->n++] = p->m->nbindings;
+}
+
+/* Whether bindings i and j (SIZE_MAX: unbound) leave a name holding the same. */
+static bool same_binding(const ap_py_module *m, size_t i, size_t j)
+{
+	const ap_py_binding *a, *b;
+
+	if (i != SIZE_MAX && m->bindings[i].kind == AP_PY_BIND_DEL)
+		i = SIZE_MAX;
+	if (j != SIZE_MAX && m->bindings[j].kind == AP_PY_BIND_DEL)
+		j = SIZE_MAX;
+	if (i == j)
+		return true;
+	if (i == SIZE_MAX || j == SIZE_MAX)
+		return false;
+	a = &m->bindings[i];
+	b = &m->bindings[j];
+	if (a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case AP_PY_BIND_FROM:
+		return strcmp(a->module, b->module) == 0 && strcmp(a->target, b->target) == 0;
+	case AP_PY_BIND_IMPORT:
+	case AP_PY_BIND_SUBMODULE:
+		return strcmp(a->module, b->module) == 0;
+	case AP_PY_BIND_ALIAS:
+		return strcmp(a->target, b->target) == 0;
+	default:
+		return false;
+	}
+}
+
+/* What one name does across the arms. */
+struct way {
+	size_t pre;     /* its binding before the statement */
+	size_t arm;     /* the arm of cur; SIZE_MAX: none yet */
+	size_t cur;     /* its last binding in that arm */
+	size_t outcome; /* what the first arm that bound it left */
+	size_t arms;    /* arms that bound it */
+	bool differ;
+	bool done;      /* judged */
+};
+
+static void way_close(const ap_py_module *m, struct way *w)
+{
+	if (w->arm == SIZE_MAX)
+		return;
+	if (w->arms++ == 0)
+		w->outcome = w->cur;
+	else if (!same_binding(m, w->outcome, w->cur))
+		w->differ = true;
+	w->arm = SIZE_MAX;
+}
+
+static void arms_end(struct parser *p, const struct ctx *c, struct arms *a)
+{
+	ap_py_module *m = p->m;
+	size_t end = m->nbindings, ways = a->n + a->may_skip, nnames = 0, arm = 0, wcap = 0;
+	struct way *w = NULL;
+	ap_map *seen;
+
+	if (c->prefix != NULL || !c->live || ways < 2 || end == a->mark) {
+		free(a->start);
+		return;
+	}
+	/* What the first header binds (`if (x := f()):`) is bound every way. */
+	a->mark = a->start[0];
+	seen = ap_xnonnull(ap_map_new());
+	for (size_t i = a->mark; i < end; i++) {
+		ap_py_binding *b = &m->bindings[i];
+		size_t k;
+
+		while (arm + 1 < a->n && i >= a->start[arm + 1])
+			arm++;
+		if (b->name == NULL) {
+			/* What a star import that may not run binds may or may not be bound. */
+			if (b->kind == AP_PY_BIND_STAR && b->why == NULL) {
+				p->scratch.len = 0;
+				ap_buf_printf(&p->scratch, "the star import at line %u may not run, as "
+				              "%s at line %u may run another way", b->line, a->what,
+				              a->line);
+				b->why = scratch_str(p);
+			}
+			continue;
+		}
+		k = ap_map_get_str(seen, b->name);
+		if (k == AP_MAP_ABSENT) {
+			k = nnames++;
+			ap_xok(ap_map_put_str(seen, b->name, k));
+			ap_xgrow((void **)&w, &wcap, nnames, sizeof *w);
+			w[k] = (struct way){.pre = p->prev_same[i], .arm = SIZE_MAX};
+		}
+		if (w[k].arm != arm)
+			way_close(m, &w[k]);
+		w[k].arm = arm;
+		w[k].cur = i;
+	}
+	/* In the order of their first bindings. */
+	for (size_t i = a->mark; i < end; i++) {
+		char *name = m->bindings[i].name;
+		struct way *x;
+		if (name == NULL)
+			continue;
+		x = &w[ap_map_get_str(seen, name)];
+		if (x->done)
+			continue;
+		x->done = true;
+		way_close(m, x);
+		if (x->arms < ways && !same_binding(m, x->outcome, x->pre))
+			x->differ = true;
+		/* Where the name's last binding is already UNKNOWN, a lookup finds it. */
+		if (x->differ && m->bindings[ap_map_get_str(p->last_of, name)].kind != AP_PY_BIND_UNKNOWN) {
+			p->scratch.len = 0;
+			ap_buf_printf(&p->scratch, "it is bound differently by the ways %s at line %u "
+			              "may run", a->what, a->line);
+			bind(p, c, AP_PY_BIND_UNKNOWN, name, a->line)->why = scratch_str(p);
+		}
+	}
+	ap_map_free(seen);
+	free(w);
+	free(a->start);
 }
 
 /* Tokens are kept in p->sv for the reading of module-level statements, but
@@ -186,7 +352,8 @@ static size_t closer(const struct parser *p, size_t i, size_t b)
 /* Binds the names of the target list sv[a, b), whose top level has depth d:
  * names, starred names and bracketed target lists; attributes and subscripts
  * bind no name. Recursion follows the brackets, AP_PY_MAX_DEPTH at most. */
-static void bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d)
+static void bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d,
+                       ap_py_bind_kind kind)
 {
 	const tok *v = p->sv;
 
@@ -195,12 +362,12 @@ static void bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b
 		while (e < b && !(v[e].depth == d && ap_py_is_op(&v[e], ',')))
 			e++;
 		if (e - a == 1 && is_ident(&v[a])) {
-			add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
+			add_binding(p, c, kind, &v[a]);
 		} else if (e - a == 2 && ap_py_is_op(&v[a], '*') && is_ident(&v[a + 1])) {
-			add_binding(p, c, AP_PY_BIND_OTHER, &v[a + 1]);
+			add_binding(p, c, kind, &v[a + 1]);
 		} else if (e - a >= 2 && (ap_py_is_op(&v[a], '(') || ap_py_is_op(&v[a], '[')) &&
 		           closer(p, a, e) == e - 1) {
-			bind_names(p, c, a + 1, e - 1, d + 1);
+			bind_names(p, c, a + 1, e - 1, d + 1, kind);
 		}
 		a = e + 1;
 	}
@@ -209,7 +376,7 @@ static void bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b
 static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d)
 {
 	if (!cut(p, a, b))
-		bind_names(p, c, a, b, d);
+		bind_names(p, c, a, b, d, AP_PY_BIND_OTHER);
 }
 
 static void import_stmt(struct parser *p, const struct ctx *c)
@@ -242,6 +409,26 @@ static void import_stmt(struct parser *p, const struct ctx *c)
 	}
 }
 
+/* `from .SUB... import`: in a package's __init__, loading SUB binds it. */
+static void submodule(struct parser *p, const struct ctx *c, const char *module, const tok *at)
+{
+	const char *sub = module + 1, *dot;
+	ap_py_binding *b;
+
+	if (module[0] != '.' || module[1] == '.' || module[1] == '\0')
+		return;
+	dot = strchr(sub, '.');
+	p->scratch.len = 0;
+	ap_buf_append(&p->scratch, sub, dot ? (size_t)(dot - sub) : strlen(sub));
+	if (ap_map_get(p->submodules, p->scratch.data, p->scratch.len) != AP_MAP_ABSENT)
+		return;
+	ap_xok(ap_map_put(p->submodules, p->scratch.data, p->scratch.len, 0));
+	b = bind(p, c, AP_PY_BIND_SUBMODULE, scratch_str(p), at->line);
+	p->scratch.len = 0;
+	ap_buf_printf(&p->scratch, ".%s", b->name);
+	b->module = scratch_str(p);
+}
+
 static void from_stmt(struct parser *p, const struct ctx *c)
 {
 	const tok *v = p->sv;
@@ -252,6 +439,7 @@ static void from_stmt(struct parser *p, const struct ctx *c)
 	for (; i < n && !ap_py_is_kw(&v[i], KW_IMPORT); i++)
 		ap_buf_append(&p->scratch, p->s + v[i].off, v[i].len);
 	module = scratch_str(p);
+	submodule(p, c, module, &v[1]);
 	i++;
 	if (i < n && ap_py_is_op(&v[i], '*')) {
 		add_binding(p, c, AP_PY_BIND_STAR, &v[i])->module = module;
@@ -396,6 +584,29 @@ static void all_call(struct parser *p)
 
 /* --- Module-level simple statements --------------------------------------- */
 
+/* Whether sv[a, b) is a call: a dotted name, or another call, then one
+ * parenthesised argument list closing at b. */
+static bool is_call(const struct parser *p, size_t a, size_t b)
+{
+	const tok *v = p->sv;
+	size_t i = a;
+
+	if (b - a < 3 || !is_ident(&v[a]) || !ap_py_is_op(&v[b - 1], ')') || cut(p, a, b))
+		return false;
+	i++;
+	while (i + 1 < b && ap_py_is_op(&v[i], '.') && v[i + 1].kind == T_NAME)
+		i += 2;
+	while (i < b && ap_py_is_op(&v[i], '(')) {
+		size_t e = closer(p, i, b);
+		if (e == (size_t)-1)
+			return false;
+		if (e == b - 1)
+			return true;
+		i = e + 1;
+	}
+	return false;
+}
+
 /* Binds the target sv[a, b) of an assignment whose value is sv[va, n):
  * a single name is an ALIAS when the value is a bare name. */
 static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_t b, size_t va)
@@ -409,10 +620,20 @@ static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_
 	}
 	if (is_word(p, &v[a], "__all__"))
 		all_list(p, va, n, 0, false);
-	if (n - va == 1 && is_ident(&v[va]))
+	if (n - va == 1 && is_ident(&v[va])) {
 		add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = tok_str(p, &v[va]);
-	else
+	} else if (ap_py_is_kw(&v[va], KW_LAMBDA)) {
+		add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = "it is bound to a lambda";
+	} else if (is_call(p, va, n)) {
+		/* functools.partial(f, ...), a factory, a decorator applied by hand:
+		 * what a call returns is known only by running it. */
+		p->scratch.len = 0;
+		ap_buf_printf(&p->scratch, "it is bound to what the call at line %u returns",
+		              v[va].line);
+		add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = scratch_str(p);
+	} else {
 		add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
+	}
 }
 
 /* The index of the next '=' at depth 0 from i that is not a lambda's default;
@@ -449,7 +670,12 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 		from_stmt(p, c);
 		return;
 	}
-	/* del, global, return, pass, assert ... bind nothing. */
+	if (ap_py_is_kw(&v[0], KW_DEL)) {
+		if (!cut(p, 1, n))
+			bind_names(p, c, 1, n, 0, AP_PY_BIND_DEL);
+		return;
+	}
+	/* global, return, pass, assert ... bind nothing. */
 	if (is_keyword(&v[0]))
 		return;
 	for (size_t i = 0; i < n; i++) {
@@ -502,6 +728,35 @@ static void statement(struct parser *p, const struct ctx *c, bool doc);
  * the header's line. doc: its first statement may be a docstring. */
 static void suite(struct parser *p, const struct ctx *c, bool doc);
 
+/* The block of a line ending in ':' that no keyword introduced: a match,
+ * whose cases are the ways it may run, or a case of it. */
+static void block(struct parser *p, const struct ctx *c, const tok *first)
+{
+	struct arms *outer = p->match_arms, a;
+
+	if (outer != NULL && is_word(p, first, "case")) {
+		arm_begin(p, outer);
+		p->match_arms = NULL;
+		suite(p, c, false);
+		p->match_arms = outer;
+		return;
+	}
+	if (!is_word(p, first, "match")) {
+		p->match_arms = NULL;
+		suite(p, c, false);
+		p->match_arms = outer;
+		return;
+	}
+	arms_begin(p, &a, "the `match`");
+	a.line = first->line;
+	/* No case may match. */
+	a.may_skip = true;
+	p->match_arms = &a;
+	suite(p, c, false);
+	p->match_arms = outer;
+	arms_end(p, c, &a);
+}
+
 /* Simple statements up to the end of the line. A line ending in ':' that no
  * keyword introduced (match, case) heads a block, read like any other. */
 static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool one_line)
@@ -511,7 +766,7 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 	for (;;) {
 		size_t mark = ap_py_string_mark(p);
 		bool strings_only = true, header;
-		tok last = {0};
+		tok last = {0}, first = p->t;
 		size_t count = 0;
 		struct collector k;
 
@@ -532,7 +787,7 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 		if (analyze && count > 0 && !header)
 			simple_stmt(p, c);
 		if (header) {
-			suite(p, c, false);
+			block(p, c, &first);
 			return;
 		}
 		if (p->t.kind != T_OP) {
@@ -713,6 +968,9 @@ static void def_stmt(struct parser *p, const struct ctx *c)
 	d->qualname = qualname(p, c, &name, "");
 	d->line = line;
 	d->live = c->live;
+	d->decorator = p->decorator;
+	d->decorator_called = p->decorator_called;
+	p->decorator = NULL;
 	params(p, di);
 	/* The return annotation, up to the ':'. */
 	if (!collect_header(p, NULL, false))
@@ -833,35 +1091,51 @@ static enum cond condition(const struct parser *p)
 static void if_stmt(struct parser *p, const struct ctx *c)
 {
 	bool decided = false; /* an earlier arm is certainly taken */
+	struct arms a;
 
+	arms_begin(p, &a, "the `if`");
 	for (;;) {
 		struct ctx arm = *c;
 		bool is_else = ap_py_is_kw(&p->t, KW_ELSE);
 		enum cond cond = is_else ? COND_TRUE : COND_UNKNOWN;
 
 		if (!collect_header(p, c->prefix == NULL && c->live && !decided ? c : NULL, true))
-			return;
+			break;
 		if (!is_else)
 			cond = condition(p);
 		arm.live = c->live && !decided && cond != COND_FALSE;
+		if (arm.live)
+			arm_begin(p, &a);
 		suite(p, &arm, false);
 		decided |= cond == COND_TRUE;
 		if (is_else || !(ap_py_is_kw(&p->t, KW_ELIF) || ap_py_is_kw(&p->t, KW_ELSE)))
-			return;
+			break;
 	}
+	a.may_skip = !decided;
+	arms_end(p, c, &a);
 }
 
-/* for, while, with and try, with the arms that may follow them. */
+/* for, while, with and try, with the arms that may follow them. A with
+ * block runs; a try's body runs, then maybe a handler instead of the rest,
+ * and its finally whichever way the rest went; a loop's body (and a for's
+ * target) may run or not, its else after it. */
 static void compound_stmt(struct parser *p, const struct ctx *c)
 {
 	bool is_for = ap_py_is_kw(&p->t, KW_FOR);
 	bool is_with = ap_py_is_kw(&p->t, KW_WITH);
 	bool is_try = ap_py_is_kw(&p->t, KW_TRY);
-	bool binds = c->prefix == NULL && c->live;
+	bool binds = c->prefix == NULL && c->live, ended = is_with;
 	const tok *v;
+	struct arms a;
 
-	if (!collect_header(p, binds ? c : NULL, binds))
+	arms_begin(p, &a, is_try ? "the `try`" : is_for ? "the `for` loop" : "the `while` loop");
+	a.may_skip = !is_try;
+	if (!collect_header(p, binds ? c : NULL, binds)) {
+		free(a.start);
 		return;
+	}
+	if (!is_with)
+		arm_begin(p, &a);
 	v = p->sv;
 	if (binds && is_for) {
 		size_t e = 1;
@@ -871,17 +1145,17 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	}
 	if (binds && is_with) {
 		/* with (a as b, c as d): the items are in the parentheses. */
-		size_t a = 1, b = p->sn;
+		size_t i = 1, b = p->sn;
 		unsigned d = 0;
-		if (parenthesised(p, a, b)) {
-			for (size_t k = a + 1; k + 1 < b && d == 0; k++)
+		if (parenthesised(p, i, b)) {
+			for (size_t k = i + 1; k + 1 < b && d == 0; k++)
 				if (v[k].depth == 1 && ap_py_is_kw(&v[k], KW_AS))
 					d = 1;
 			if (d == 1)
-				a++, b--;
+				i++, b--;
 		}
-		while (a < b) {
-			size_t e = a, as = b;
+		while (i < b) {
+			size_t e = i, as = b;
 			while (e < b && !(v[e].depth == d && ap_py_is_op(&v[e], ','))) {
 				if (as == b && v[e].depth == d && ap_py_is_kw(&v[e], KW_AS))
 					as = e;
@@ -889,31 +1163,93 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 			}
 			if (as < e)
 				bind_targets(p, c, as + 1, e, d);
-			a = e + 1;
+			i = e + 1;
 		}
 	}
 	suite(p, c, false);
 	for (;;) {
-		struct ctx arm = *c;
-		if (is_try && ap_py_is_kw(&p->t, KW_EXCEPT))
-			arm.in_except = true;
-		else if (!ap_py_is_kw(&p->t, KW_ELSE) &&
-		         !(is_try && ap_py_is_kw(&p->t, KW_FINALLY)))
-			return;
+		bool is_finally = is_try && ap_py_is_kw(&p->t, KW_FINALLY);
+		if (!(is_try && ap_py_is_kw(&p->t, KW_EXCEPT)) && !ap_py_is_kw(&p->t, KW_ELSE) &&
+		    !is_finally)
+			break;
 		if (!collect_header(p, NULL, false))
-			return;
-		suite(p, &arm, false);
+			break;
+		if (is_finally && !ended) {
+			arms_end(p, c, &a);
+			ended = true;
+		} else if (!ended) {
+			arm_begin(p, &a);
+		}
+		suite(p, c, false);
 	}
+	if (!ended)
+		arms_end(p, c, &a);
+	else if (is_with)
+		free(a.start);
+}
+
+/* Decorators that return the function they are given, or a wrapper that
+ * keeps its signature (__wrapped__) and takes what it takes. */
+static bool keeps_function(const char *name, bool in_class)
+{
+	static const char *const keep[] = {"functools.lru_cache", "lru_cache", "functools.cache",
+	                                   "cache", "typing.final", "final", NULL};
+
+	for (const char *const *k = keep; *k; k++)
+		if (strcmp(name, *k) == 0)
+			return true;
+	return in_class && (strcmp(name, "staticmethod") == 0 || strcmp(name, "classmethod") == 0);
+}
+
+/* One decorator line, from its '@': the first decorator that may bind
+ * something else is kept for the def that follows. */
+static void decorator_line(struct parser *p, const struct ctx *c)
+{
+	bool dotted = false, called = false, simple, keeps;
+
+	ap_py_advance(p);
+	p->scratch.len = 0;
+	while (p->t.kind == T_NAME) {
+		ap_buf_append(&p->scratch, p->s + p->t.off, p->t.len);
+		dotted = true;
+		ap_py_advance(p);
+		if (!ap_py_is_op(&p->t, '.'))
+			break;
+		ap_buf_putc(&p->scratch, '.');
+		ap_py_advance(p);
+	}
+	if (dotted && ap_py_is_op(&p->t, '(')) {
+		unsigned depth = p->t.depth;
+		called = true;
+		do
+			ap_py_advance(p);
+		while (p->t.kind != T_END && !(p->t.depth == depth && ap_py_is_op(&p->t, ')')));
+		ap_py_advance(p);
+	}
+	simple = dotted && p->t.kind == T_NEWLINE;
+	if (!simple) {
+		p->scratch.len = 0;
+		ap_buf_puts(&p->scratch, "a decorator expression");
+	}
+	while (p->t.kind != T_NEWLINE && p->t.kind != T_END)
+		ap_py_advance(p);
+	ap_py_advance(p);
+	/* lru_cache(maxsize=...) is the one of them called with arguments. */
+	keeps = simple && keeps_function(p->scratch.data, c->prefix != NULL) &&
+	        (!called || strstr(p->scratch.data, "lru_cache") != NULL);
+	if (p->decorator == NULL && !keeps) {
+		p->decorator = scratch_str(p);
+		p->decorator_called = called;
+	}
+	p->scratch.len = 0;
 }
 
 static void statement(struct parser *p, const struct ctx *c, bool doc)
 {
+	p->decorator = NULL;
 	if (ap_py_is_op(&p->t, '@')) {
-		while (ap_py_is_op(&p->t, '@')) {
-			while (p->t.kind != T_NEWLINE && p->t.kind != T_END)
-				ap_py_advance(p);
-			ap_py_advance(p);
-		}
+		while (ap_py_is_op(&p->t, '@'))
+			decorator_line(p, c);
 		if (p->t.kind == T_INDENT || p->t.kind == T_DEDENT)
 			return;
 	}
@@ -958,7 +1294,7 @@ void ap_py_module_free(ap_py_module *m)
 
 int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_options *opt)
 {
-	static const struct ctx top = {NULL, true, false};
+	static const struct ctx top = {NULL, true};
 	struct parser *p;
 	struct module *mod;
 	ap_py_module *m;
@@ -995,6 +1331,8 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	p->m = m;
 	p->mod = mod;
 	p->false_names = opt ? opt->false_names : NULL;
+	p->last_of = ap_xnonnull(ap_map_new());
+	p->submodules = ap_xnonnull(ap_map_new());
 	if (len >= 3 && memcmp(src, "\xef\xbb\xbf", 3) == 0)
 		p->pos = 3;
 	ap_py_advance(p);
@@ -1004,6 +1342,9 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 		clear_all(m);
 	rc = p->err;
 	free(p->sv);
+	free(p->prev_same);
+	ap_map_free(p->last_of);
+	ap_map_free(p->submodules);
 	free(p->pv);
 	ap_buf_free(&p->scratch);
 	free(p);
@@ -1015,11 +1356,11 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	return 0;
 }
 
-const ap_py_binding *ap_py_lookup(const ap_py_module *m, const char *name, bool skip_except)
+const ap_py_binding *ap_py_lookup(const ap_py_module *m, const char *name)
 {
 	for (size_t i = m->nbindings; i-- > 0;) {
 		const ap_py_binding *b = &m->bindings[i];
-		if (b->name != NULL && strcmp(b->name, name) == 0 && !(skip_except && b->in_except))
+		if (b->name != NULL && strcmp(b->name, name) == 0)
 			return b;
 	}
 	return NULL;

@@ -108,6 +108,35 @@ ap_match *ap_pysource_match(ap_kind_run *run, const ap_file *f, unsigned line)
 	return ap_match_add_text(&run->res->matches, line, s + at, ap_py_line_end(s, at, n) - at);
 }
 
+/* The dotted name of the module a file under the root is ("aiter/mla.py":
+ * "aiter.mla", "aiter/__init__.py": "aiter"); NULL when no import names it. */
+static char *module_of(const char *path)
+{
+	size_t len = strlen(path);
+	char *name;
+
+	if (len < 4 || strcmp(path + len - 3, ".py") != 0)
+		return NULL;
+	name = ap_xstrndup(path, len - 3);
+	len -= 3;
+	if (len > 9 && strcmp(name + len - 9, "/__init__") == 0)
+		name[len - 9] = '\0';
+	for (char *p = name; *p; p++) {
+		bool start = p == name || p[-1] == '.';
+		if (*p == '/')
+			*p = '.';
+		else if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		           (!start && *p >= '0' && *p <= '9')))
+			break;
+		if (*p == '.' && (start || p[1] == '\0'))
+			break;
+		if (p[1] == '\0')
+			return name;
+	}
+	free(name);
+	return NULL;
+}
+
 const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size_t nnames,
                                       const ap_pyconf *c, const ap_file **file)
 {
@@ -122,6 +151,7 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 		const ap_py_module *m;
 		const ap_py_def *d;
 		const char *error;
+		char *mod;
 
 		if (f->status == AP_FILE_MISSING)
 			continue;
@@ -140,7 +170,49 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 			ap_buf_free(&tried);
 			return NULL;
 		}
+		if (strchr(name, '.') == NULL && (mod = module_of(f->path)) != NULL) {
+			/* What importing the file's module binds to the name. */
+			ap_pyref ref;
+			bool missing;
+			ap_pysource_resolve(run->reader, c, mod, name, &ref, &missing);
+			free(mod);
+			d = ref.kind == AP_PYREF_DEF ? ref.def : NULL;
+			if (d != NULL) {
+				res->file = ref.file->path;
+				*file = ref.file;
+			} else if (ref.kind == AP_PYREF_ERROR) {
+				res->file = ref.file ? ref.file->path : f->path;
+				ap_rule_set_error(res, "%s", ref.why);
+			} else if (ref.kind == AP_PYREF_UNKNOWN) {
+				res->file = f->path;
+				res->status = AP_RULE_UNKNOWN;
+				res->reason = ap_xasprintf("what %s binds to %s is not known without "
+				                           "running it: %s", f->path, name, ref.why);
+			}
+			if (d != NULL || ref.kind == AP_PYREF_ERROR || ref.kind == AP_PYREF_UNKNOWN) {
+				ap_pyref_free(&ref);
+				ap_buf_free(&tried);
+				return d;
+			}
+			if (ref.kind == AP_PYREF_UNBOUND)
+				ap_buf_printf(&tried, "%sno def %s in %s", tried.len ? ", " : "", name,
+				              f->path);
+			else
+				ap_buf_printf(&tried, "%s%s binds %s to %s, not a def", tried.len ? ", " : "",
+				              f->path, name, ap_pyref_kind_name(ref.kind));
+			ap_pyref_free(&ref);
+			continue;
+		}
 		d = ap_py_find_def(m, name);
+		if (d != NULL && d->decorator != NULL) {
+			res->file = f->path;
+			res->status = AP_RULE_UNKNOWN;
+			res->reason = ap_xasprintf("%s (line %u) in %s is decorated with @%s%s, which may "
+			                           "bind it to something else", name, d->line, f->path,
+			                           d->decorator, d->decorator_called ? "(...)" : "");
+			ap_buf_free(&tried);
+			return NULL;
+		}
 		if (d != NULL) {
 			res->file = f->path;
 			*file = f;
@@ -499,6 +571,41 @@ static bool star_binds(struct resolver *rs, const char *module, const char *name
 	return yes;
 }
 
+/* Whether the decorator of the def in out, as mod binds it, keeps the
+ * def's signature: one defined in the tree whose body wraps what it returns
+ * with functools.wraps (a wrapper that takes what the def takes, whose
+ * signature is the def's); otherwise out turns UNKNOWN. */
+static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
+                            size_t upto, unsigned depth, ap_pyref *out);
+
+static void decorated(struct resolver *rs, const struct module *mod, unsigned depth, ap_pyref *out)
+{
+	const char *dec = out->def->decorator;
+	ap_pyref ref = {0};
+	bool keeps = false;
+
+	if (dec == NULL)
+		return;
+	if (strchr(dec, '.') == NULL && strcmp(dec, "a decorator expression") != 0) {
+		resolve_binding(rs, mod, dec, mod->m->nbindings, depth + 1, &ref);
+		if (ref.kind == AP_PYREF_DEF && ref.file != NULL && ref.file->status == AP_FILE_OK) {
+			const char *error;
+			const ap_py_module *dm = ap_pysource_module(rs->r, ref.file, rs->c, &error);
+			keeps = dm != NULL && memmem(dm->src + ref.def->body_off,
+			                             ref.def->body_end - ref.def->body_off,
+			                             "wraps(", 6) != NULL;
+		}
+	}
+	ap_pyref_free(&ref);
+	if (keeps)
+		return;
+	out->kind = AP_PYREF_UNKNOWN;
+	out->why = ap_xasprintf("%s (line %u) is decorated with @%s%s, which may bind it to "
+	                        "something else", out->def->qualname, out->def->line, dec,
+	                        out->def->decorator_called ? "(...)" : "");
+	out->def = NULL;
+}
+
 /* name as mod's bindings before index upto leave it. */
 static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
                             size_t upto, unsigned depth, ap_pyref *out)
@@ -511,12 +618,15 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 		char *target;
 
 		rs->visits++;
-		if (b->in_except)
-			continue;
 		if (b->kind == AP_PY_BIND_STAR) {
 			target = absolute(rs, mod, b->module);
 			if (target != NULL && star_binds(rs, target, name, depth, out)) {
 				resolve_in(rs, target, name, depth + 1, out, &missing);
+				if (b->why != NULL && out->kind != AP_PYREF_ERROR) {
+					ap_pyref_free(out);
+					out->kind = AP_PYREF_UNKNOWN;
+					out->why = ap_xstrdup(b->why);
+				}
 				free(target);
 				return;
 			}
@@ -527,6 +637,8 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 		}
 		if (b->name == NULL || strcmp(b->name, name) != 0)
 			continue;
+		if (b->kind == AP_PY_BIND_SUBMODULE && !mod->package)
+			continue;
 		out->file = mod->file;
 		out->line = b->line;
 		switch (b->kind) {
@@ -534,6 +646,24 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 			out->kind = AP_PYREF_DEF;
 			out->def = &m->defs[b->def_index];
 			out->line = out->def->line;
+			decorated(rs, mod, depth, out);
+			return;
+		case AP_PY_BIND_SUBMODULE: {
+			struct module sm;
+			target = absolute(rs, mod, b->module);
+			out->kind = AP_PYREF_MODULE;
+			if (target == NULL || !find_module(rs, target, &sm, out)) {
+				/* No such submodule: the import raises, and nothing binds. */
+				if (out->kind != AP_PYREF_ERROR)
+					out->kind = AP_PYREF_UNBOUND;
+			}
+			free(target);
+			return;
+		}
+		case AP_PY_BIND_DEL:
+			out->kind = AP_PYREF_UNBOUND;
+			out->file = NULL;
+			out->line = 0;
 			return;
 		case AP_PY_BIND_CLASS:
 			out->kind = AP_PYREF_CLASS;
@@ -580,6 +710,21 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 	out->kind = AP_PYREF_UNBOUND;
 	out->file = NULL;
 	out->line = 0;
+	/* A module-level __getattr__ (PEP 562) answers for any other name. */
+	for (size_t i = upto; i-- > 0;) {
+		const ap_py_binding *b = &m->bindings[i];
+		if (b->name != NULL && strcmp(b->name, "__getattr__") == 0) {
+			if (b->kind != AP_PY_BIND_DEL) {
+				out->kind = AP_PYREF_UNKNOWN;
+				out->file = mod->file;
+				out->line = b->line;
+				out->why = ap_xasprintf("%s is not bound in %s, whose __getattr__ (line "
+				                        "%u) answers for it", name, mod->file->path,
+				                        b->line);
+			}
+			return;
+		}
+	}
 }
 
 static void remember(struct resolver *rs, const ap_buf *key, const ap_pyref *ref, bool missing)

@@ -199,6 +199,19 @@ struct parser {
 	size_t sn;
 	size_t scap;
 	size_t defs_cap, bindings_cap, all_cap, strings_cap;
+	/* For each binding, the one of the same name before it (SIZE_MAX: none),
+	 * and each module-level name's last binding: what a statement that may
+	 * run one of several ways finds its names held before it. */
+	size_t *prev_same;
+	struct ap_map *last_of;
+	/* the first SUBMODULE binding of each name, so that one is recorded */
+	struct ap_map *submodules;
+	/* the decorators of the def or class that follows: the first that may
+	 * change what it binds, as written */
+	const char *decorator;
+	bool decorator_called;
+	/* the `match` statement whose block is being read: its cases are its arms */
+	struct arms *match_arms;
 	enum { ALL_NONE, ALL_KNOWN, ALL_UNKNOWN } all_state;
 };
 

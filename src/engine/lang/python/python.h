@@ -38,6 +38,14 @@ typedef struct ap_py_def {
 	size_t nparams;
 	/* false for a def in an arm not taken on import (see ap_py_options): it binds nothing */
 	bool live;
+	/* The first decorator that may bind the name to something other than the
+	 * def, as written ("compile_ops", "torch.compile"); NULL when there is none
+	 * (no decorator, or only ones known to keep the function and its
+	 * signature: functools.lru_cache and cache, typing.final,
+	 * staticmethod and classmethod in a class). decorator_called: it was
+	 * applied with arguments, `@compile_ops("m")`. */
+	const char *decorator;
+	bool decorator_called;
 	/* the body (the statements after the header's ':') in the module's copy of the source */
 	size_t body_off;
 	size_t body_end;
@@ -55,6 +63,14 @@ typedef enum {
 	 * annotated with a value), for target, with ... as NAME, NAME := value. `global`,
 	 * `del`, `except ... as NAME` and a bare annotation `NAME: int` bind nothing here. */
 	AP_PY_BIND_OTHER,
+	/* del NAME: unbound from here on */
+	AP_PY_BIND_DEL,
+	/* from .SUB import x (or from .SUB.y import x) in what may be a package's
+	 * __init__: loading the submodule SUB binds it as the package's attribute
+	 * SUB, over what the name held, before x is bound; only the module's first
+	 * such import of SUB is recorded, as a later one loads nothing. Not a binding
+	 * in a module that is no package's __init__. module is ".SUB". */
+	AP_PY_BIND_SUBMODULE,
 	/* NAME's binding at this point cannot be known without running the module
 	 * (bound in an arm of a condition the reader cannot decide, by a decorator
 	 * that may return anything, ...): `why` says so in words. A lookup that
@@ -70,9 +86,6 @@ typedef struct ap_py_binding {
 	size_t def_index; /* DEF: index into defs */
 	const char *why;  /* UNKNOWN: in words, e.g. "bound only where `sys.argv` is true" */
 	unsigned line;    /* line of the token naming the binding (of `*` for STAR) */
-	/* the statement is inside an `except` handler (at any depth of module-level
-	 * compound statements) */
-	bool in_except;
 } ap_py_binding;
 
 typedef struct ap_py_string {
@@ -148,9 +161,8 @@ typedef struct ap_py_module {
 int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_options *opt);
 void ap_py_module_free(ap_py_module *m);
 
-/* The last binding of name (the one a `from MOD import name` sees); NULL when none.
- * Bindings inside except handlers are skipped when skip_except. */
-const ap_py_binding *ap_py_lookup(const ap_py_module *m, const char *name, bool skip_except);
+/* The last binding of name (the one a `from MOD import name` sees); NULL when none. */
+const ap_py_binding *ap_py_lookup(const ap_py_module *m, const char *name);
 
 /* The live def with this qualname that binds last ("f" or "Cls.m"); NULL when none. */
 const ap_py_def *ap_py_find_def(const ap_py_module *m, const char *qualname);
