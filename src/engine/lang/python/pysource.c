@@ -108,6 +108,19 @@ ap_match *ap_pysource_match(ap_kind_run *run, const ap_file *f, unsigned line)
 	return ap_match_add_text(&run->res->matches, line, s + at, ap_py_line_end(s, at, n) - at);
 }
 
+/* The binding import leaves to the first component of qualname when only a
+ * run decides it, else NULL: then no def found in the file is what Python
+ * binds. Bindings in except handlers are the fallback of a failed import,
+ * as the resolver reads them. */
+static const ap_py_binding *unknown_binding(const ap_py_module *m, const char *qualname)
+{
+	char *top = ap_xstrndup(qualname, strcspn(qualname, "."));
+	const ap_py_binding *b = ap_py_lookup(m, top, true);
+
+	free(top);
+	return b != NULL && b->kind == AP_PY_BIND_UNKNOWN ? b : NULL;
+}
+
 const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size_t nnames,
                                       const ap_pyconf *c, const ap_file **file)
 {
@@ -120,6 +133,7 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 		const char *name = names[nnames > 1 ? i : 0];
 		const ap_file *f = ap_reader_get(run->reader, rule->paths[i]);
 		const ap_py_module *m;
+		const ap_py_binding *b;
 		const ap_py_def *d;
 		const char *error;
 
@@ -137,6 +151,14 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 		if (m == NULL) {
 			res->file = f->path;
 			ap_rule_set_error(res, "%s", error);
+			ap_buf_free(&tried);
+			return NULL;
+		}
+		if ((b = unknown_binding(m, name)) != NULL) {
+			res->file = f->path;
+			res->status = AP_RULE_UNKNOWN;
+			res->reason = ap_xasprintf("what %s is bound to is not known without running "
+			                           "it: %s", name, b->why);
 			ap_buf_free(&tried);
 			return NULL;
 		}
