@@ -83,6 +83,7 @@ static int setup(void **state)
 	ap_reader *reader;
 	ap_scan *scan;
 	ap_aiter_info aiter = {0};
+	json_t *devices;
 	ap_rule *r;
 
 	fx->root = tt_mkdtemp("evaluate");
@@ -97,7 +98,9 @@ static int setup(void **state)
 	assert_int_equal(ap_reader_new_fs(&reader, fx->root, NULL, AP_READER_DEFAULT_MAX_BYTES), 0);
 	assert_int_equal(ap_scan_run(&scan, fx->rs, reader, NULL), 0);
 	aiter.root = aiter.meta = fx->root;
-	fx->manifest = ap_manifest_build(scan, reader, &aiter, json_array(), "node");
+	devices = json_array();
+	fx->manifest = ap_manifest_build(scan, reader, &aiter, devices, "node");
+	json_decref(devices);
 	ap_scan_free(scan);
 	ap_reader_free(reader);
 	*state = fx;
