@@ -86,7 +86,10 @@ typedef struct aiter_probe_manifest aiter_probe_manifest;
  * "m.json: stale: csrc/kernels/mla/reduce.cu changed". */
 int aiter_probe_manifest_open(aiter_probe_manifest **out, const char *path, unsigned flags);
 
-/* 1 supported, 0 not supported, -1 no such capability in the manifest. */
+/* 1 supported, 0 not supported, -1 no such capability in the manifest. Not
+ * supported is a no (a rule did not match) or unknown (an input was absent
+ * or unreadable, or a rule is "unknown"): the reason of an unknown one
+ * begins "unknown, so unsupported: ". */
 int aiter_probe_manifest_supported(const aiter_probe_manifest *m, const char *capability);
 
 /* How many capabilities the manifest has, and the id of capability i (from
@@ -120,7 +123,9 @@ int aiter_probe_manifest_capability_launch(const aiter_probe_manifest *m, const 
 size_t aiter_probe_manifest_rule_count(const aiter_probe_manifest *m);
 const char *aiter_probe_manifest_rule_id(const aiter_probe_manifest *m, size_t i);
 
-/* "matched", "unmatched", "missing" or "error"; NULL for an unknown rule. */
+/* "matched", "unmatched", "missing", "error" or "unknown" (the file was read,
+ * but what it binds is known only by running it: never a match); NULL when
+ * the manifest has no such rule. */
 const char *aiter_probe_manifest_rule_status(const aiter_probe_manifest *m, const char *rule_id);
 
 /* How many matches the rule recorded (0 for an unknown rule). */

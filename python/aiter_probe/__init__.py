@@ -42,6 +42,9 @@ SCHEMA = "aiter-probe.manifest/1"
 _SCHEMA_RE = re.compile(r"aiter-probe\.manifest/([0-9]+)\Z")
 _SHA256_RE = re.compile(r"[0-9a-f]{64}\Z")
 _RULE_STATUSES = ("matched", "unmatched", "missing", "error", "unknown")
+# How a capability's reason begins when nothing could decide it
+# (AP_CAP_UNKNOWN_PREFIX, src/core/manifest-format.h).
+_UNKNOWN_PREFIX = "unknown, so unsupported: "
 # What a scan records of an input it could not read (inputs[].seen).
 _SEEN_CLASSES = ("absent", "outside", "folder", "not-file", "loop", "too-long", "unreadable",
                  "over-hash-cap")
@@ -516,8 +519,19 @@ class Manifest:
         except KeyError:
             raise KeyError("unknown capability '%s'" % capability) from None
 
+    def verdict(self, capability):
+        """"supported", "unsupported", or "unknown": unsupported because nothing
+        could decide it (an input absent or unreadable, or a rule "unknown"), its
+        reason beginning "unknown, so unsupported: "; KeyError as supported()."""
+        if self.supported(capability):
+            return "supported"
+        reason = self.data["capabilities"][capability]["reason"]
+        return "unknown" if reason.startswith(_UNKNOWN_PREFIX) else "unsupported"
+
     def rule_status(self, rule_id):
-        """"matched", "unmatched", "missing" or "error"; KeyError when unknown."""
+        """"matched", "unmatched", "missing", "error" or "unknown" (the file was
+        read, but what it binds is known only by running it; never a match);
+        KeyError for a rule the manifest does not have."""
         return self._rule(rule_id)["status"]
 
     def captures(self, rule_id):

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """python3 -m aiter_probe MANIFEST [CAP...]: the verdicts of a manifest, as
 `aiter-probe check` prints them, for a host that has the reader but not the
-tool. Exit status: 0 all supported, 1 some not, 2 usage or input error."""
+tool. Exit status: 0 all supported, 1 some not (unsupported or unknown), 2
+usage or input error."""
 
 import argparse
 import errno
@@ -12,6 +13,14 @@ import aiter_probe
 
 PROG = "aiter_probe"
 _terminal = aiter_probe._terminal_text
+# The last line, as check words it, by (some unsupported, some unknown).
+_VERDICT_LINES = {
+    (False, False): "go: every required capability is supported\n",
+    (True, False): "no-go: some required capability is not supported\n",
+    (False, True): "no-go: some required capability is unknown (unknown is never a go)\n",
+    (True, True): "no-go: some required capability is not supported, and some is unknown "
+                  "(unknown is never a go)\n",
+}
 
 
 def _distance(a, b):
@@ -83,8 +92,9 @@ def main(argv=None):
         prog=PROG, usage="python3 -m aiter_probe [--no-verify] MANIFEST [CAP...]",
         description="Print whether each capability of an aiter-probe manifest (all, or the "
                     "ones named) is supported, with the reason.",
-        epilog="Exit status: 0 all supported, 1 some not supported, 2 usage or input error "
-               "(an unreadable or stale manifest, an unknown capability).")
+        epilog="Exit status: 0 all supported, 1 some not supported (unsupported or unknown), "
+               "2 usage or input error (an unreadable or stale manifest, an unknown "
+               "capability).")
     # As aiter-probe check --manifest: a stale manifest is an error, not an answer.
     parser.add_argument("--no-verify", dest="verify", action="store_false",
                         help="answer without re-hashing the manifest's inputs first (by "
@@ -116,13 +126,12 @@ def main(argv=None):
                 args.manifest, _terminal(name),
                 "; nearest: " + ", ".join(near) if near else ""))
     lines = []
-    for name in names:
-        ok = caps[name]["supported"]
-        lines.append("%-11s %s: %s\n" % ("supported" if ok else "unsupported", _terminal(name),
+    verdicts = [m.verdict(name) for name in names]
+    for name, verdict in zip(names, verdicts):
+        lines.append("%-11s %s: %s\n" % (verdict, _terminal(name),
                                           _terminal(caps[name]["reason"])))
-    all_ok = all(caps[name]["supported"] for name in names)
-    lines.append("go: every required capability is supported\n" if all_ok
-                 else "no-go: some required capability is not supported\n")
+    all_ok = all(v == "supported" for v in verdicts)
+    lines.append(_VERDICT_LINES["unsupported" in verdicts, "unknown" in verdicts])
     # Python sets sys.stdout to None when descriptor 1 is closed.
     if sys.stdout is None:
         return _fail("writing to stdout: %s" % os.strerror(errno.EBADF))

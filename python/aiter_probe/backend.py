@@ -303,7 +303,8 @@ class Backend:
         if rule is None:
             return today
         words = self._rule_words(rule_id, rule)
-        if rule["status"] == "error":
+        # Only a match reads the table: an unknown or unreadable one gives none.
+        if rule["status"] != "matched":
             return self._answer(name, frozenset(), "%s: no query length" % words)
         try:
             qlens = frozenset(int(c["qlen"]) for c in self.manifest.captures(rule_id))
@@ -320,6 +321,8 @@ class Backend:
         if rule is None:
             return frozenset()
         words = self._rule_words(rule_id, rule)
+        if rule["status"] != "matched":
+            return self._answer(name, frozenset(), words)
         cases = set()
         for c in self.manifest.captures(rule_id):
             try:

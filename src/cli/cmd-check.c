@@ -9,6 +9,7 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
+#include "core/manifest-read.h"
 #include "cli/cmd.h"
 #include "engine/report/explain.h"
 #include "engine/manifest.h"
@@ -43,8 +44,12 @@ const struct ap_cmd ap_cmd_check = {
 	"At least one --require or --prefer is needed; a check of preferences only\n"
 	"is go whatever they say. A capability named twice is reported once, as\n"
 	"required when it is named both ways.\n\n"
-	"Exit status: 0 every required capability supported, 1 some not supported,\n"
-	"2 usage or input error (an unknown capability, or a stale manifest).\n",
+	"A capability is supported, unsupported, or unknown: nothing could decide\n"
+	"it (a file absent or unreadable, or what AITER binds known only by running\n"
+	"it). Unknown is never supported: a required one is a no-go.\n\n"
+	"Exit status: 0 every required capability supported, 1 some not supported\n"
+	"(unsupported or unknown), 2 usage or input error (a capability id no probe\n"
+	"defines, or a stale manifest).\n",
 	.exec = cmd_check_exec,
 };
 
@@ -110,14 +115,12 @@ static void wanted_free(wanted *w)
 
 /* One verdict, wrapped to the width: the id, the reason from the tree and the
  * consequence from a pack, with their control bytes escaped. */
-static void print_verdict(bool color, int width, bool ok, bool required, const char *id,
+static void print_verdict(bool color, int width, const char *word, bool required, const char *id,
                           const char *reason, const char *consequence)
 {
 	char *line = ap_xasprintf("%s%s: %s", id, required ? "" : " (preferred)",
 	                          reason ? reason : "");
 	char *safe = ap_xnonnull(ap_terminal_text(line, strlen(line)));
-
-	const char *word = ok ? "supported" : "unsupported";
 
 	printf("%s%-11s%s ", ap_text_paint(color, ap_text_hue(word)), word,
 	       ap_text_paint(color, AP_TEXT_RESET));
@@ -183,10 +186,18 @@ static char *consequence_of(const report_opts *ro, const json_t *manifest, const
 	return p != NULL ? ap_explain_consequence(p, manifest) : NULL;
 }
 
-static const char *verdict_line(bool all_ok, size_t nrequired, size_t lost)
+/* unsupported and unknown count the required capabilities of each verdict:
+ * an unknown one is a no-go too, and the line says which kind stopped it. */
+static const char *verdict_line(size_t unsupported, size_t unknown, size_t nrequired,
+                                size_t lost)
 {
-	if (!all_ok)
+	if (unsupported > 0 && unknown > 0)
+		return "no-go: some required capability is not supported, and some is unknown "
+		       "(unknown is never a go)";
+	if (unsupported > 0)
 		return "no-go: some required capability is not supported";
+	if (unknown > 0)
+		return "no-go: some required capability is unknown (unknown is never a go)";
 	if (nrequired == 0)
 		return lost > 0 ? "go: nothing is required; some preferred capability is not supported"
 		                : "go: nothing is required; every preferred capability is supported";
@@ -200,7 +211,7 @@ static int report(const wanted *w, const json_t *manifest, const report_opts *ro
 	json_t *required = json_object(), *preferred = json_object();
 	bool color = !ro->json && ap_cli_color(stdout), all_ok = true;
 	int width = ap_text_width(stdout);
-	size_t i, nrequired = 0, lost = 0;
+	size_t i, nrequired = 0, lost = 0, unsupported = 0, unknown = 0;
 
 	for (i = 0; i < w->n; i++)
 		if (json_object_get(caps, w->ids[i]) == NULL) {
@@ -211,13 +222,17 @@ static int report(const wanted *w, const json_t *manifest, const report_opts *ro
 	for (i = 0; i < w->n; i++) {
 		json_t *cap = json_object_get(caps, w->ids[i]);
 		bool ok = json_is_true(json_object_get(cap, "supported"));
+		const char *verdict = ap_manifest_cap_verdict(cap);
 		const char *reason = json_string_value(json_object_get(cap, "reason"));
 		char *consequence = NULL;
-		json_t *entry = json_pack("{s:b, s:o}", "supported", ok, "reason", ap_json_text(reason));
+		json_t *entry = json_pack("{s:b, s:s, s:o}", "supported", ok, "verdict", verdict,
+		                          "reason", ap_json_text(reason));
 
 		if (w->required[i]) {
 			all_ok &= ok;
 			nrequired++;
+			unknown += strcmp(verdict, "unknown") == 0;
+			unsupported += strcmp(verdict, "unsupported") == 0;
 			json_object_set_new(required, w->ids[i], entry);
 		} else {
 			lost += !ok;
@@ -227,7 +242,8 @@ static int report(const wanted *w, const json_t *manifest, const report_opts *ro
 			json_object_set_new(preferred, w->ids[i], entry);
 		}
 		if (!ro->json && !ro->quiet)
-			print_verdict(color, width, ok, w->required[i], w->ids[i], reason, consequence);
+			print_verdict(color, width, verdict, w->required[i], w->ids[i], reason,
+			              consequence);
 		free(consequence);
 	}
 	if (ro->quiet) {
@@ -238,7 +254,8 @@ static int report(const wanted *w, const json_t *manifest, const report_opts *ro
 		ap_cli_print_json(doc);
 		json_decref(doc);
 	} else {
-		ap_text_wrap(stdout, verdict_line(all_ok, nrequired, lost), 0, 4, width);
+		ap_text_wrap(stdout, verdict_line(unsupported, unknown, nrequired, lost), 0, 4,
+		             width);
 	}
 	json_decref(required);
 	json_decref(preferred);

@@ -12,6 +12,12 @@
 /* The one this build writes and reads: the prefix and the major above. */
 #define AP_MANIFEST_SCHEMA AP_MANIFEST_SCHEMA_PREFIX "1"
 
+/* How a capability's reason begins when its verdict is unknown: input was
+ * absent or unreadable, or a rule is `unknown` (what AITER does there is
+ * known only by running it). Such a capability is unsupported, and readers
+ * tell it apart from a no by this prefix (ap_manifest_cap_verdict). */
+#define AP_CAP_UNKNOWN_PREFIX "unknown, so unsupported: "
+
 /* The longest "host" a manifest may name, in bytes (a DNS name's limit). */
 #define AP_MANIFEST_HOST_MAX 255
 

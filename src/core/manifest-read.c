@@ -820,6 +820,20 @@ int ap_manifest_read_file(const char *path, json_t **out)
 	return AP_OK;
 }
 
+/* --- capabilities of a loaded manifest ------------------------------------------ */
+
+const char *ap_manifest_cap_verdict(const json_t *cap)
+{
+	const char *reason = json_string_value(json_object_get(cap, "reason"));
+
+	if (json_is_true(json_object_get(cap, "supported")))
+		return "supported";
+	if (reason != NULL &&
+	    strncmp(reason, AP_CAP_UNKNOWN_PREFIX, strlen(AP_CAP_UNKNOWN_PREFIX)) == 0)
+		return "unknown";
+	return "unsupported";
+}
+
 /* --- plans.mla_heads of a loaded manifest ------------------------------------ */
 
 static const json_t *plan_rows(const json_t *m)

@@ -19,6 +19,13 @@
  * AP_ENOMEM ("m.json: out of memory while parsing") when memory runs out. */
 int ap_manifest_read_file(const char *path, json_t **out);
 
+/* A capability's verdict in words (cap: an entry of "capabilities", or a
+ * state holding its "supported" and "reason"): "supported"; "unknown" when it
+ * is unsupported because nothing could decide it (its reason begins
+ * AP_CAP_UNKNOWN_PREFIX: input absent or unreadable, or a rule `unknown`);
+ * else "unsupported". */
+const char *ap_manifest_cap_verdict(const json_t *cap);
+
 /* The rows of plans.mla_heads in a manifest m that ap_manifest_read_file
  * loaded (or a scan built): how many; row i, NULL with the message past the
  * end; the first row for `heads`, NULL with the message when there is none.

@@ -36,11 +36,15 @@ static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r)
 		                  AP_MATCH_MAX);
 		ap_match_list_free(&res->matches);
 	}
+	/* What a kind found before it could not decide is no evidence. */
+	if (res->status == AP_RULE_UNKNOWN)
+		ap_match_list_free(&res->matches);
 }
 
-/* Requirements are three-valued: a rule whose file is missing or unreadable
- * is unknown, and `not` of unknown stays unknown, so absent input never makes
- * a capability supported. */
+/* Requirements are three-valued: a rule whose file is missing or unreadable,
+ * or that ends `unknown` (what its file binds is known only by running it),
+ * is unknown, and `not` of unknown stays unknown, so input that cannot decide
+ * never makes a capability supported. */
 typedef enum { TRI_FALSE, TRI_TRUE, TRI_UNKNOWN } tri;
 
 typedef struct verdict {
@@ -133,8 +137,12 @@ static void rule_verdict(verdict *v, const ap_rule_result *res)
 		break;
 	case AP_RULE_UNKNOWN:
 		v->value = TRI_UNKNOWN;
-		ap_buf_printf(&v->reason, "rule %s is unknown: %s: %s", res->rule->id,
-		              res->file, res->reason);
+		if (res->file != NULL)
+			ap_buf_printf(&v->reason, "rule %s is unknown: %s: %s", res->rule->id,
+			              res->file, res->reason);
+		else
+			ap_buf_printf(&v->reason, "rule %s is unknown: %s", res->rule->id,
+			              res->reason);
 		break;
 	case AP_RULE_ERROR:
 		v->value = TRI_UNKNOWN;
@@ -252,7 +260,10 @@ static void eval(verdict *v, const ap_expr *e, const eval_ctx *ctx)
 			size_t i;
 			v->value = ctx->probe_values[e->ref_index];
 			ap_buf_printf(&v->reason, "capability %s is %s (%s)", cap->probe->id,
-			              cap->supported ? "supported" : "unsupported", cap->reason);
+			              v->value == TRI_TRUE      ? "supported"
+			              : v->value == TRI_UNKNOWN ? "unknown"
+			                                        : "unsupported",
+			              cap->reason);
 			for (i = 0; i < cap->nevidence; i++)
 				add_evidence(v, cap->evidence[i]);
 		}

@@ -7,16 +7,13 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "core/manifest-format.h"
 #include "engine/kind.h"
 #include "engine/kinds/version.h"
 #include "engine/launch.h"
 #include "engine/match.h"
 #include "engine/reader.h"
 #include "engine/rules.h"
-
-/* How a capability's reason begins when absent or unreadable input left its
- * verdict unknown (and so unsupported): what explain tells apart from a no. */
-#define AP_CAP_UNKNOWN_PREFIX "unknown, so unsupported: "
 
 typedef struct ap_cap_result {
 	const ap_probe *probe;

@@ -124,6 +124,23 @@ static void test_rule_ids(void **state)
 	aiter_probe_manifest_free(m);
 }
 
+/* A rule that ends unknown: never a match, and the capability it leaves
+ * unknown not supported, its reason saying so. */
+static void test_unknown_rule(void **state)
+{
+	aiter_probe_manifest *m = open_ok(MANIFESTS "unknown.json", 0);
+
+	assert_string_equal(aiter_probe_manifest_rule_status(m, "mla.metadata.native_h24"),
+	                    "unknown");
+	assert_int_equal(aiter_probe_manifest_rule_matches(m, "mla.metadata.native_h24"), 0);
+	assert_int_equal(aiter_probe_manifest_supported(m, "mla.decode.native_h24"), 0);
+	assert_string_equal(aiter_probe_manifest_capability_reason(m, "mla.decode.native_h24"),
+	                    "unknown, so unsupported: rule mla.metadata.native_h24 is unknown: "
+	                    "csrc/kernels/mla/metadata/v1_2_device.cuh: the branch is under "
+	                    "`#if MLA_HEADS_24`, which only the build defines");
+	aiter_probe_manifest_free(m);
+}
+
 static void test_rules(void **state)
 {
 	aiter_probe_manifest *m = open_ok(MANIFESTS "good.json", 0);
@@ -526,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_capabilities),
 		cmocka_unit_test(test_rule_ids),
 		cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_unknown_rule),
 		cmocka_unit_test(test_mla_heads),
 		cmocka_unit_test(test_mla_plan_rows),
 		cmocka_unit_test(test_mla_head_maps),

@@ -238,7 +238,7 @@ printf 'rules:\n  - id: r\n    file: nope.cu\n    token: "x"\nprobes:\n  - id: a
 probe scan --aiter-root "$FIX/h24-native" --no-launch --no-default-rules --rules "$TMP/notprobe.yaml" --format json
 expect_rc 0
 expect_json 'j["capabilities"]["p"]["supported"]' False
-expect_json 'j["capabilities"]["p"]["reason"]' "unknown, so unsupported: not (capability a is unsupported (unknown, so unsupported: rule r: no such file: nope.cu))"
+expect_json 'j["capabilities"]["p"]["reason"]' "unknown, so unsupported: not (capability a is unknown (unknown, so unsupported: rule r: no such file: nope.cu))"
 
 case_ "a match on a line that is not UTF-8 keeps its text and captures"
 mkdir -p "$TMP/latin1"
@@ -263,7 +263,8 @@ expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' False
 expect_json '[i["sha256"] is None for i in j["inputs"]][:2]' "[False, True]"
 COLUMNS=10000 probe check --require mla.decode.native_h24 --aiter-root "$TMP/bad" --no-launch
 expect_rc 1
-expect_out_has "unsupported mla.decode.native_h24: unknown, so unsupported: rule mla.reduce.native_h24_d512 could not be checked: csrc/kernels/mla/reduce.cu: binary file (NUL byte at offset 54)"
+expect_out_has "unknown     mla.decode.native_h24: unknown, so unsupported: rule mla.reduce.native_h24_d512 could not be checked: csrc/kernels/mla/reduce.cu: binary file (NUL byte at offset 54)"
+expect_out_has "no-go: some required capability is unknown (unknown is never a go)"
 probe scan --aiter-root "$FIX/h24-native" --no-launch --format json --max-file-size 100
 expect_json 'j["rules"]["mla.reduce.native_h24_d512"]["reason"]' "larger than the 100-byte cap ($(wc -c <"$FIX/h24-native/csrc/kernels/mla/reduce.cu" | tr -d ' ') bytes)"
 
@@ -417,7 +418,7 @@ expect_rc 0
 expect_out "supported   mla.decode.native_h24: rule mla.reduce.native_h24_d512 matched in
             csrc/kernels/mla/reduce.cu; rule mla.metadata.native_h24 matched in
             csrc/kernels/mla/metadata/v1_2_device.cuh
-unsupported aiter.hipb_mm (preferred): unknown, so unsupported: rule
+unknown     aiter.hipb_mm (preferred): unknown, so unsupported: rule
             export.hipb_mm: no module aiter in the tree
             instead: vLLM scaled_mm must not take its hipb_mm path (it crashes
                      there) and uses its other GEMM.

@@ -61,7 +61,7 @@ case_ "explain: a rule as json"
 probe explain mla.reduce.native_h24_d512 --aiter-root tests/fixtures/h24-missing --no-launch --format json
 expect_rc 0
 expect_json 'j["status"]' unmatched
-expect_json 'j["required_by"]' "[{'capability': 'mla.decode.native_h24', 'supported': False}]"
+expect_json 'j["required_by"]' "[{'capability': 'mla.decode.native_h24', 'supported': False, 'verdict': 'unsupported'}]"
 
 case_ "explain --manifest: the same account as a scan"
 probe explain mla.decode.native_h24 --aiter-root tests/fixtures/h24-missing --no-launch

@@ -271,8 +271,8 @@ expect_out_has "      symlink resolves outside the AITER root ($TMP/out\\x1b[2J.
 expect_no_raw_controls
 COLUMNS=10000 bprobe check --require p --aiter-root "$TMP/t3" $OWN
 expect_rc 1
-expect_out "unsupported p: unknown, so unsupported: rule r could not be checked: a.c: symlink resolves outside the AITER root ($TMP/out\\x1b[2J.c)
-no-go: some required capability is not supported"
+expect_out "unknown     p: unknown, so unsupported: rule r could not be checked: a.c: symlink resolves outside the AITER root ($TMP/out\\x1b[2J.c)
+no-go: some required capability is unknown (unknown is never a go)"
 
 case_ "diff text: case tuples escaped, JSON exact"
 bprobe scan --aiter-root "$TMP/t1" $OWN -o "$TMP/e1.json"

@@ -195,7 +195,8 @@ case_ "--help"
 pyrun "$TMP/venv" -m aiter_probe --help
 expect_rc 0
 expect_out_has "usage: python3 -m aiter_probe [--no-verify] MANIFEST [CAP...]"
-expect_out_has "Exit status: 0 all supported, 1 some not supported, 2 usage or input error"
+expect_out_has "Exit status: 0 all supported, 1 some not supported (unsupported or unknown), 2"
+expect_out_has "usage or input error (an unreadable or stale manifest, an unknown capability)."
 
 case_ "no manifest"
 pyrun "$TMP/venv" -m aiter_probe

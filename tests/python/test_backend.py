@@ -428,6 +428,38 @@ class FromManifestTest(unittest.TestCase):
         self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9: no bound read, 0")
 
+    def test_unknown_is_never_support(self):
+        """A rule that ends unknown, with a match a hand left in: no decision
+        counts it, and each says unknown."""
+        m = golden("h24-native")
+        reducer, cases = "mla.reduce.native_h24_d512", "mla.reduce.cases"
+        qlens = "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"
+        m.data["rules"][qlens]["matches"] = [{"line": 2, "text": "x", "captures": {"qlen": "4"}}]
+        m.data["rules"]["mla.gluon_decode.max_heads"]["matches"] = [
+            {"line": 9, "text": "x", "captures": {"heads": "16"}}]
+        for rule in (reducer, cases, qlens, "mla.gluon_decode.max_heads"):
+            m.data["rules"][rule]["status"] = "unknown"
+            m.data["rules"][rule]["reason"] = "only a run decides"
+        m.data["capabilities"]["mla.decode_fwd.causal"] = {
+            "supported": False, "evidence": [],
+            "reason": "unknown, so unsupported: rule mla.decode_fwd.params.causal is unknown: "
+                      "aiter/mla.py: only a run decides"}
+        b = Backend(m)
+        self.assertIs(b.native_h24_reducer(), False)
+        self.assertEqual(b.why("native_h24_reducer"),
+                         "rule %s is unknown: only a run decides" % reducer)
+        self.assertEqual(b.reducer_cases(), frozenset())
+        self.assertEqual(b.why("reducer_cases"), "rule %s is unknown: only a run decides" % cases)
+        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
+        self.assertEqual(b.why("ps_lse_qlens"),
+                         "rule %s is unknown: only a run decides: no query length" % qlens)
+        self.assertEqual(b.gluon_max_heads(), 0)
+        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads is unknown: "
+                         "only a run decides: no bound read, 0")
+        self.assertNotIn("causal", b.mla_decode_fwd_keywords())
+        self.assertIn("mla.decode_fwd.causal not supported: unknown, so unsupported: rule "
+                      "mla.decode_fwd.params.causal is unknown", b.why("mla_decode_fwd_keywords"))
+
     def test_lse_qlens_the_table_cannot_give(self):
         m = golden("h24-native")
         rule = "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"

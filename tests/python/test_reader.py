@@ -69,6 +69,33 @@ class LoadTest(unittest.TestCase):
         self.assertEqual(second.rule_status("mla.reduce.native_h24_d512"), "unmatched")
         self.assertEqual(second.launch_heads(24), (32, "tile-slice", False))
 
+    def test_unknown_verdict(self):
+        """A rule that ends unknown, and the capability it leaves unknown: not
+        supported, and told apart from a no by its reason."""
+        with open(manifest("good.json")) as f:
+            data = json.load(f)
+        data["rules"]["mla.metadata.native_h24"] = {
+            "status": "unknown", "file": META, "matches": [],
+            "reason": "only a build decides the branch"}
+        data["capabilities"]["mla.decode.native_h24"] = {
+            "supported": False, "evidence": [],
+            "reason": "unknown, so unsupported: rule mla.metadata.native_h24 is unknown: "
+                      "%s: only a build decides the branch" % META}
+        tree = TreeCopy()
+        try:
+            tree.write(data)
+            m = aiter_probe.load(tree.path)
+            self.assertEqual(m.rule_status("mla.metadata.native_h24"), "unknown")
+            self.assertIs(m.supported("mla.decode.native_h24"), False)
+            self.assertEqual(m.verdict("mla.decode.native_h24"), "unknown")
+            self.assertEqual(m.verdict("mla.decode.native_h16"), "supported")
+            self.assertEqual(aiter_probe.load(manifest("second.json"))
+                             .verdict("mla.decode.native_h24"), "unsupported")
+            with self.assertRaisesRegex(KeyError, "unknown capability 'mla.nope'"):
+                m.verdict("mla.nope")
+        finally:
+            tree.close()
+
     def test_unknown_ids(self):
         m = aiter_probe.load(manifest("good.json"))
         with self.assertRaisesRegex(KeyError, "unknown capability 'mla.nope'"):

@@ -195,6 +195,67 @@ static void test_case_sets(void **state)
 	json_decref(old);
 }
 
+/* A rule gone unknown, and the capability it leaves unknown: lost, and said
+ * so in words; unsupported to unknown is a change, not a loss; coming back is
+ * a gain. */
+static void test_unknown(void **state)
+{
+	json_t *good = load("good.json"), *unknown = load("unknown.json");
+	json_t *second = load("second.json");
+	json_t *r = ap_diff_manifests(good, "good.json", unknown, "unknown.json");
+	const json_t *cap = json_array_get(json_object_get(r, "capabilities"), 0);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *to = open_memstream(&text, &len);
+
+	assert_string_equal(json_string_value(json_object_get(cap, "change")), "lost");
+	assert_string_equal(ap_diff_state_word(json_object_get(cap, "after")), "unknown");
+	assert_json(json_object_get(r, "rules"),
+	            "[{\"id\":\"mla.metadata.native_h24\",\"before\":\"matched\","
+	            "\"after\":\"unknown\"}]");
+	ap_diff_print_text(r, to);
+	fclose(to);
+	assert_string_equal(text, "old: good.json (aiter 0.1.5)\n"
+	                          "new: unknown.json (aiter 0.1.5)\n"
+	                          "\n"
+	                          "capabilities:\n"
+	                          "  lost     mla.decode.native_h24: supported -> unknown\n"
+	                          "           reason: unknown, so unsupported: rule "
+	                          "mla.metadata.native_h24 is unknown: "
+	                          "csrc/kernels/mla/metadata/v1_2_device.cuh: the branch is under "
+	                          "`#if MLA_HEADS_24`, which only the build defines\n"
+	                          "\n"
+	                          "rules:\n"
+	                          "  mla.metadata.native_h24: matched -> unknown\n"
+	                          "\n"
+	                          "summary: 1 lost, 2 changed, 2 in all\n");
+	free(text);
+	json_decref(r);
+
+	r = ap_diff_manifests(unknown, "a", good, "b");
+	cap = json_array_get(json_object_get(r, "capabilities"), 0);
+	assert_string_equal(json_string_value(json_object_get(cap, "change")), "gained");
+	assert_false(ap_diff_has(r, AP_DIFF_LOST));
+	json_decref(r);
+
+	/* second.json: the same capability a plain no (its launch failed too). */
+	json_object_del(json_object_get(json_object_get(second, "capabilities"),
+	                                 "mla.decode.native_h24"), "launch");
+	json_object_del(json_object_get(json_object_get(unknown, "capabilities"),
+	                                 "mla.decode.native_h24"), "launch");
+	r = ap_diff_manifests(second, "a", unknown, "b");
+	cap = json_array_get(json_object_get(r, "capabilities"), 0);
+	assert_string_equal(json_string_value(json_object_get(cap, "id")), "mla.decode.native_h24");
+	assert_string_equal(json_string_value(json_object_get(cap, "change")), "changed");
+	assert_string_equal(ap_diff_state_word(json_object_get(cap, "before")), "unsupported");
+	assert_string_equal(ap_diff_state_word(json_object_get(cap, "after")), "unknown");
+	assert_false(ap_diff_has(r, AP_DIFF_LOST));
+	json_decref(r);
+	json_decref(second);
+	json_decref(unknown);
+	json_decref(good);
+}
+
 static void test_class_parse(void **state)
 {
 	ap_diff_class cls;
@@ -247,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_launch_devices),
 		cmocka_unit_test(test_presence),
 		cmocka_unit_test(test_case_sets),
+		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_class_parse),
 		cmocka_unit_test(test_text),
 	};

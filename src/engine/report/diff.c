@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/ap-util.h"
+#include "core/manifest-read.h"
 #include "engine/report/diff.h"
 #include "core/text.h"
 #include "engine/manifest.h"
@@ -132,6 +133,7 @@ static json_t *diff_capability(const char *id, const json_t *old_cap, const json
 	else if (!is_supported(old_cap) && is_supported(new_cap))
 		change = "gained";
 	else if ((old_cap == NULL) != (new_cap == NULL) ||
+	         strcmp(ap_manifest_cap_verdict(old_cap), ap_manifest_cap_verdict(new_cap)) != 0 ||
 	         !same_string(launch_status(old_cap), launch_status(new_cap)) ||
 	         json_array_size(devices) > 0)
 		change = "changed";
@@ -320,7 +322,7 @@ const char *ap_diff_state_word(const json_t *state)
 {
 	if (json_is_null(state))
 		return "absent";
-	return is_supported(state) ? "supported" : "unsupported";
+	return ap_manifest_cap_verdict(state);
 }
 
 static const char *or_word(const char *s, const char *word)

@@ -4,7 +4,8 @@
  * Classes, each contained in the next:
  *   lost     a capability supported in OLD is unsupported or absent in NEW;
  *   changed  a capability's verdict changed (appeared, disappeared, its
- *            supported flag, its launch status or a device's launch status)
+ *            supported flag, unsupported to unknown or back, its launch
+ *            status or a device's launch status)
  *            or a rule's status changed (or the rule appeared/disappeared);
  *   any      anything reported at all: the above and case-table differences
  *            (the capture tuples of a rule's matches, compared as sets). */
@@ -30,7 +31,8 @@ json_t *ap_diff_manifests(const json_t *old, const char *old_name, const json_t 
 char *ap_diff_case_tuple(const json_t *match);
 
 /* A capability's before or after in the report: "supported",
- * "unsupported" or "absent" (null). */
+ * "unsupported", "unknown" (unsupported for want of a decision; see
+ * ap_manifest_cap_verdict) or "absent" (null). */
 const char *ap_diff_state_word(const json_t *state);
 
 /* Whether the report holds a difference of the class. */

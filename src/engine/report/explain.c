@@ -6,7 +6,7 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
-#include "engine/evaluate.h"
+#include "core/manifest-read.h"
 #include "engine/report/explain.h"
 #include "engine/kind.h"
 #include "engine/manifest.h"
@@ -373,16 +373,11 @@ static const json_t *manifest_cap(const account *a, const char *id)
 
 static holds cap_holds(const json_t *cap)
 {
-	const char *reason = str(cap, "reason");
+	const char *verdict = ap_manifest_cap_verdict(cap);
 
-	if (cap == NULL)
+	if (cap == NULL || strcmp(verdict, "unknown") == 0)
 		return HOLDS_UNKNOWN;
-	if (json_is_true(json_object_get(cap, "supported")))
-		return HOLDS_YES;
-	return reason != NULL &&
-	               strncmp(reason, AP_CAP_UNKNOWN_PREFIX, strlen(AP_CAP_UNKNOWN_PREFIX)) == 0
-	       ? HOLDS_UNKNOWN
-	       : HOLDS_NO;
+	return strcmp(verdict, "supported") == 0 ? HOLDS_YES : HOLDS_NO;
 }
 
 static json_t *node_json(account *a, const ap_expr *e, holds *value);
@@ -486,10 +481,11 @@ int ap_explain_capability(const ap_ruleset *rs, const ap_probe *p, const json_t 
 		return AP_EINPUT;
 	}
 	account_open(&a, rs, manifest);
-	doc = json_pack("{s:o, s:o, s:b, s:o, s:o}", "capability", ap_json_text(p->id),
+	doc = json_pack("{s:o, s:o, s:b, s:s, s:o, s:o}", "capability", ap_json_text(p->id),
 	                "description", ap_json_text(p->description), "supported",
-	                json_is_true(json_object_get(cap, "supported")), "reason",
-	                ap_json_text(str(cap, "reason")), "defined_at", loc_json(&p->loc));
+	                json_is_true(json_object_get(cap, "supported")), "verdict",
+	                ap_manifest_cap_verdict(cap), "reason", ap_json_text(str(cap, "reason")),
+	                "defined_at", loc_json(&p->loc));
 	json_object_set_new(doc, "requires", node_json(&a, p->requires, &v));
 	if (json_object_get(cap, "launch") != NULL)
 		json_object_set(doc, "launch", json_object_get(cap, "launch"));
@@ -535,9 +531,10 @@ int ap_explain_rule(const ap_ruleset *rs, const ap_rule *r, const json_t *manife
 		const json_t *cap = json_object_get(json_object_get(manifest, "capabilities"),
 		                                    rs->probes[i].id);
 		if (expr_uses(rs->probes[i].requires, index))
-			json_array_append_new(used, json_pack("{s:o, s:b}", "capability",
+			json_array_append_new(used, json_pack("{s:o, s:b, s:s}", "capability",
 			                                      ap_json_text(rs->probes[i].id), "supported",
-			                                      json_is_true(json_object_get(cap, "supported"))));
+			                                      json_is_true(json_object_get(cap, "supported")),
+			                                      "verdict", ap_manifest_cap_verdict(cap)));
 	}
 	json_object_set_new(doc, "required_by", used);
 	ap_reader_free(a.reader);
@@ -677,15 +674,13 @@ void ap_explain_print_text(const json_t *doc, FILE *to, bool color, int width)
 		print_rule_part(&pt, 2, doc, true);
 		json_array_foreach(used, i, u) {
 			char *cap = ap_xasprintf("required by %s", str(u, "capability"));
-			head_line(&pt, 2, cap, json_is_true(json_object_get(u, "supported"))
-			                               ? "supported" : "unsupported");
+			head_line(&pt, 2, cap, str(u, "verdict"));
 			free(cap);
 		}
 		free(head);
 		return;
 	}
-	head_line(&pt, 0, str(doc, "capability"),
-	          json_is_true(json_object_get(doc, "supported")) ? "supported" : "unsupported");
+	head_line(&pt, 0, str(doc, "capability"), str(doc, "verdict"));
 	field(to, 2, NULL, desc, width);
 	{
 		char *where = where_text(json_object_get(doc, "defined_at"));

@@ -9,6 +9,7 @@
 
 #include "core/ap-map.h"
 #include "core/ap-util.h"
+#include "core/manifest-read.h"
 #include "engine/manifest.h"
 #include "core/text.h"
 
@@ -327,13 +328,12 @@ static void print_capabilities(const json_t *m, FILE *to, bool color, int width)
 
 	print_title(to, color, "Capabilities");
 	json_object_foreach(json_object_get(m, "capabilities"), id, cap) {
-		bool ok = json_is_true(json_object_get(cap, "supported"));
 		json_t *evidence = json_object_get(cap, "evidence");
 		json_t *launch = json_object_get(cap, "launch");
 		json_t *item;
 		size_t i;
 
-		print_head(to, color, ok ? "supported" : "unsupported", id, width);
+		print_head(to, color, ap_manifest_cap_verdict(cap), id, width);
 		print_labelled(to, "why:", string_at(cap, "reason"), width);
 		if (json_array_size(evidence) > 0) {
 			ap_buf list = AP_BUF_INIT;
@@ -364,19 +364,21 @@ static void print_rules(const json_t *m, FILE *to, bool color, int width)
 		const char *status = string_at(rule, "status");
 		const char *reason = string_at(rule, "reason");
 		const char *file = string_at(rule, "file");
-		bool unmatched = strcmp(status, "unmatched") == 0;
-
 		print_head(to, color, status, id, width);
 		if (reason != NULL) {
 			print_detail(to, reason, width);
-		} else if (unmatched) {
+		} else if (strcmp(status, "unmatched") == 0) {
 			char *text = file != NULL ? ap_xasprintf("no match in %s", file)
 			                          : ap_xstrdup("no match");
 
 			print_detail(to, text, width);
 			free(text);
-		} else {
+		} else if (strcmp(status, "matched") == 0) {
 			print_matches(to, rule, width);
+		} else if (file != NULL) {
+			/* unknown, missing or error with no reason (a manifest only a
+			 * hand wrote): never a match, whatever matches it lists */
+			print_detail(to, file, width);
 		}
 	}
 }

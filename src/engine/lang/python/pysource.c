@@ -137,6 +137,18 @@ static char *module_of(const char *path)
 	return NULL;
 }
 
+/* The binding import leaves to the first component of qualname when only a
+ * run decides it, else NULL: then no def found in the file is what Python
+ * binds. */
+static const ap_py_binding *unknown_binding(const ap_py_module *m, const char *qualname)
+{
+	char *top = ap_xstrndup(qualname, strcspn(qualname, "."));
+	const ap_py_binding *b = ap_py_lookup(m, top);
+
+	free(top);
+	return b != NULL && b->kind == AP_PY_BIND_UNKNOWN ? b : NULL;
+}
+
 const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size_t nnames,
                                       const ap_pyconf *c, const ap_file **file)
 {
@@ -149,6 +161,7 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 		const char *name = names[nnames > 1 ? i : 0];
 		const ap_file *f = ap_reader_get(run->reader, rule->paths[i]);
 		const ap_py_module *m;
+		const ap_py_binding *b;
 		const ap_py_def *d;
 		const char *error;
 		char *mod;
@@ -202,6 +215,14 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 				              f->path, name, ap_pyref_kind_name(ref.kind));
 			ap_pyref_free(&ref);
 			continue;
+		}
+		if ((b = unknown_binding(m, name)) != NULL) {
+			res->file = f->path;
+			res->status = AP_RULE_UNKNOWN;
+			res->reason = ap_xasprintf("what %s binds to %s is not known without "
+			                           "running it: %s", f->path, name, b->why);
+			ap_buf_free(&tried);
+			return NULL;
 		}
 		d = ap_py_find_def(m, name);
 		if (d != NULL && d->decorator != NULL) {

@@ -32,9 +32,11 @@ const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_
 /* The def of a rule naming file alternatives and, for each, the def's name
  * (names[0] for all when nnames is 1): the first file that exists and
  * defines it. Sets run->res's status to MISSING (no file exists), ERROR (the
- * first existing file that does not define it cannot be read or parsed) or
- * UNMATCHED (none defines it), with the reason, and returns NULL; or
- * returns the def, res->file its file and *file the file read. */
+ * first existing file that does not define it cannot be read or parsed),
+ * UNKNOWN (the first existing file binds the name, or the class of
+ * "Cls.m", so that only a run decides) or UNMATCHED (none defines it), with
+ * the reason, and returns NULL; or returns the def, res->file its file and
+ * *file the file read. */
 const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size_t nnames,
                                       const ap_pyconf *c, const ap_file **file);
 
