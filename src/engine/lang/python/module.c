@@ -69,16 +69,27 @@ static ap_py_binding *bind(struct parser *p, const struct ctx *c, ap_py_bind_kin
 	size_t i = m->nbindings, cap = p->bindings_cap;
 
 	ap_xgrow((void **)&m->bindings, &p->bindings_cap, i + 1, sizeof *m->bindings);
-	if (p->bindings_cap != cap)
+	if (p->bindings_cap != cap) {
 		p->prev_same = ap_xrealloc(p->prev_same, p->bindings_cap * sizeof *p->prev_same);
+		p->next_same = ap_xrealloc(p->next_same, p->bindings_cap * sizeof *p->next_same);
+	}
 	b = &m->bindings[m->nbindings++];
 	memset(b, 0, sizeof *b);
 	b->kind = kind;
 	b->name = name;
 	b->line = line;
-	p->prev_same[i] = SIZE_MAX;
+	p->prev_same[i] = p->next_same[i] = SIZE_MAX;
+	if (p->arms_depth > AP_PY_MAX_WAYS_DEPTH && kind != AP_PY_BIND_UNKNOWN) {
+		if (name != NULL)
+			b->kind = AP_PY_BIND_UNKNOWN;
+		b->why = "it is bound in statements that may run more than one way, "
+		         "nested more than " AP_PY_STR(AP_PY_MAX_WAYS_DEPTH) " deep";
+	}
 	if (name != NULL) {
-		p->prev_same[i] = ap_map_get_str(p->last_of, name);
+		size_t prev = ap_map_get_str(p->last_of, name);
+		p->prev_same[i] = prev;
+		if (prev != AP_MAP_ABSENT)
+			p->next_same[prev] = i;
 		ap_xok(ap_map_put_str(p->last_of, name, i));
 	}
 	return b;
@@ -107,8 +118,10 @@ struct arms {
 	const char *what; /* "the `if`": in the reason */
 };
 
+/* Each arms_begin has its arms_end. */
 static void arms_begin(struct parser *p, struct arms *a, const char *what)
 {
+	p->arms_depth++;
 	memset(a, 0, sizeof *a);
 	a->mark = p->m->nbindings;
 	a->line = p->t.line;
@@ -151,48 +164,43 @@ static bool same_binding(const ap_py_module *m, size_t i, size_t j)
 	}
 }
 
-/* What one name does across the arms. */
-struct way {
-	size_t pre;     /* its binding before the statement */
-	size_t arm;     /* the arm of cur; SIZE_MAX: none yet */
-	size_t cur;     /* its last binding in that arm */
-	size_t outcome; /* what the first arm that bound it left */
-	size_t arms;    /* arms that bound it */
-	bool differ;
-	bool done;      /* judged */
-};
-
-static void way_close(const ap_py_module *m, struct way *w)
+/* The arm of a's that binding i lies in. */
+static size_t arm_of(const struct arms *a, size_t i)
 {
-	if (w->arm == SIZE_MAX)
-		return;
-	if (w->arms++ == 0)
-		w->outcome = w->cur;
-	else if (!same_binding(m, w->outcome, w->cur))
-		w->differ = true;
-	w->arm = SIZE_MAX;
+	size_t lo = 0, hi = a->n;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->start[mid] <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 static void arms_end(struct parser *p, const struct ctx *c, struct arms *a)
 {
 	ap_py_module *m = p->m;
-	size_t end = m->nbindings, ways = a->n + a->may_skip, nnames = 0, arm = 0, wcap = 0;
-	struct way *w = NULL;
-	ap_map *seen;
+	size_t end = m->nbindings, ways = a->n + a->may_skip, mark;
 
-	if (c->prefix != NULL || !c->live || ways < 2 || end == a->mark) {
+	p->arms_depth--;
+	if (c->prefix != NULL || !c->live || ways < 2 || end == a->mark ||
+	    p->arms_depth >= AP_PY_MAX_WAYS_DEPTH) {
 		free(a->start);
 		return;
 	}
 	/* What the first header binds (`if (x := f()):`) is bound every way. */
-	a->mark = a->start[0];
-	seen = ap_xnonnull(ap_map_new());
-	for (size_t i = a->mark; i < end; i++) {
+	mark = a->start[0];
+	/* Each name from its first binding in the statement, along the next
+	 * bindings of the same name: the last of each arm is what that way
+	 * leaves. Every binding is visited once, and names in the order of
+	 * their first bindings. */
+	for (size_t i = mark; i < end; i++) {
 		ap_py_binding *b = &m->bindings[i];
-		size_t k;
+		size_t pre = p->prev_same[i], outcome = SIZE_MAX, arms = 0, last = i;
+		bool differ = false;
 
-		while (arm + 1 < a->n && i >= a->start[arm + 1])
-			arm++;
 		if (b->name == NULL) {
 			/* What a star import that may not run binds may or may not be bound. */
 			if (b->kind == AP_PY_BIND_STAR && b->why == NULL) {
@@ -204,41 +212,30 @@ static void arms_end(struct parser *p, const struct ctx *c, struct arms *a)
 			}
 			continue;
 		}
-		k = ap_map_get_str(seen, b->name);
-		if (k == AP_MAP_ABSENT) {
-			k = nnames++;
-			ap_xok(ap_map_put_str(seen, b->name, k));
-			ap_xgrow((void **)&w, &wcap, nnames, sizeof *w);
-			w[k] = (struct way){.pre = p->prev_same[i], .arm = SIZE_MAX};
+		if (pre != SIZE_MAX && pre >= mark)
+			continue;
+		for (size_t j = i; j < end; j = p->next_same[j]) {
+			size_t arm = arm_of(a, j), next = p->next_same[j];
+			last = j;
+			if (next < end && arm_of(a, next) == arm)
+				continue;
+			/* j is the last binding of the name in its arm. */
+			if (arms++ == 0)
+				outcome = j;
+			else if (!same_binding(m, outcome, j))
+				differ = true;
 		}
-		if (w[k].arm != arm)
-			way_close(m, &w[k]);
-		w[k].arm = arm;
-		w[k].cur = i;
-	}
-	/* In the order of their first bindings. */
-	for (size_t i = a->mark; i < end; i++) {
-		char *name = m->bindings[i].name;
-		struct way *x;
-		if (name == NULL)
-			continue;
-		x = &w[ap_map_get_str(seen, name)];
-		if (x->done)
-			continue;
-		x->done = true;
-		way_close(m, x);
-		if (x->arms < ways && !same_binding(m, x->outcome, x->pre))
-			x->differ = true;
+		if (arms < ways && !same_binding(m, outcome, pre))
+			differ = true;
 		/* Where the name's last binding is already UNKNOWN, a lookup finds it. */
-		if (x->differ && m->bindings[ap_map_get_str(p->last_of, name)].kind != AP_PY_BIND_UNKNOWN) {
+		if (differ && m->bindings[last].kind != AP_PY_BIND_UNKNOWN) {
+			char *name = b->name;
 			p->scratch.len = 0;
 			ap_buf_printf(&p->scratch, "it is bound differently by the ways %s at line %u "
 			              "may run", a->what, a->line);
 			bind(p, c, AP_PY_BIND_UNKNOWN, name, a->line)->why = scratch_str(p);
 		}
 	}
-	ap_map_free(seen);
-	free(w);
 	free(a->start);
 }
 
@@ -1124,14 +1121,15 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	bool is_for = ap_py_is_kw(&p->t, KW_FOR);
 	bool is_with = ap_py_is_kw(&p->t, KW_WITH);
 	bool is_try = ap_py_is_kw(&p->t, KW_TRY);
-	bool binds = c->prefix == NULL && c->live, ended = is_with;
+	bool binds = c->prefix == NULL && c->live, ended = false;
 	const tok *v;
 	struct arms a;
 
 	arms_begin(p, &a, is_try ? "the `try`" : is_for ? "the `for` loop" : "the `while` loop");
-	a.may_skip = !is_try;
+	a.may_skip = !is_try && !is_with;
 	if (!collect_header(p, binds ? c : NULL, binds)) {
-		free(a.start);
+		a.may_skip = false;
+		arms_end(p, c, &a);
 		return;
 	}
 	if (!is_with)
@@ -1184,8 +1182,6 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	}
 	if (!ended)
 		arms_end(p, c, &a);
-	else if (is_with)
-		free(a.start);
 }
 
 /* Decorators that return the function they are given, or a wrapper that
@@ -1343,6 +1339,7 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	rc = p->err;
 	free(p->sv);
 	free(p->prev_same);
+	free(p->next_same);
 	ap_map_free(p->last_of);
 	ap_map_free(p->submodules);
 	free(p->pv);

@@ -199,10 +199,10 @@ struct parser {
 	size_t sn;
 	size_t scap;
 	size_t defs_cap, bindings_cap, all_cap, strings_cap;
-	/* For each binding, the one of the same name before it (SIZE_MAX: none),
-	 * and each module-level name's last binding: what a statement that may
+	/* For each binding, the ones of the same name before and after it
+	 * (SIZE_MAX: none), and each module-level name's last binding: what a statement that may
 	 * run one of several ways finds its names held before it. */
-	size_t *prev_same;
+	size_t *prev_same, *next_same;
 	struct ap_map *last_of;
 	/* the first SUBMODULE binding of each name, so that one is recorded */
 	struct ap_map *submodules;
@@ -212,8 +212,18 @@ struct parser {
 	bool decorator_called;
 	/* the `match` statement whose block is being read: its cases are its arms */
 	struct arms *match_arms;
+	/* statements that may run more than one way around the one being read */
+	unsigned arms_depth;
 	enum { ALL_NONE, ALL_KNOWN, ALL_UNKNOWN } all_state;
 };
+
+/* Statements that may run more than one way (if, for, while, try, with,
+ * match) nest this deep before what they bind is unknown outright: judging
+ * the ways of each costs time in what it holds, so deeper nesting would make
+ * a file's reading quadratic. */
+#define AP_PY_MAX_WAYS_DEPTH 16
+#define AP_PY_STR_(x) #x
+#define AP_PY_STR(x) AP_PY_STR_(x)
 
 /* NULs after the module's copy of the source: mid_next reads up to 63
  * bytes past one that is not in mid_stops, and the first NUL is; tail_scan
