@@ -707,6 +707,22 @@ static void test_bindings(void **state)
 	         "k = (make)\n"
 	         "del (g, [h]), k.attr, k[0]\n");
 	assert_names("functools ?g ?h k -g -h");
+	/* A def run at import may rebind what it declares global. */
+	parse_ok("def setup():\n"
+	         "    global impl, other  # both\n"
+	         "    def inner():\n"
+	         "        global deep\n"
+	         "    impl = 1\n"
+	         "impl = 0\n"
+	         "x = setup()\n"
+	         "setup()\n"
+	         "obj.setup()\n"
+	         "impl = 2\n"
+	         "setup\n");
+	assert_names("setup impl ?impl ?other ?deep ?x impl");
+	assert_string_equal(mod->bindings[2].why,
+	                    "it may be rebound by the call of setup at line 7, which declares it "
+	                    "global");
 	assert_string_equal(mod->bindings[1].why, "it is bound to what the call at line 2 returns");
 	assert_null(binding("bare"));
 	assert_null(binding("gl"));

@@ -653,11 +653,97 @@ static size_t next_assign(const struct parser *p, size_t i)
 	return p->sn;
 }
 
+/* The names the body of defs[di] declares `global` (in it or in a def
+ * nested in it), read once per def. */
+static const struct globals *def_globals(struct parser *p, size_t di)
+{
+	const ap_py_def *d = &p->m->defs[di];
+	const char *s = p->s;
+	size_t i = d->body_off, n = d->body_end, cap = 0;
+	bool names = false; /* in the names of a `global` statement */
+	struct globals *g;
+
+	if (di >= p->nglobals) {
+		size_t old = p->nglobals;
+		ap_xgrow((void **)&p->globals, &p->nglobals, di + 1, sizeof *p->globals);
+		memset(p->globals + old, 0, (p->nglobals - old) * sizeof *p->globals);
+	}
+	g = &p->globals[di];
+	if (g->read)
+		return g;
+	g->read = true;
+	while (i < n) {
+		uint8_t kind, code;
+		bool plain;
+		int bad;
+		size_t e;
+
+		if (s[i] == '#') {
+			const char *nl = memchr(s + i, '\n', n - i);
+			i = nl ? (size_t)(nl - s) : n;
+			continue;
+		}
+		if (ap_py_byte_class[(unsigned char)s[i]] == C_SPACE || s[i] == '\\') {
+			i++;
+			continue;
+		}
+		if (s[i] == '\n') {
+			names = false;
+			i++;
+			continue;
+		}
+		e = ap_py_lex_token(s, i, n, &kind, &code, &plain, &bad);
+		if (kind == T_NAME && code == KW_GLOBAL) {
+			names = true;
+		} else if (names && kind == T_NAME && code == 0) {
+			ap_xgrow((void **)&g->names, &cap, g->n + 1, sizeof *g->names);
+			g->names[g->n++] = ap_py_arena_strndup(p->mod, s + i, e - i);
+		} else if (!(kind == T_OP && code == ',')) {
+			names = false;
+		}
+		i = e;
+	}
+	return g;
+}
+
+/* The module-level defs the statement calls by name. */
+static void calls(struct parser *p, const struct ctx *c)
+{
+	const ap_py_module *m = p->m;
+
+	for (size_t i = 0; i + 1 < p->sn; i++) {
+		const tok *t = &p->sv[i];
+		const struct globals *g;
+		size_t at, di;
+		if (!is_ident(t) || !ap_py_is_op(&p->sv[i + 1], '(') ||
+		    (i > 0 && ap_py_is_op(&p->sv[i - 1], '.')))
+			continue;
+		at = ap_map_get(p->last_of, p->s + t->off, t->len);
+		if (at == AP_MAP_ABSENT || m->bindings[at].kind != AP_PY_BIND_DEF)
+			continue;
+		di = m->bindings[at].def_index;
+		g = def_globals(p, di);
+		for (size_t k = 0; k < g->n; k++) {
+			/* A call of a module-level def at import runs it: what it declares
+			 * `global` may be rebound. Once is enough while it stays so. */
+			size_t last = ap_map_get_str(p->last_of, g->names[k]);
+			if (last != AP_MAP_ABSENT && m->bindings[last].kind == AP_PY_BIND_UNKNOWN)
+				continue;
+			p->scratch.len = 0;
+			ap_buf_printf(&p->scratch, "it may be rebound by the call of %s at line %u, "
+			              "which declares it global", m->defs[di].qualname, t->line);
+			bind(p, c, AP_PY_BIND_UNKNOWN, g->names[k], t->line)->why = scratch_str(p);
+		}
+	}
+}
+
 static void simple_stmt(struct parser *p, const struct ctx *c)
 {
 	const tok *v = p->sv;
 	size_t n = p->sn;
 	unsigned lambdas = 0;
+
+	calls(p, c);
 
 	if (ap_py_is_kw(&v[0], KW_IMPORT)) {
 		import_stmt(p, c);
@@ -1340,6 +1426,9 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	free(p->sv);
 	free(p->prev_same);
 	free(p->next_same);
+	for (size_t i = 0; i < p->nglobals; i++)
+		free(p->globals[i].names);
+	free(p->globals);
 	ap_map_free(p->last_of);
 	ap_map_free(p->submodules);
 	free(p->pv);

@@ -214,6 +214,13 @@ struct parser {
 	struct arms *match_arms;
 	/* statements that may run more than one way around the one being read */
 	unsigned arms_depth;
+	/* per def, the names its body declares `global`, once asked */
+	struct globals {
+		bool read;
+		char **names;
+		size_t n;
+	} *globals;
+	size_t nglobals;
 	enum { ALL_NONE, ALL_KNOWN, ALL_UNKNOWN } all_state;
 };
 
