@@ -701,12 +701,18 @@ static void test_bindings(void **state)
 	assert_binding(26, AP_PY_BIND_DEF, "f", NULL, NULL, 25);
 	assert_binding(27, AP_PY_BIND_CLASS, "C", NULL, NULL, 28);
 	assert_int_equal(mod->nbindings, 28);
+	assert_null(binding("bare"));
+	assert_null(binding("gl"));
+	assert_null(binding("inside"));
+	/* STAR bindings have no name: lookup passes them by. */
+	assert_null(binding("*"));
 	parse_ok("import functools\n"
 	         "g = functools.partial(f, 1)\n"
 	         "h = make()(x)\n"
 	         "k = (make)\n"
 	         "del (g, [h]), k.attr, k[0]\n");
 	assert_names("functools ?g ?h k -g -h");
+	assert_string_equal(mod->bindings[1].why, "it is bound to what the call at line 2 returns");
 	/* A def run at import may rebind what it declares global. */
 	parse_ok("def setup():\n"
 	         "    global impl, other  # both\n"
@@ -723,12 +729,6 @@ static void test_bindings(void **state)
 	assert_string_equal(mod->bindings[2].why,
 	                    "it may be rebound by the call of setup at line 7, which declares it "
 	                    "global");
-	assert_string_equal(mod->bindings[1].why, "it is bound to what the call at line 2 returns");
-	assert_null(binding("bare"));
-	assert_null(binding("gl"));
-	assert_null(binding("inside"));
-	/* STAR bindings have no name: lookup passes them by. */
-	assert_null(binding("*"));
 }
 
 /* A long value keeps no tokens past PART_KEEP; a long import or __all__
