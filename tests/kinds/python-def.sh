@@ -192,6 +192,73 @@ rule typed.stub_only reason "no def stub_only in aiter/typed.py"
 rule typed.else status matched
 lines typed.else "[12]"
 
+# The edits of issue 19, each after a def without `causal`: what Python
+# binds has no `causal` either way, or only a run tells.
+EDITS="$TMP/edits"
+mkdir -p "$EDITS/aiter"
+: >"$EDITS/aiter/__init__.py"
+base='def mla_decode_fwd(q, kv, o, sm_scale=None):\n    return o\n'
+printf "$base"'\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    def mla_decode_fwd(q, kv, o, sm_scale=None, causal=False): ...\n' \
+	>"$EDITS/aiter/stub.py"
+printf "$base"'\n_legacy = mla_decode_fwd\ndef mla_decode_fwd(q, kv, o, sm_scale=None, causal=False):\n    return o\nmla_decode_fwd = _legacy\n' \
+	>"$EDITS/aiter/rebound.py"
+printf 'def mla_decode_fwd(q, kv, o, sm_scale=None, causal=False):\n    return o\n# old\rdef mla_decode_fwd(q, kv, o, sm_scale=None):\n    return o\n' \
+	>"$EDITS/aiter/cr.py"
+printf 'def mla_decode_fwd(q, kv, o, causal=False):\n    return o\ndel mla_decode_fwd\nfrom .old import mla_decode_fwd\n' \
+	>"$EDITS/aiter/deleted.py"
+printf "$base" >"$EDITS/aiter/old.py"
+cat >"$EDITS/aiter/ways.py" <<'EOF'
+import os
+import functools
+if os.environ.get("X"):
+    def by_env(q, causal): pass
+else:
+    def by_env(q): pass
+try:
+    import torch
+except ImportError:
+    torch = None
+def impl(q, causal): pass
+partial = functools.partial(impl, 1)
+def deco(f):
+    return f
+@deco
+def decorated(q, causal): pass
+class K:
+    if os.environ.get("X"):
+        def m(self, causal): pass
+EOF
+pack edits <<'EOF'
+rules:
+  - {id: stub, file: aiter/stub.py, python-def: mla_decode_fwd, params: [causal]}
+  - {id: rebound, file: aiter/rebound.py, python-def: mla_decode_fwd, params: [causal]}
+  - {id: cr, file: aiter/cr.py, python-def: mla_decode_fwd, params: [causal]}
+  - {id: deleted, file: aiter/deleted.py, python-def: mla_decode_fwd, params: [causal]}
+  - {id: by_env, file: aiter/ways.py, python-def: by_env, params: [causal]}
+  - {id: partial, file: aiter/ways.py, python-def: partial}
+  - {id: decorated, file: aiter/ways.py, python-def: decorated}
+  - {id: method, file: aiter/ways.py, python-def: K.m}
+  - {id: torch, file: aiter/ways.py, python-def: torch}
+EOF
+
+case_ "python-def: the stub, rebinding, lone CR and del edits of a def answer no"
+scan "$EDITS" edits
+expect_rc 0
+rule stub status unmatched
+rule rebound status unmatched
+rule rebound reason "mla_decode_fwd has no parameter 'causal'"
+rule cr status unmatched
+rule deleted status unmatched
+rule deleted file aiter/old.py
+
+case_ "python-def: what only a run decides is unknown, with why"
+rule by_env status unknown
+rule by_env reason "what aiter/ways.py binds to by_env is not known without running it: it is bound differently by the ways the \`if\` at line 3 may run"
+rule partial reason "what aiter/ways.py binds to partial is not known without running it: it is bound to what the call at line 12 returns"
+rule decorated reason "what aiter/ways.py binds to decorated is not known without running it: decorated (line 16) is decorated with @deco, which may bind it to something else"
+rule method reason "K.m (line 19) in aiter/ways.py is defined in a block that may not run on import"
+rule torch status unknown
+
 pack def_names <<'EOF'
 rules:
   - id: r

@@ -58,6 +58,9 @@ static char *scratch_str(struct parser *p)
 struct ctx {
 	const char *prefix; /* NULL at module level; "Cls." in a class body */
 	bool live;          /* the arm is taken on a default import, or may be */
+	/* the arm may not run (a condition not known, a loop, a handler): a
+	 * method it defines may not exist */
+	bool maybe;
 };
 
 /* Appends a binding of name (NULL for STAR) at line. */
@@ -818,9 +821,11 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
 	struct arms *outer = p->match_arms, a;
 
 	if (outer != NULL && is_word(p, first, "case")) {
+		struct ctx arm = *c;
+		arm.maybe = true;
 		arm_begin(p, outer);
 		p->match_arms = NULL;
-		suite(p, c, false);
+		suite(p, &arm, false);
 		p->match_arms = outer;
 		return;
 	}
@@ -1051,6 +1056,7 @@ static void def_stmt(struct parser *p, const struct ctx *c)
 	d->qualname = qualname(p, c, &name, "");
 	d->line = line;
 	d->live = c->live;
+	d->maybe = c->maybe;
 	d->decorator = p->decorator;
 	d->decorator_called = p->decorator_called;
 	p->decorator = NULL;
@@ -1174,6 +1180,7 @@ static enum cond condition(const struct parser *p)
 static void if_stmt(struct parser *p, const struct ctx *c)
 {
 	bool decided = false; /* an earlier arm is certainly taken */
+	bool open = false;    /* an earlier arm may be taken */
 	struct arms a;
 
 	arms_begin(p, &a, "the `if`");
@@ -1187,6 +1194,8 @@ static void if_stmt(struct parser *p, const struct ctx *c)
 		if (!is_else)
 			cond = condition(p);
 		arm.live = c->live && !decided && cond != COND_FALSE;
+		arm.maybe = c->maybe || open || cond != COND_TRUE;
+		open |= cond == COND_UNKNOWN;
 		if (arm.live)
 			arm_begin(p, &a);
 		suite(p, &arm, false);
@@ -1208,6 +1217,7 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	bool is_with = ap_py_is_kw(&p->t, KW_WITH);
 	bool is_try = ap_py_is_kw(&p->t, KW_TRY);
 	bool binds = c->prefix == NULL && c->live, ended = false;
+	struct ctx body;
 	const tok *v;
 	struct arms a;
 
@@ -1250,8 +1260,12 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 			i = e + 1;
 		}
 	}
-	suite(p, c, false);
+	body = *c;
+	/* A loop's body may not run, a try's may stop at any statement. */
+	body.maybe = c->maybe || !is_with;
+	suite(p, &body, false);
 	for (;;) {
+		struct ctx arm = *c;
 		bool is_finally = is_try && ap_py_is_kw(&p->t, KW_FINALLY);
 		if (!(is_try && ap_py_is_kw(&p->t, KW_EXCEPT)) && !ap_py_is_kw(&p->t, KW_ELSE) &&
 		    !is_finally)
@@ -1264,7 +1278,8 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		} else if (!ended) {
 			arm_begin(p, &a);
 		}
-		suite(p, c, false);
+		arm.maybe = c->maybe || !is_finally;
+		suite(p, &arm, false);
 	}
 	if (!ended)
 		arms_end(p, c, &a);
@@ -1376,7 +1391,7 @@ void ap_py_module_free(ap_py_module *m)
 
 int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_options *opt)
 {
-	static const struct ctx top = {NULL, true};
+	static const struct ctx top = {NULL, true, false};
 	struct parser *p;
 	struct module *mod;
 	ap_py_module *m;

@@ -225,6 +225,14 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 			return NULL;
 		}
 		d = ap_py_find_def(m, name);
+		if (d != NULL && d->maybe) {
+			res->file = f->path;
+			res->status = AP_RULE_UNKNOWN;
+			res->reason = ap_xasprintf("%s (line %u) in %s is defined in a block that may not "
+			                           "run on import", name, d->line, f->path);
+			ap_buf_free(&tried);
+			return NULL;
+		}
 		if (d != NULL && d->decorator != NULL) {
 			res->file = f->path;
 			res->status = AP_RULE_UNKNOWN;

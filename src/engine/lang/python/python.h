@@ -38,6 +38,10 @@ typedef struct ap_py_def {
 	size_t nparams;
 	/* false for a def in an arm not taken on import (see ap_py_options): it binds nothing */
 	bool live;
+	/* in a block that may not run on import (an arm of a condition not known, a
+	 * loop, a try that may stop early or its handlers): a method defined there
+	 * may not exist */
+	bool maybe;
 	/* The first decorator that may bind the name to something other than the
 	 * def, as written ("compile_ops", "torch.compile"); NULL when there is none
 	 * (no decorator, or only ones known to keep the function and its
