@@ -12,9 +12,16 @@
 
 /* --- Reader helpers ------------------------------------------------------- */
 
+/* Names as CPython binds them: see ap_py_name. */
 static bool spelt(const struct parser *p, const tok *t, const char *w)
 {
-	return t->len == strlen(w) && memcmp(p->s + t->off, w, t->len) == 0;
+	ap_buf b = AP_BUF_INIT;
+	size_t len;
+	const char *s = ap_py_name(p, t, &b, &len);
+	bool eq = len == strlen(w) && memcmp(s, w, len) == 0;
+
+	ap_buf_free(&b);
+	return eq;
 }
 
 static bool is_word(const struct parser *p, const tok *t, const char *w)
@@ -41,7 +48,24 @@ static bool is_ident(const tok *t)
 
 static char *tok_str(const struct parser *p, const tok *t)
 {
-	return ap_py_arena_strndup(p->mod, p->s + t->off, t->len);
+	ap_buf b = AP_BUF_INIT;
+	size_t len;
+	const char *s = ap_py_name(p, t, &b, &len);
+	char *r = ap_py_arena_strndup(p->mod, s, len);
+
+	ap_buf_free(&b);
+	return r;
+}
+
+/* Appends the name token t to the scratch string. */
+static void scratch_name(struct parser *p, const tok *t)
+{
+	ap_buf b = AP_BUF_INIT;
+	size_t len;
+	const char *s = ap_py_name(p, t, &b, &len);
+
+	ap_buf_append(&p->scratch, s, len);
+	ap_buf_free(&b);
 }
 
 /* The scratch string into the arena; scratch emptied. */
@@ -223,7 +247,7 @@ static void import_stmt(struct parser *p, const struct ctx *c)
 
 		p->scratch.len = 0;
 		for (;;) {
-			ap_buf_append(&p->scratch, p->s + v[i].off, v[i].len);
+			scratch_name(p, &v[i]);
 			i++;
 			if (i + 1 >= n || !ap_py_is_op(&v[i], '.') || v[i + 1].kind != T_NAME)
 				break;
@@ -250,7 +274,7 @@ static void from_stmt(struct parser *p, const struct ctx *c)
 
 	p->scratch.len = 0;
 	for (; i < n && !ap_py_is_kw(&v[i], KW_IMPORT); i++)
-		ap_buf_append(&p->scratch, p->s + v[i].off, v[i].len);
+		scratch_name(p, &v[i]);
 	module = scratch_str(p);
 	i++;
 	if (i < n && ap_py_is_op(&v[i], '*')) {
@@ -510,7 +534,8 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 
 	for (;;) {
 		size_t mark = ap_py_string_mark(p);
-		bool strings_only = true, header;
+		struct ap_py_doc d = {0};
+		bool header;
 		tok last = {0};
 		size_t count = 0;
 		struct collector k;
@@ -518,7 +543,7 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 		collect_start(p, &k, analyze ? c : NULL, analyze);
 		while (p->t.kind != T_NEWLINE && p->t.kind != T_END &&
 		       !(p->t.depth == 0 && ap_py_is_op(&p->t, ';'))) {
-			strings_only &= p->t.kind == T_STRING && p->t.plain;
+			doc = doc && ap_py_doc_step(&d, &p->t);
 			last = p->t;
 			count++;
 			collect(p, &k);
@@ -526,7 +551,7 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 		}
 		header = !one_line && p->t.kind == T_NEWLINE && count > 0 && last.depth == 0 &&
 		         ap_py_is_op(&last, ':');
-		if (doc && count > 0 && strings_only)
+		if (doc && ap_py_doc_is(&d))
 			ap_py_drop_strings(p, mark);
 		doc = false;
 		if (analyze && count > 0 && !header)
@@ -669,20 +694,23 @@ static void params(struct parser *p, size_t di)
 static char *qualname(struct parser *p, const struct ctx *c, const tok *name,
                       const char *tail)
 {
-	size_t plen = c->prefix ? strlen(c->prefix) : 0, tlen = strlen(tail);
-	char *q = ap_py_arena_alloc(p->mod, plen + name->len + tlen + 1);
+	size_t plen = c->prefix ? strlen(c->prefix) : 0, tlen = strlen(tail), len;
+	ap_buf b = AP_BUF_INIT;
+	const char *s = ap_py_name(p, name, &b, &len);
+	char *q = ap_py_arena_alloc(p->mod, plen + len + tlen + 1);
 
 	if (plen > 0)
 		memcpy(q, c->prefix, plen);
-	memcpy(q + plen, p->s + name->off, name->len);
-	memcpy(q + plen + name->len, tail, tlen + 1);
+	memcpy(q + plen, s, len);
+	memcpy(q + plen + len, tail, tlen + 1);
+	ap_buf_free(&b);
 	return q;
 }
 
-static void def_stmt(struct parser *p, const struct ctx *c)
+/* line: of `def`, or of the `async` before it (CPython's lineno). */
+static void def_stmt(struct parser *p, const struct ctx *c, unsigned line)
 {
 	ap_py_module *m = p->m;
-	unsigned line = p->t.line;
 	tok name;
 	ap_py_def *d;
 	size_t di;
@@ -908,6 +936,8 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 
 static void statement(struct parser *p, const struct ctx *c, bool doc)
 {
+	unsigned line;
+
 	if (ap_py_is_op(&p->t, '@')) {
 		while (ap_py_is_op(&p->t, '@')) {
 			while (p->t.kind != T_NEWLINE && p->t.kind != T_END)
@@ -917,6 +947,7 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 		if (p->t.kind == T_INDENT || p->t.kind == T_DEDENT)
 			return;
 	}
+	line = p->t.line;
 	if (ap_py_is_kw(&p->t, KW_ASYNC)) {
 		ap_py_advance(p);
 		if (!ap_py_is_kw(&p->t, KW_DEF) && !ap_py_is_kw(&p->t, KW_FOR) &&
@@ -926,7 +957,7 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 		}
 	}
 	if (ap_py_is_kw(&p->t, KW_DEF))
-		def_stmt(p, c);
+		def_stmt(p, c, line);
 	else if (ap_py_is_kw(&p->t, KW_CLASS))
 		class_stmt(p, c);
 	else if (ap_py_is_kw(&p->t, KW_IF))

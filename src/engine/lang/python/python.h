@@ -178,4 +178,17 @@ size_t ap_py_token_end(const char *s, size_t i, size_t n);
  * lone CR, which CPython reads as a line end too), or n. */
 size_t ap_py_line_end(const char *s, size_t i, size_t n);
 
+/* A name a rule gives ("find", "Cls.m", "a.b", a parameter's) spelt as the
+ * reader spells the names it reads: CPython binds an identifier that is not
+ * ASCII as its NFKC normal form (PEP 3131), so `def ﬁnd` binds "find", and
+ * so does a rule's "ﬁnd" name it. *name (from malloc) is replaced by its
+ * normal form; ASCII, and bytes that are not UTF-8, stay as they are. */
+void ap_py_name_normalize(char **name);
+
+/* Whether s[0, len) is one identifier as CPython reads one (keywords
+ * included): ASCII letters, digits and '_', not starting with a digit, or
+ * UTF-8 whose first character is XID_Start or '_' and whose others are
+ * XID_Continue. */
+bool ap_py_is_identifier(const char *s, size_t len);
+
 #endif
