@@ -14,9 +14,9 @@
 #include "core/ap-error.h"
 #include "engine/lang/python/python-int.h"
 
-const bool ap_py_ident_chars[256] = {
-	['0' ... '9'] = true, ['A' ... 'Z'] = true, ['_'] = true,
-	['a' ... 'z'] = true, [0x80 ... 0xff] = true,
+const uint8_t ap_py_ident_chars[256] = {
+	['0' ... '9'] = ID_ASCII, ['A' ... 'Z'] = ID_ASCII, ['_'] = ID_ASCII,
+	['a' ... 'z'] = ID_ASCII, [0x80 ... 0xff] = ID_OTHER,
 };
 
 const uint8_t ap_py_byte_class[256] = {
@@ -164,7 +164,7 @@ size_t ap_py_lex_number(const char *s, size_t i, size_t n)
 	if (s[i] == '0' && i + 1 < n && strchr("xXoObB", s[i + 1]) != NULL && s[i + 1] != '\0') {
 		i += 2;
 		while (i < n &&
-		       (ap_py_ident_chars[(unsigned char)s[i]] && (unsigned char)s[i] < 0x80))
+		       ap_py_ident_chars[(unsigned char)s[i]] == ID_ASCII)
 			i++;
 		return i;
 	}

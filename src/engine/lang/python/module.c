@@ -12,15 +12,31 @@
 
 /* --- Reader helpers ------------------------------------------------------- */
 
-/* Names as CPython binds them: see ap_py_name. */
-static bool spelt(const struct parser *p, const tok *t, const char *w)
+/* A name that is not ASCII as CPython binds it (see ap_py_name), in the
+ * arena, or compared with w. */
+static __attribute__((noinline)) char *normal_name(const struct parser *p, const tok *t,
+                                                   const char *w, bool *eq)
 {
 	ap_buf b = AP_BUF_INIT;
 	size_t len;
 	const char *s = ap_py_name(p, t, &b, &len);
-	bool eq = len == strlen(w) && memcmp(s, w, len) == 0;
+	char *r = NULL;
 
+	if (w != NULL)
+		*eq = len == strlen(w) && memcmp(s, w, len) == 0;
+	else
+		r = ap_py_arena_strndup(p->mod, s, len);
 	ap_buf_free(&b);
+	return r;
+}
+
+static bool spelt(const struct parser *p, const tok *t, const char *w)
+{
+	bool eq;
+
+	if (t->plain)
+		return t->len == strlen(w) && memcmp(p->s + t->off, w, t->len) == 0;
+	normal_name(p, t, w, &eq);
 	return eq;
 }
 
@@ -48,13 +64,9 @@ static bool is_ident(const tok *t)
 
 static char *tok_str(const struct parser *p, const tok *t)
 {
-	ap_buf b = AP_BUF_INIT;
-	size_t len;
-	const char *s = ap_py_name(p, t, &b, &len);
-	char *r = ap_py_arena_strndup(p->mod, s, len);
-
-	ap_buf_free(&b);
-	return r;
+	if (t->plain)
+		return ap_py_arena_strndup(p->mod, p->s + t->off, t->len);
+	return normal_name(p, t, NULL, NULL);
 }
 
 /* Appends the name token t to the scratch string. */

@@ -50,7 +50,12 @@ typedef struct tok {
 	bool plain;
 } tok;
 
-extern const bool ap_py_ident_chars[256];
+/* The bytes CPython's tokenizer takes into a name: ASCII letters, digits
+ * and '_' (ID_ASCII), and every byte from 0x80 on (ID_OTHER), which makes
+ * a name to check and normalize. The fast paths read ASCII names with
+ * ID_ASCII alone and leave the others to lex_next. */
+enum { ID_ASCII = 1, ID_OTHER = 2 };
+extern const uint8_t ap_py_ident_chars[256];
 
 /* What the tokenizer does with a byte: C_OP (0) is an operator or any other
  * byte alone. */
@@ -132,10 +137,14 @@ ap_py_lex_token(const char *s, size_t i, size_t n, uint8_t *kind, uint8_t *code,
 	switch (ap_py_byte_class[(unsigned char)c]) {
 	case C_NAME: {
 		size_t j = i + 1;
-		unsigned char bits = (unsigned char)c; /* of every byte: 0x80 says one is not ASCII */
 		unsigned pfx;
-		while (j < n && ap_py_ident_chars[(unsigned char)s[j]])
-			bits |= (unsigned char)s[j++];
+		while (j < n && ap_py_ident_chars[(unsigned char)s[j]] == ID_ASCII)
+			j++;
+		if ((unsigned char)c >= 0x80 || (j < n && (unsigned char)s[j] >= 0x80)) {
+			*plain = false;
+			while (j < n && ap_py_ident_chars[(unsigned char)s[j]])
+				j++;
+		}
 		/* Prefixes are at most two bytes. */
 		if (j - i <= 2 && j < n && (s[j] == '"' || s[j] == '\'') &&
 		    (pfx = ap_py_string_prefix(s, i, j)) != 0) {
@@ -149,7 +158,6 @@ ap_py_lex_token(const char *s, size_t i, size_t n, uint8_t *kind, uint8_t *code,
 		/* Keywords are ASCII: CPython matches them before normalizing, so
 		 * a fullwidth `ｄｅｆ` is the name `def`. */
 		*code = ap_py_keyword(s + i, j - i);
-		*plain = bits < 0x80;
 		return j;
 	}
 	case C_DOT:

@@ -460,12 +460,11 @@ next:
 		i++;
 		p->line++;
 		goto next;
-	case C_NAME: {
-		unsigned char bits = (unsigned char)c;
+	case C_NAME:
 		j = i + 1;
-		while (ap_py_ident_chars[(unsigned char)s[j]])
-			bits |= (unsigned char)s[j++];
-		if (bits >= 0x80) /* a name to check: lex_next's */
+		while (ap_py_ident_chars[(unsigned char)s[j]] == ID_ASCII)
+			j++;
+		if (((unsigned char)c | (unsigned char)s[j]) >= 0x80) /* a name to check: lex_next's */
 			goto out;
 		if (j - i <= 2 && (s[j] == '"' || s[j] == '\'') &&
 		    (pfx = ap_py_string_prefix(s, i, j)) != 0)
@@ -474,7 +473,6 @@ next:
 		code = body_keyword(s + i, j - i);
 		i = j;
 		break;
-	}
 	case C_QUOTE:
 		pfx = PFX_STRING;
 		j = i;
@@ -618,8 +616,12 @@ mid:
 			depth = 0;
 			plain = true;
 			goto token;
-		case '"':
-		case '\'':
+		default:
+			/* Not ASCII: the name holding it, for lex_next to check. */
+			if ((unsigned char)s[i] >= 0x80) {
+				i = token_start(s, n, bound, i);
+				goto out;
+			}
 			/* A quote at j: the token holding it starts at k, at j or at
 			 * its prefix. */
 			j = i;
@@ -627,10 +629,6 @@ mid:
 			pfx = k < j ? ap_py_string_prefix(s, k, j) : PFX_STRING;
 			i = k;
 			goto string;
-		default:
-			/* Not ASCII: the name holding it, for lex_next to check. */
-			i = token_start(s, n, bound, i);
-			goto out;
 		}
 	}
 

@@ -107,11 +107,13 @@ bool ap_py_indentation(struct parser *p, tok *t)
 		p->pos = i + 1;
 		p->line++;
 	}
-	/* Columns past 32 bits (a line of billions of tabs) all read as one. */
-	if (col > UINT32_MAX)
+	/* Columns past 32 bits (a line of billions of tabs) all read as one;
+	 * alt is never past col. */
+	if (col > UINT32_MAX) {
 		col = UINT32_MAX;
-	if (alt > UINT32_MAX)
-		alt = UINT32_MAX;
+		if (alt > UINT32_MAX)
+			alt = UINT32_MAX;
+	}
 	p->at_bol = false;
 	p->pos = i;
 	if (i >= n)
@@ -378,17 +380,16 @@ void ap_py_advance(struct parser *p)
 	}
 	p->pos = i;
 	switch (ap_py_byte_class[(unsigned char)s[i]]) {
-	case C_NAME: {
-		unsigned char bits = (unsigned char)s[i];
-		for (j = i + 1; ap_py_ident_chars[(unsigned char)s[j]]; j++)
-			bits |= (unsigned char)s[j];
+	case C_NAME:
+		for (j = i + 1; ap_py_ident_chars[(unsigned char)s[j]] == ID_ASCII; j++)
+			;
 		/* A prefix, or a name that is not ASCII, to check. */
-		if ((j - i <= 2 && (s[j] == '"' || s[j] == '\'')) || bits >= 0x80)
+		if ((j - i <= 2 && (s[j] == '"' || s[j] == '\'')) ||
+		    ((unsigned char)s[i] | (unsigned char)s[j]) >= 0x80)
 			goto slow;
 		code = ap_py_keyword(s + i, j - i);
 		t->kind = T_NAME;
 		break;
-	}
 	case C_OP:
 		if (i >= p->n)
 			goto slow;
