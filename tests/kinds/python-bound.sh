@@ -97,6 +97,28 @@ rule bound.nofile status missing
 cap unknown_stays False
 cap_reason unknown_stays "unknown, so unsupported: not (rule bound.nofile: no such file: aiter/ops/triton/gluon/mla_gluon.py)"
 
+# A parameter spelt otherwise in the body (NFKC, as CPython binds both) is
+# the same name, and so is the rule's.
+cat >"$TREE/aiter/uni.py" <<'EOF'
+def ｄecode(ｎhead):
+    assert nhead <= 96
+    return nhead
+EOF
+pack pyuni <<'EOF'
+rules:
+  - id: uni.bound
+    file: aiter/uni.py
+    python-bound: ｎhead
+    def: decode
+EOF
+
+case_ "python-bound: names NFKC-normalized as CPython binds them, in the source and in the rule"
+scan "$TREE" pyuni
+expect_rc 0
+rule uni.bound status matched
+lines uni.bound "[2]"
+caps uni.bound bound "['96']"
+
 pack no_def <<'EOF'
 rules:
   - id: r

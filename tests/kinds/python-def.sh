@@ -259,6 +259,65 @@ rule decorated reason "what aiter/ways.py binds to decorated is not known withou
 rule method reason "K.m (line 19) in aiter/ways.py is defined in a block that may not run on import"
 rule torch status unknown
 
+# Names as CPython binds them (PEP 3131): `def ﬁnd` binds find, and a rule
+# naming ﬁnd names it too; a def continued after `async \` is at the line
+# of `async`; a character no name may hold is a syntax error.
+cat >"$TREE/aiter/uni.py" <<'EOF'
+def ﬁnd(ﬂag, *, ｋw=1):
+    return ﬂag
+
+
+class Ｃls:
+    def ｍeth(self, café):
+        return café
+
+
+async \
+    def later(x):
+    return x
+EOF
+printf 'def f():\n    return 1 \342\206\222 2\n' >"$TREE/aiter/arrow.py"
+pack pyuni <<'EOF'
+rules:
+  - id: uni.nfkc
+    file: aiter/uni.py
+    python-def: find
+    params: [flag]
+    binds: {positional: 1, keywords: [kw]}
+  - id: uni.rule_side
+    file: aiter/uni.py
+    python-def: ﬁnd
+    params: [ﬂag, ｋw]
+  - id: uni.method
+    file: aiter/uni.py
+    python-def: Ｃls.meth
+    param_at: 2
+  - id: uni.async
+    file: aiter/uni.py
+    python-def: later
+  - id: uni.invalid
+    file: aiter/arrow.py
+    python-def: f
+EOF
+
+case_ "python-def: names NFKC-normalized as CPython binds them, in the source and in the rule"
+scan "$TREE" pyuni
+expect_rc 0
+rule uni.nfkc status matched
+lines uni.nfkc "[1]"
+caps uni.nfkc params "['flag, *, kw=…']"
+rule uni.rule_side status matched
+rule uni.method status matched
+caps uni.method param "['café']"
+
+case_ "python-def: a def continued after 'async \\' is at the line of async, CPython's lineno"
+rule uni.async status matched
+lines uni.async "[10]"
+
+case_ "python-def: a character no name may hold is CPython's syntax error"
+rule uni.invalid status error
+rule uni.invalid reason "line 2: invalid character '→' (U+2192)"
+
 pack def_names <<'EOF'
 rules:
   - id: r

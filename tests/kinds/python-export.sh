@@ -235,6 +235,36 @@ rule ty.not status matched
 rule ty.not file aiter/runtime.py
 expect_json "[i['path'] for i in j['inputs']].count('aiter/stubs.py')" 0
 
+# What CPython binds for names that are not ASCII: their NFKC forms, so
+# `from .ｏps import ﬁnd as ｇet` binds get from aiter/ops.py's find; a rule
+# spelling them so names the same.
+UNI="$TMP/uni"
+mkdir -p "$UNI/aiter"
+printf 'from .\357\275\217ps import \357\254\201nd as \357\275\207et\n' >"$UNI/aiter/__init__.py"
+printf 'def \357\254\201nd(\357\254\202ag):\n    return \357\254\202ag\n' >"$UNI/aiter/ops.py"
+pack pyuni <<'EOF'
+rules:
+  - id: uni.get
+    python-export: get
+    from: aiter
+    params: [flag]
+  - id: uni.rule_side
+    python-export: ｇet
+    from: ａiter
+  - id: uni.find
+    python-export: find
+    from: aiter.ops
+EOF
+
+case_ "python-export: names NFKC-normalized as CPython binds them, in the source and in the rule"
+scan "$UNI" pyuni
+expect_rc 0
+rule uni.get status matched
+rule uni.get file aiter/ops.py
+lines uni.get "[1]"
+rule uni.rule_side status matched
+rule uni.find status matched
+
 pack no_from <<'EOF'
 rules:
   - id: r
@@ -251,5 +281,13 @@ case_ "refused: python-export without 'from'"
 refused no_from "2:5: missing required key 'from' in rule"
 case_ "refused: a 'from' that is no module name"
 refused bad_from "4:11: 'from' must be a module name (a.b.c), not 'a..b'"
+pack bad_name <<'EOF'
+rules:
+  - id: r
+    python-export: a→b
+    from: aiter
+EOF
+case_ "refused: a python-export that is no Python name"
+refused bad_name "3:20: 'python-export' must be a name, not 'a→b'"
 
 finish

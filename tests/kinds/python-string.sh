@@ -11,6 +11,15 @@ cat >"$TREE/aiter/mla.py" <<'EOF'
 def mla_decode_fwd(q):
     """AITER_SITUV2_A4W4 in a docstring only."""
     return q
+
+
+def parenthesised():
+    ("AITER_SITUV2_A4W4 in a docstring in parentheses"
+     " is a docstring too")
+
+
+def tuple_():
+    ("AITER_SITUV2_A4W4 in a tuple",)
 EOF
 cat >"$TREE/aiter/fused_moe.py" <<'EOF'
 """Module docstring: AITER_SITUV2_A4W4 here is no code."""
@@ -39,6 +48,7 @@ rules:
   - id: str.docstring_only
     file: aiter/mla.py
     python-string: AITER_SITUV2_A4W4
+    collect: all
 EOF
 
 case_ "python-string: string literals in code, not comments or docstrings"
@@ -48,6 +58,8 @@ rule str.first status matched
 lines str.first "[5]"
 lines str.all "[5, 10]"
 rule str.none status unmatched
-rule str.docstring_only status unmatched
+
+case_ "python-string: a str literal in parentheses is a docstring too; in a tuple it is none"
+lines str.docstring_only "[12]"
 
 finish

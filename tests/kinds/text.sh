@@ -68,4 +68,45 @@ caps re.caps heads "['24', '128']"
 caps re.caps dim "['512', '64']"
 rule re.none status unmatched
 
+# Python names as CPython binds them (NFKC): a token pattern's `find` is the
+# source's `ﬁnd`, and its `ｆind` too; a string is as written. strip-whitespace
+# is vLLM's text, byte for byte.
+mkdir -p "$TREE/aiter"
+cat >"$TREE/aiter/uni.py" <<'EOF'
+x = 1
+y = ﬁnd(café, "ﬁnd(")
+EOF
+pack pytext <<'EOF'
+rules:
+  - id: tok.nfkc
+    file: aiter/uni.py
+    token: "find(café"
+  - id: tok.rule_side
+    file: aiter/uni.py
+    token: "= ｆind ("
+  - id: tok.string
+    file: aiter/uni.py
+    token: '"ﬁnd("'
+  - id: tok.not_string
+    file: aiter/uni.py
+    token: '"find("'
+  - id: lit.keep
+    file: aiter/uni.py
+    literal: "find(café"
+  - id: lit.strip
+    file: aiter/uni.py
+    literal: "=ﬁnd(café"
+    normalize: strip-whitespace
+EOF
+
+case_ "token: Python names NFKC-normalized as CPython binds them, in the file and in the pattern"
+scan "$TREE" pytext
+expect_rc 0
+lines tok.nfkc "[2]"
+lines tok.rule_side "[2]"
+lines tok.string "[2]"
+rule tok.not_string status unmatched
+lines lit.keep "[2]"
+lines lit.strip "[2]"
+
 finish

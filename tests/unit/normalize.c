@@ -27,7 +27,8 @@ static const char *norm_n(const char *src, size_t len, ap_lang lang, ap_ws ws)
 	assert_int_equal(text.s[text.len], '\0');
 	assert_int_equal(text.map[text.len], len);
 	for (size_t i = 0; i + 1 < text.len; i++)
-		assert_true(text.map[i] < text.map[i + 1]);
+		assert_true(text.map[i] < text.map[i + 1] ||
+		            (text.map[i] == text.map[i + 1] && (unsigned char)text.s[i] >= 0x80));
 	return text.s;
 }
 
@@ -234,6 +235,32 @@ static void test_python(void **state)
 	assert_string_equal(norm("a // b /* c */", AP_LANG_PYTHON, AP_WS_KEEP), "a // b /* c */");
 }
 
+/* In keep mode a Python name that is not ASCII reads as CPython binds it,
+ * NFKC-normalized; strings, comments and what is no name stay as written,
+ * and strip mode is vLLM's text, byte for byte. */
+static void test_python_names(void **state)
+{
+	/* ﬁnd(cafe\u0301, ｘ) + '\ufb01' # ﬁ, then a name NFKC makes longer */
+	const char *src = "\xef\xac\x81nd(cafe\xcc\x81, \xef\xbd\x98) + '\xef\xac\x81' # \xef\xac\x81\n"
+	                  "y\xef\xb7\xb4 = 1 \xe2\x86\x92 x\xc2\xa0z\n";
+
+	assert_string_equal(norm(src, AP_LANG_PYTHON, AP_WS_KEEP),
+	                    "find(caf\xc3\xa9, x) + '\xef\xac\x81'  \n"
+	                    "y\xd9\x85\xd8\xad\xd9\x85\xd8\xaf = 1 "
+	                    "\xe2\x86\x92 x\xc2\xa0z\n");
+	assert_line("find", 1, "\xef\xac\x81nd(cafe\xcc\x81, \xef\xbd\x98) + '\xef\xac\x81' # \xef\xac\x81");
+	assert_line("caf", 1, "\xef\xac\x81nd(cafe\xcc\x81, \xef\xbd\x98) + '\xef\xac\x81' # \xef\xac\x81");
+	assert_line(" = 1", 2, "y\xef\xb7\xb4 = 1 \xe2\x86\x92 x\xc2\xa0z");
+	assert_int_equal(text.map[0], 0);
+	assert_int_equal(text.map[4], 5);
+	assert_string_equal(norm("\xef\xac\x81nd = 1\n", AP_LANG_PYTHON, AP_WS_STRIP),
+	                    "\xef\xac\x81nd=1");
+	/* A name made longer at the end of the file grows the text. */
+	assert_string_equal(norm("\xef\xb7\xb4", AP_LANG_PYTHON, AP_WS_KEEP),
+	                    "\xd9\x85\xd8\xad\xd9\x85\xd8\xaf");
+	assert_int_equal(text.map[7], 2);
+}
+
 static void test_strip_whitespace_set(void **state)
 {
 	/* Every character Python's str.isspace() accepts, in UTF-8. */
@@ -330,6 +357,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_c_if0, teardown),
 		cmocka_unit_test_teardown(test_crlf_bom, teardown),
 		cmocka_unit_test_teardown(test_python, teardown),
+		cmocka_unit_test_teardown(test_python_names, teardown),
 		cmocka_unit_test_teardown(test_strip_whitespace_set, teardown),
 		cmocka_unit_test_teardown(test_offset_map_lines, teardown),
 		cmocka_unit_test(test_lang_names),

@@ -236,12 +236,62 @@ static void test_crlf_bom_tabs(void **state)
 	assert_string_at(0, "v", 6);
 	assert_string_at(1, "crlf", 7);
 	assert_string_at(2, "z", 8);
-	/* A tab reaches column 8, as eight spaces do. */
+	/* A tab reaches the next multiple of 8: from column 4, column 8. */
 	parse_ok("if x:\n"
-	         "\ta = 1\n"
-	         "        b = 2\n"
-	         "c = 3\n");
-	assert_names("a b ?a ?b c");
+	         "    a = 1\n"
+	         "    if y:\n"
+	         "    \tb = 2\n"
+	         "    \tc = 3\n"
+	         "d = 4\n");
+	assert_names("a b c ?b ?c ?a d");
+	/* CPython's TabError: a level must be the same with a tab counted as
+	 * one space, on the same level, an indent and a dedent alike. */
+	parse_err("if x:\n\ta = 1\n        b = 2\n", AP_EINPUT,
+	          "line 3: inconsistent use of tabs and spaces in indentation");
+	parse_err("if x:\n        a = 1\n\tb = 2\n", AP_EINPUT,
+	          "line 3: inconsistent use of tabs and spaces in indentation");
+	parse_err("if x:\n    if y:\n\tb = 1\n", AP_EINPUT,
+	          "line 3: inconsistent use of tabs and spaces in indentation");
+	parse_err("if x:\n\tif y:\n\t\tb = 1\n        c = 2\n", AP_EINPUT,
+	          "line 4: inconsistent use of tabs and spaces in indentation");
+	parse_err("def f():\n\tx = 1\n        return x\n", AP_EINPUT,
+	          "line 3: inconsistent use of tabs and spaces in indentation");
+}
+
+/* A form feed in the leading whitespace sets the column back to 0 (CPython's
+ * tokenizer does, for Emacs users); elsewhere it is a space. The nesting
+ * below is what ast.parse gives. */
+static void test_form_feeds(void **state)
+{
+	(void)state;
+	/* Before the indentation: the line stays in the block. */
+	parse_ok("class C:\n"
+	         "    def m(self): pass\n"
+	         "\f    def n(self): pass\n"
+	         "\f\n"
+	         "  \f  # a comment line after one\n"
+	         "    def o(self): pass\n");
+	assert_names("C");
+	assert_int_equal(def("C.n")->line, 3);
+	assert_int_equal(def("C.o")->line, 6);
+	/* After it: column 0, so the def leaves the class, and a statement
+	 * leaves a function body the skimmer reads. */
+	parse_ok("class C:\n"
+	         "    def m(self): pass\n"
+	         "    \fdef n(self): pass\n"
+	         "def f():\n"
+	         "    x = 1\n"
+	         "    \fy = 2\n"
+	         "\fdef g(a,\n"
+	         "\f b): return 1 \f+ 2\f\n");
+	assert_names("C n f y g");
+	assert_int_equal(def("n")->line, 3);
+	assert_int_equal(def("g")->nparams, 2);
+	/* Spaces, then a form feed, then two: column 2, no level. */
+	parse_err("if x:\n    a = 1\n  \f  b = 2\n", AP_EINPUT,
+	          "line 3: unindent does not match any outer indentation level");
+	parse_ok("if x:\n\t\f\tb = 1\n");
+	assert_names("b ?b");
 }
 
 /* CPython's universal newlines: a lone CR ends a line as LF does, and lines
@@ -860,6 +910,39 @@ static void test_docstrings(void **state)
 	assert_string_at(7, "not alone", 19);
 	assert_string_at(8, "no docstring in an if", 21);
 
+	/* In parentheses a str literal is still a docstring: CPython's is a
+	 * statement that is an expression of a str constant. A tuple, a call,
+	 * an operation or an f-string is none. */
+	parse_ok("((\"module\" 'doc'))\n"
+	         "def f():\n"
+	         "    (\"doc\"\n"
+	         "     \" continued\")\n"
+	         "    def inner():\n"
+	         "        ('inner doc') ; x = 'one'\n"
+	         "    class L:\n"
+	         "        (('local class doc') )\n"
+	         "    return 'two'\n"
+	         "class C: ('one-line class doc')\n"
+	         "class D:\n"
+	         "    ('a tuple',)\n"
+	         "def g():\n"
+	         "    'a' ('call')\n"
+	         "def h():\n"
+	         "    ('not alone') + 'x'\n"
+	         "def i():\n"
+	         "    (f'no docstring')\n"
+	         "def j(): ('method').strip()\n");
+	assert_int_equal(mod->nstrings, 9);
+	assert_string_at(0, "one", 6);
+	assert_string_at(1, "two", 9);
+	assert_string_at(2, "a tuple", 12);
+	assert_string_at(3, "a", 14);
+	assert_string_at(4, "call", 14);
+	assert_string_at(5, "not alone", 16);
+	assert_string_at(6, "x", 16);
+	assert_string_at(7, "no docstring", 18);
+	assert_string_at(8, "method", 19);
+
 	/* A module starting with code has no docstring. */
 	parse_ok("x = 1\n'a string'\n");
 	assert_int_equal(mod->nstrings, 1);
@@ -1336,6 +1419,131 @@ static void test_empty_inputs(void **state)
 	assert_int_equal(ap_py_lookup(mod, "y")->kind, AP_PY_BIND_UNKNOWN);
 }
 
+/* Names that are not ASCII, as CPython reads them (PEP 3131): NFKC-normalized
+ * where bound (`def ﬁnd` binds `find`, fullwidth `ｄｅｆ` is the name
+ * `def`, no keyword), strings as written; a name CPython's tokenizer turns
+ * away is an error, wherever it is. What each binds is what importing the
+ * module binds. */
+static void test_unicode_names(void **state)
+{
+	(void)state;
+	parse_ok("from typing import TYPE_CHECKING\n"
+	         "def \xef\xac\x81nd(\xef\xac\x82" "ag, *, \xef\xbd\x8bw=1): pass\n"
+	         "class \xef\xbc\xa3ls:\n"
+	         "    def \xef\xbd\x8d" "eth(self): return '\xef\xac\x81'\n"
+	         "from .\xef\xbd\x8dod import \xef\xbd\x90" "ath as \xe2\x85\xb0\n"
+	         "import \xef\xbd\x93ys.\xef\xbd\x90" "ath\n"
+	         "\xef\xbd\x84\xef\xbd\x85\xef\xbd\x86 = 2\n"
+	         "__all__ = ['\xef\xac\x81nd']\n"
+	         "if \xef\xbc\xb4YPE_CHECKING:\n"
+	         "    def stub(): pass\n"
+	         "x\xc2\xb7 = caf\xc3\xa9\n"
+	         "def f():\n"
+	         "    y = caf\xc3\xa9 + 'after'\n"
+	         "    z = (1 +\n"
+	         "         \xc3\xa9t\xc3\xa9) + 'then'\n");
+	assert_names("TYPE_CHECKING find Cls ^mod i sys def __all__ x\xc2\xb7 f");
+	assert_param(def("find"), 0, "flag", AP_PY_POS, false);
+	assert_param(def("find"), 1, "kw", AP_PY_KWONLY, true);
+	assert_int_equal(def("Cls.meth")->line, 4);
+	assert_binding(4, AP_PY_BIND_FROM, "i", ".mod", "path", 5);
+	assert_binding(5, AP_PY_BIND_IMPORT, "sys", "sys.path", NULL, 6);
+	assert_int_equal(binding("x\xc2\xb7")->kind, AP_PY_BIND_ALIAS);
+	assert_string_equal(binding("x\xc2\xb7")->target, "caf\xc3\xa9");
+	assert_null(ap_py_find_def(mod, "stub"));
+	/* __all__ is strings: `from m import *` looks up 'ﬁnd' as written. */
+	assert_true(mod->has_all);
+	assert_string_equal(mod->all[0], "\xef\xac\x81nd");
+	assert_string_at(0, "\xef\xac\x81", 4);
+	assert_string_at(2, "after", 13);
+	assert_string_at(3, "then", 15);
+
+	parse_err("x = 1 \xe2\x86\x92 2\n", AP_EINPUT,
+	          "line 1: invalid character '\xe2\x86\x92' (U+2192)");
+	parse_err("\xc2\xb7x = 1\n", AP_EINPUT, "line 1: invalid character '\xc2\xb7' (U+00B7)");
+	parse_err("x\xc2\xa0= 1\n", AP_EINPUT, "line 1: invalid non-printable character U+00A0");
+	parse_err("x = 1\n\xff = 2\n", AP_EINPUT, "line 2: Non-UTF-8 code starting with '\\xff'");
+	/* In a skimmed body, at a statement's start or in its middle, and in a
+	 * parameter's default. */
+	parse_err("def f():\n    \xe2\x86\x92 = 1\n", AP_EINPUT,
+	          "line 2: invalid character '\xe2\x86\x92' (U+2192)");
+	parse_err("def f():\n    x = [1,\n 2] + y\xe2\x86\x92\n", AP_EINPUT,
+	          "line 3: invalid character '\xe2\x86\x92' (U+2192)");
+	parse_err("def f(a, b=(1,\n 2 \xe2\x86\x92)): pass\n", AP_EINPUT,
+	          "line 2: invalid character '\xe2\x86\x92' (U+2192)");
+	/* Strings and comments may hold anything. */
+	parse_ok("x = '\xe2\x86\x92'  # \xe2\x86\x92 \xff\n");
+	assert_string_at(0, "\xe2\x86\x92", 1);
+}
+
+/* A def's line is CPython's lineno (co_firstlineno without decorators):
+ * that of `async` when a continuation puts `def` on a later line. */
+static void test_async_continuation(void **state)
+{
+	(void)state;
+	parse_ok("x = 1\n"
+	         "async \\\n"
+	         " def f(): pass\n"
+	         "class C:\n"
+	         "    @dec\n"
+	         "    async \\\n"
+	         "\\\n"
+	         "      def m(self): pass\n"
+	         "def \\\n"
+	         "  g(): pass\n");
+	assert_int_equal(def("f")->line, 2);
+	assert_int_equal(def("C.m")->line, 6);
+	assert_int_equal(def("g")->line, 9);
+}
+
+/* A bound on a parameter spelt otherwise in the body: the same name. */
+static void test_bound_unicode_name(void **state)
+{
+	long long bound;
+	unsigned line;
+	bool found;
+
+	(void)state;
+	parse_ok("def f(\xef\xbd\x8ehead, caf\xc3\xa9):\n"
+	         "    assert nhead <= 8\n"
+	         "    assert \xef\xbd\x8ehead < 64 and cafe\xcc\x81 <= 3\n");
+	assert_param(def("f"), 0, "nhead", AP_PY_POS, false);
+	ap_py_def_bound(mod, def("f"), "nhead", &bound, &line, &found);
+	assert_true(found);
+	assert_int_equal(bound, 63);
+	assert_int_equal(line, 3);
+	ap_py_def_bound(mod, def("f"), "caf\xc3\xa9", &bound, &line, &found);
+	assert_true(found);
+	assert_int_equal(bound, 3);
+}
+
+/* The rule's side: a name spelt as the reader spells the names it reads. */
+static void test_name_normalize(void **state)
+{
+	static const char *const cases[][2] = {
+		{"find", "find"}, {"\xef\xac\x81nd", "find"}, {"Cls.\xef\xbd\x8d" "eth", "Cls.meth"},
+		{"caf\xc3\xa9", "caf\xc3\xa9"}, {"cafe\xcc\x81", "caf\xc3\xa9"},
+		{"\xe2\x85\xa8", "IX"}, {"\xff", "\xff"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *s = ap_xstrdup(cases[i][0]);
+		ap_py_name_normalize(&s);
+		assert_string_equal(s, cases[i][1]);
+		free(s);
+	}
+	assert_true(ap_py_is_identifier("_x1", 3));
+	assert_true(ap_py_is_identifier("def", 3));
+	assert_true(ap_py_is_identifier("\xef\xac\x81nd", 5));
+	assert_true(ap_py_is_identifier("x\xc2\xb7", 3));
+	assert_false(ap_py_is_identifier("", 0));
+	assert_false(ap_py_is_identifier("1x", 2));
+	assert_false(ap_py_is_identifier("a.b", 3));
+	assert_false(ap_py_is_identifier("\xc2\xb7x", 3));
+	assert_false(ap_py_is_identifier("x\xe2\x86\x92", 4));
+	assert_false(ap_py_is_identifier("x\xff", 2));
+}
+
 static void test_nul_and_invalid_utf8(void **state)
 {
 	static const char src[] = "x\xc3\xa9 = '\xff\xfe'\n"
@@ -1415,6 +1623,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_continuations, teardown),
 		cmocka_unit_test_teardown(test_crlf_bom_tabs, teardown),
 		cmocka_unit_test_teardown(test_lone_cr, teardown),
+		cmocka_unit_test_teardown(test_form_feeds, teardown),
 		cmocka_unit_test_teardown(test_simple_statements, teardown),
 		cmocka_unit_test_teardown(test_indentation, teardown),
 		cmocka_unit_test_teardown(test_compound, teardown),
@@ -1436,6 +1645,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_random_inputs, teardown),
 		cmocka_unit_test_teardown(test_match_statement, teardown),
 		cmocka_unit_test_teardown(test_empty_inputs, teardown),
+		cmocka_unit_test_teardown(test_unicode_names, teardown),
+		cmocka_unit_test_teardown(test_async_continuation, teardown),
+		cmocka_unit_test_teardown(test_bound_unicode_name, teardown),
+		cmocka_unit_test(test_name_normalize),
 		cmocka_unit_test_teardown(test_nul_and_invalid_utf8, teardown),
 		cmocka_unit_test_teardown(test_input_too_large, teardown),
 		cmocka_unit_test(test_token_end),

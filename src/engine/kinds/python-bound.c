@@ -55,6 +55,7 @@ static int pybound_load(const ap_kind_load *l, void **state)
 	    (rc = ap_y_need_field(l->pack, l->map, "rule", "def", &l->opts[0])) < 0 ||
 	    (rc = ap_pysource_names_load(l, "def", l->opts[0].val, &p->defs, &p->ndefs)) < 0)
 		return rc;
+	ap_py_name_normalize(&p->name);
 	if (l->opts[1].key != NULL)
 		rc = ap_y_string(l->pack, l->opts[1].val, "capture", &p->capture);
 	else

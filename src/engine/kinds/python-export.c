@@ -42,13 +42,18 @@ static void pyexport_free(void *state)
 	free(p);
 }
 
+/* Identifiers (non-ASCII ones too, as in Python) joined by dots. */
 static bool dotted_name(const char *s)
 {
-	size_t n = strlen(s);
-
-	return n > 0 && s[0] != '.' && s[n - 1] != '.' && strstr(s, "..") == NULL &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == n &&
-	       strchr("0123456789", s[0]) == NULL;
+	for (;;) {
+		const char *dot = strchr(s, '.');
+		size_t len = dot ? (size_t)(dot - s) : strlen(s);
+		if (!ap_py_is_identifier(s, len))
+			return false;
+		if (dot == NULL)
+			return true;
+		s = dot + 1;
+	}
 }
 
 static int pyexport_load(const ap_kind_load *l, void **state)
@@ -67,6 +72,8 @@ static int pyexport_load(const ap_kind_load *l, void **state)
 		                 p->from);
 	if (!dotted_name(p->name) || strchr(p->name, '.') != NULL)
 		return ap_y_fail(l->pack, l->arg, "'python-export' must be a name, not '%s'", p->name);
+	ap_py_name_normalize(&p->name);
+	ap_py_name_normalize(&p->from);
 	if ((rc = ap_pydef_check_load(l->pack, l->opts, &p->check)) < 0)
 		return rc;
 	return ap_pyconf_load(l->pack, &l->opts[3], &p->conf);

@@ -23,6 +23,7 @@ typedef struct tok {
 } tok;
 
 typedef struct tok_seq {
+	const char *text; /* what the offsets are in: the pattern, as the language reads it */
 	tok *v;
 	size_t n;
 } tok_seq;
@@ -30,6 +31,9 @@ typedef struct tok_seq {
 struct token {
 	char *pattern;
 	size_t pattern_len;
+	/* the pattern with its Python names NFKC-normalized, as the normalizer
+	 * leaves those of a Python file */
+	char *pattern_py;
 	/* the pattern split by each lexer (C also serves TEXT) */
 	tok_seq toks_c;
 	tok_seq toks_py;
@@ -213,6 +217,7 @@ static void tokenize(tok_seq *seq, const char *s, size_t n, ap_lang lang)
 	size_t cap = 0;
 	size_t i = skip_ws(s, 0, n);
 
+	seq->text = s;
 	seq->v = NULL;
 	seq->n = 0;
 	while (i < n) {
@@ -236,7 +241,7 @@ static bool tokens_at(const struct token *m, const tok_seq *seq, const ap_text *
 		if (i >= t->len)
 			return false;
 		e = lex_token(t->s, i, t->len, lang);
-		if (e - i != seq->v[k].len || memcmp(t->s + i, m->pattern + seq->v[k].off, e - i) != 0)
+		if (e - i != seq->v[k].len || memcmp(t->s + i, seq->text + seq->v[k].off, e - i) != 0)
 			return false;
 		i = e;
 	}
@@ -337,7 +342,7 @@ static bool token_bytes_at(const struct token *m, const tok_seq *seq, const ap_t
 	for (size_t k = 1; k < seq->n; k++) {
 		size_t len = seq->v[k].len;
 		i = skip_ws(t->s, i, t->len);
-		if (t->len - i < len || memcmp(t->s + i, m->pattern + seq->v[k].off, len) != 0)
+		if (t->len - i < len || memcmp(t->s + i, seq->text + seq->v[k].off, len) != 0)
 			return false;
 		i += len;
 	}
@@ -427,12 +432,12 @@ static int token_run(const void *state, const ap_text *t, ap_collect collect, ap
 	const struct token *m = state;
 	ap_lang lang = t->lang == AP_LANG_PYTHON ? AP_LANG_PYTHON : AP_LANG_C;
 	const tok_seq *seq = lang == AP_LANG_PYTHON ? &m->toks_py : &m->toks_c;
-	const char *first = m->pattern + seq->v[0].off;
+	const char *first = seq->text + seq->v[0].off;
 	struct token_anchor anchor = {
 		.first = first,
 		.len = seq->v[0].len,
 		.word_first = is_ident_char((unsigned char)first[0]),
-		.next = seq->n > 1 ? (unsigned char)m->pattern[seq->v[1].off] : -1,
+		.next = seq->n > 1 ? (unsigned char)seq->text[seq->v[1].off] : -1,
 	};
 	struct token_scan sc = {
 		.t = t,
@@ -483,10 +488,33 @@ static const char *token_refusal(const void *state, ap_lang lang)
 		}
 	} else if (lang == AP_LANG_PYTHON) {
 		for (size_t k = 0; k < m->toks_py.n; k++)
-			if (m->pattern[m->toks_py.v[k].off] == '#')
+			if (m->pattern_py[m->toks_py.v[k].off] == '#')
 				return why;
 	}
 	return NULL;
+}
+
+/* The pattern with each Python name NFKC-normalized (the only bytes the
+ * Python normalizer changes in code that is no comment). */
+static char *python_pattern(const char *p, size_t n)
+{
+	ap_buf b = AP_BUF_INIT;
+
+	for (size_t i = 0, e; i < n; i = e) {
+		if (ap_is_space_byte((unsigned char)p[i])) {
+			e = i + 1;
+			ap_buf_putc(&b, p[i]);
+		} else if (e = ap_py_token_end(p, i, n), ap_py_is_identifier(p + i, e - i)) {
+			char *name = ap_xstrndup(p + i, e - i);
+			ap_py_name_normalize(&name);
+			ap_buf_puts(&b, name);
+			free(name);
+		} else {
+			ap_buf_append(&b, p + i, e - i);
+		}
+	}
+	ap_buf_putc(&b, '\0');
+	return ap_buf_detach(&b);
 }
 
 static int token_compile(void **state, const char *pattern, ap_ws ws, size_t *err_offset)
@@ -500,7 +528,8 @@ static int token_compile(void **state, const char *pattern, ap_ws ws, size_t *er
 	/* Split by both lexers: the text's language picks at run time, so a
 	 * rule whose language is decided per file needs no other compilation. */
 	tokenize(&m->toks_c, m->pattern, m->pattern_len, AP_LANG_C);
-	tokenize(&m->toks_py, m->pattern, m->pattern_len, AP_LANG_PYTHON);
+	m->pattern_py = python_pattern(m->pattern, m->pattern_len);
+	tokenize(&m->toks_py, m->pattern_py, strlen(m->pattern_py), AP_LANG_PYTHON);
 	*state = m;
 	if (m->toks_c.n == 0) {
 		ap_error_set("token pattern has no tokens");
@@ -516,6 +545,7 @@ static void token_free(void *state)
 	if (m == NULL)
 		return;
 	free(m->pattern);
+	free(m->pattern_py);
 	free(m->toks_c.v);
 	free(m->toks_py.v);
 	free(m);

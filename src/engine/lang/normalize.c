@@ -34,6 +34,7 @@ struct norm {
 	char *out;
 	uint32_t *map;
 	size_t o;
+	size_t cap; /* what out and map hold, their padding aside */
 	ap_ws ws;
 	unsigned char kind[256];
 	unsigned skip;         /* depth of the #if 0 being dropped; 0: emitting */
@@ -401,6 +402,56 @@ static size_t c_special(struct norm *nm, size_t i)
 
 /* --- Python ------------------------------------------------------------- */
 
+static bool ascii_name_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* A name that is not ASCII, in code, in keep mode (strip mode is vLLM's
+ * text, byte for byte): the NFKC form CPython binds, so that a token
+ * pattern's `find` is the source's `ﬁnd`. From the name's first byte that is not ASCII, at i: the
+ * bytes of it before i are in the output already, and are taken back. A
+ * run that is no identifier (Python refuses the file) is copied. */
+static size_t py_name(struct norm *nm, size_t i)
+{
+	const unsigned char *s = nm->src;
+	size_t a = i, back = 0, e = ap_py_token_end((const char *)s, i, nm->n);
+	char *name;
+	size_t len;
+
+	while (back < nm->o && a > 0 && ascii_name_byte(s[a - 1]) &&
+	       nm->map[nm->o - back - 1] == a - 1)
+		a--, back++;
+	/* A name starts at no digit. */
+	while (a < i && s[a] >= '0' && s[a] <= '9')
+		a++, back--;
+	if (!ap_py_is_identifier((const char *)s + a, e - a)) {
+		memcpy(nm->out + nm->o, s + i, e - i);
+		fill_map(nm->map + nm->o, e - i, (uint32_t)i);
+		nm->o += e - i;
+		return e;
+	}
+	name = ap_xstrndup((const char *)s + a, e - a);
+	ap_py_name_normalize(&name);
+	len = strlen(name);
+	nm->o -= back;
+	/* Only here does the output outgrow the input: room for the name and
+	 * for the rest of the input, which no other step makes longer. */
+	if (nm->o + len + (nm->n - e) > nm->cap) {
+		nm->cap = nm->o + len + (nm->n - e);
+		nm->out = ap_xrealloc(nm->out, nm->cap + 1 + SCAN_PAD);
+		nm->map = ap_xrealloc(nm->map, (nm->cap + 1) * sizeof *nm->map);
+	}
+	memcpy(nm->out + nm->o, name, len);
+	/* Byte k of the form at byte k of the name, the name's last past it. */
+	for (size_t k = 0; k < len; k++)
+		nm->map[nm->o + k] = (uint32_t)(a + (k < e - a ? k : e - a - 1));
+	nm->o += len;
+	free(name);
+	return e;
+}
+
 /* A string literal, single- or triple-quoted, as the Python reader's lexer
  * ends it. Prefixes (r, b, f, u) need no care: even in a raw string a
  * backslash keeps the next quote from closing it, so the literal ends at the
@@ -425,6 +476,8 @@ static size_t py_special(struct norm *nm, size_t i)
 	case '"':
 		return py_quoted(nm, i);
 	default:
+		if (s[i] >= 0x80 && nm->ws == AP_WS_KEEP)
+			return py_name(nm, i);
 		return handle_common(nm, i);
 	}
 }
@@ -447,6 +500,8 @@ static void init_kinds(struct norm *nm, ap_lang lang)
 		nm->kind['\''] = nm->kind['"'] = K_SPECIAL;
 	} else if (lang == AP_LANG_PYTHON) {
 		nm->kind['#'] = nm->kind['\''] = nm->kind['"'] = K_SPECIAL;
+		if (nm->ws == AP_WS_KEEP)
+			memset(nm->kind + 0x80, K_SPECIAL, 0x80);
 	}
 }
 
@@ -494,7 +549,9 @@ int ap_normalize(ap_text *out, const char *orig, size_t orig_len, ap_lang lang, 
 	nm.n = orig_len;
 	nm.ws = ws;
 	nm.cr_ends_line = lang == AP_LANG_PYTHON;
-	/* Nothing ever grows: a comment (2 bytes at least) becomes 1 space. */
+	/* Nothing grows but a Python name (py_name makes room): a comment (2
+	 * bytes at least) becomes 1 space. */
+	nm.cap = orig_len;
 	nm.out = ap_xmalloc(orig_len + 1 + SCAN_PAD);
 	nm.map = ap_xmalloc((orig_len + 1) * sizeof *nm.map);
 	init_kinds(&nm, lang);

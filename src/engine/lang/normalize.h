@@ -27,7 +27,10 @@ typedef enum {
 typedef struct ap_text {
 	char *s;              /* normalized text, NUL-terminated */
 	size_t len;
-	uint32_t *map;        /* map[i]: offset in the original of byte i; map[len] = orig_len */
+	/* map[i]: offset in the original of byte i, never decreasing (a Python
+	 * name's NFKC form may be longer than the name: its bytes past the
+	 * name's length share the name's last); map[len] = orig_len */
+	uint32_t *map;
 	const char *orig;     /* borrowed: the original bytes */
 	size_t orig_len;
 	uint32_t *line_start; /* offset of each original line's first byte */

@@ -57,13 +57,28 @@ static bool int_literal(const char *s, size_t len, unsigned long long *v)
 	return digits;
 }
 
-static struct btok classify(const char *t, size_t len, uint8_t kind, uint8_t code,
+/* Whether the name token t[0, len) is name: as CPython binds it, NFKC when
+ * it is not ASCII (plain false). */
+static bool is_name(const char *t, size_t len, bool plain, const char *name, size_t nlen)
+{
+	ap_buf b = AP_BUF_INIT;
+	bool eq;
+
+	if (plain)
+		return len == nlen && memcmp(t, name, len) == 0;
+	ap_py_name_nfkc(t, len, &b);
+	eq = b.len == nlen && memcmp(b.data, name, nlen) == 0;
+	ap_buf_free(&b);
+	return eq;
+}
+
+static struct btok classify(const char *t, size_t len, uint8_t kind, uint8_t code, bool plain,
                             unsigned line, const char *name, size_t nlen)
 {
 	struct btok b = {B_OTHER, 0, 0, line};
 
 	if (kind == T_NAME) {
-		if (len == nlen && memcmp(t, name, len) == 0)
+		if (is_name(t, len, plain, name, nlen))
 			b.cls = B_NAME;
 		else if (code != 0 && code != KW_AWAIT && code != KW_FALSE && code != KW_NONE &&
 		         code != KW_TRUE)
@@ -203,7 +218,7 @@ void ap_py_def_bound(const ap_py_module *m, const ap_py_def *d, const char *name
 				bool plain;
 				int bad;
 				size_t e = ap_py_lex_token(s, i, n, &kind, &code, &plain, &bad);
-				b = classify(s + i, e - i, kind, code, ln, name, nlen);
+				b = classify(s + i, e - i, kind, code, plain, ln, name, nlen);
 				if (b.cls == B_LEFT)
 					depth++;
 				else if (b.cls == B_RIGHT && depth > 0)

@@ -3,13 +3,20 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <unictype.h>
+#include <uninorm.h>
+#include <unistr.h>
+
+#include "core/ap-error.h"
 #include "engine/lang/python/python-int.h"
 
-const bool ap_py_ident_chars[256] = {
-	['0' ... '9'] = true, ['A' ... 'Z'] = true, ['_'] = true,
-	['a' ... 'z'] = true, [0x80 ... 0xff] = true,
+const uint8_t ap_py_ident_chars[256] = {
+	['0' ... '9'] = ID_ASCII, ['A' ... 'Z'] = ID_ASCII, ['_'] = ID_ASCII,
+	['a' ... 'z'] = ID_ASCII, [0x80 ... 0xff] = ID_OTHER,
 };
 
 const uint8_t ap_py_byte_class[256] = {
@@ -157,7 +164,7 @@ size_t ap_py_lex_number(const char *s, size_t i, size_t n)
 	if (s[i] == '0' && i + 1 < n && strchr("xXoObB", s[i + 1]) != NULL && s[i + 1] != '\0') {
 		i += 2;
 		while (i < n &&
-		       (ap_py_ident_chars[(unsigned char)s[i]] && (unsigned char)s[i] < 0x80))
+		       ap_py_ident_chars[(unsigned char)s[i]] == ID_ASCII)
 			i++;
 		return i;
 	}
@@ -491,6 +498,96 @@ size_t ap_py_lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad)
 	}
 	*bad = st[0].triple ? STR_UNTERMINATED_TRIPLE : STR_UNTERMINATED;
 	return n;
+}
+
+/* --- Names that are not ASCII (PEP 3131) ---------------------------------- */
+
+/* CPython's tokenizer takes any run of ASCII letters, digits, '_' and bytes
+ * from 0x80 on as a name, then turns it away unless it is UTF-8 whose first
+ * character is XID_Start or '_' and whose others are XID_Continue; the
+ * message names the first character that is not, as CPython's does. */
+const char *ap_py_name_error(const char *s, size_t len, char *buf, size_t size)
+{
+	const uint8_t *u = (const uint8_t *)s;
+
+	for (size_t k = 0; k < len;) {
+		ucs4_t c;
+		int l = u8_mbtoucr(&c, u + k, len - k);
+		if (l < 0) {
+			snprintf(buf, size, "Non-UTF-8 code starting with '\\x%02x'", u[k]);
+			return buf;
+		}
+		if (k == 0 ? !uc_is_property_xid_start(c) && c != '_'
+		           : !uc_is_property_xid_continue(c)) {
+			/* Python's str.isprintable(): not a control, format, surrogate,
+			 * private-use, unassigned or separator character. */
+			if (uc_is_general_category_withtable(
+				    c, UC_CATEGORY_MASK_Cc | UC_CATEGORY_MASK_Cf | UC_CATEGORY_MASK_Cs |
+				               UC_CATEGORY_MASK_Co | UC_CATEGORY_MASK_Cn |
+				               UC_CATEGORY_MASK_Zl | UC_CATEGORY_MASK_Zp |
+				               UC_CATEGORY_MASK_Zs))
+				snprintf(buf, size, "invalid non-printable character U+%04X",
+				         (unsigned)c);
+			else
+				snprintf(buf, size, "invalid character '%.*s' (U+%04X)", l, s + k,
+				         (unsigned)c);
+			return buf;
+		}
+		k += (size_t)l;
+	}
+	return NULL;
+}
+
+void ap_py_name_nfkc(const char *s, size_t len, ap_buf *out)
+{
+	size_t olen;
+	uint8_t *r;
+
+	out->len = 0;
+	/* u8_normalize would read bytes that are not UTF-8 as U+FFFD; such a
+	 * name (a rule's: the reader turns them away) is kept as it is. */
+	if (u8_check((const uint8_t *)s, len) != NULL) {
+		ap_buf_append(out, s, len);
+	} else {
+		r = u8_normalize(UNINORM_NFKC, (const uint8_t *)s, len, NULL, &olen);
+		if (r == NULL) {
+			ap_error_set("out of memory (normalizing a name of %zu bytes)", len);
+			ap_xok(AP_ENOMEM);
+		}
+		ap_buf_append(out, r, olen);
+		free(r);
+	}
+	ap_buf_putc(out, '\0');
+	out->len--;
+}
+
+void ap_py_name_normalize(char **name)
+{
+	ap_buf b = AP_BUF_INIT;
+	size_t len = strlen(*name);
+
+	for (size_t k = 0; k < len; k++)
+		if ((unsigned char)(*name)[k] >= 0x80) {
+			ap_py_name_nfkc(*name, len, &b);
+			free(*name);
+			*name = ap_buf_detach(&b);
+			return;
+		}
+}
+
+bool ap_py_is_identifier(const char *s, size_t len)
+{
+	char why[64];
+	bool ascii = true;
+
+	if (len == 0 || ap_py_byte_class[(unsigned char)s[0]] != C_NAME)
+		return false;
+	for (size_t k = 0; k < len; k++) {
+		if (!ap_py_ident_chars[(unsigned char)s[k]])
+			return false;
+		ascii &= (unsigned char)s[k] < 0x80;
+	}
+	return ascii || ap_py_name_error(s, len, why, sizeof why) == NULL;
 }
 
 size_t ap_py_token_end(const char *s, size_t i, size_t n)

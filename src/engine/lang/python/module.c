@@ -13,9 +13,32 @@
 
 /* --- Reader helpers ------------------------------------------------------- */
 
+/* A name that is not ASCII as CPython binds it (see ap_py_name), in the
+ * arena, or compared with w. */
+static __attribute__((noinline)) char *normal_name(const struct parser *p, const tok *t,
+                                                   const char *w, bool *eq)
+{
+	ap_buf b = AP_BUF_INIT;
+	size_t len;
+	const char *s = ap_py_name(p, t, &b, &len);
+	char *r = NULL;
+
+	if (w != NULL)
+		*eq = len == strlen(w) && memcmp(s, w, len) == 0;
+	else
+		r = ap_py_arena_strndup(p->mod, s, len);
+	ap_buf_free(&b);
+	return r;
+}
+
 static bool spelt(const struct parser *p, const tok *t, const char *w)
 {
-	return t->len == strlen(w) && memcmp(p->s + t->off, w, t->len) == 0;
+	bool eq;
+
+	if (t->plain)
+		return t->len == strlen(w) && memcmp(p->s + t->off, w, t->len) == 0;
+	normal_name(p, t, w, &eq);
+	return eq;
 }
 
 static bool is_word(const struct parser *p, const tok *t, const char *w)
@@ -42,7 +65,20 @@ static bool is_ident(const tok *t)
 
 static char *tok_str(const struct parser *p, const tok *t)
 {
-	return ap_py_arena_strndup(p->mod, p->s + t->off, t->len);
+	if (t->plain)
+		return ap_py_arena_strndup(p->mod, p->s + t->off, t->len);
+	return normal_name(p, t, NULL, NULL);
+}
+
+/* Appends the name token t to the scratch string. */
+static void scratch_name(struct parser *p, const tok *t)
+{
+	ap_buf b = AP_BUF_INIT;
+	size_t len;
+	const char *s = ap_py_name(p, t, &b, &len);
+
+	ap_buf_append(&p->scratch, s, len);
+	ap_buf_free(&b);
 }
 
 /* The scratch string into the arena; scratch emptied. */
@@ -390,7 +426,7 @@ static void import_stmt(struct parser *p, const struct ctx *c)
 
 		p->scratch.len = 0;
 		for (;;) {
-			ap_buf_append(&p->scratch, p->s + v[i].off, v[i].len);
+			scratch_name(p, &v[i]);
 			i++;
 			if (i + 1 >= n || !ap_py_is_op(&v[i], '.') || v[i + 1].kind != T_NAME)
 				break;
@@ -437,7 +473,7 @@ static void from_stmt(struct parser *p, const struct ctx *c)
 
 	p->scratch.len = 0;
 	for (; i < n && !ap_py_is_kw(&v[i], KW_IMPORT); i++)
-		ap_buf_append(&p->scratch, p->s + v[i].off, v[i].len);
+		scratch_name(p, &v[i]);
 	module = scratch_str(p);
 	submodule(p, c, module, &v[1]);
 	i++;
@@ -721,7 +757,8 @@ static void calls(struct parser *p, const struct ctx *c)
 		if (!is_ident(t) || !ap_py_is_op(&p->sv[i + 1], '(') ||
 		    (i > 0 && ap_py_is_op(&p->sv[i - 1], '.')))
 			continue;
-		at = ap_map_get(p->last_of, p->s + t->off, t->len);
+		at = t->plain ? ap_map_get(p->last_of, p->s + t->off, t->len)
+		              : ap_map_get_str(p->last_of, tok_str(p, t));
 		if (at == AP_MAP_ABSENT || m->bindings[at].kind != AP_PY_BIND_DEF)
 			continue;
 		di = m->bindings[at].def_index;
@@ -853,7 +890,8 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 
 	for (;;) {
 		size_t mark = ap_py_string_mark(p);
-		bool strings_only = true, header;
+		struct ap_py_doc d = {0};
+		bool header;
 		tok last = {0}, first = p->t;
 		size_t count = 0;
 		struct collector k;
@@ -861,7 +899,7 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 		collect_start(p, &k, analyze ? c : NULL, analyze);
 		while (p->t.kind != T_NEWLINE && p->t.kind != T_END &&
 		       !(p->t.depth == 0 && ap_py_is_op(&p->t, ';'))) {
-			strings_only &= p->t.kind == T_STRING && p->t.plain;
+			doc = doc && ap_py_doc_step(&d, &p->t);
 			last = p->t;
 			count++;
 			collect(p, &k);
@@ -869,7 +907,7 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 		}
 		header = !one_line && p->t.kind == T_NEWLINE && count > 0 && last.depth == 0 &&
 		         ap_py_is_op(&last, ':');
-		if (doc && count > 0 && strings_only)
+		if (doc && ap_py_doc_is(&d))
 			ap_py_drop_strings(p, mark);
 		doc = false;
 		if (analyze && count > 0 && !header)
@@ -1012,20 +1050,23 @@ static void params(struct parser *p, size_t di)
 static char *qualname(struct parser *p, const struct ctx *c, const tok *name,
                       const char *tail)
 {
-	size_t plen = c->prefix ? strlen(c->prefix) : 0, tlen = strlen(tail);
-	char *q = ap_py_arena_alloc(p->mod, plen + name->len + tlen + 1);
+	size_t plen = c->prefix ? strlen(c->prefix) : 0, tlen = strlen(tail), len;
+	ap_buf b = AP_BUF_INIT;
+	const char *s = ap_py_name(p, name, &b, &len);
+	char *q = ap_py_arena_alloc(p->mod, plen + len + tlen + 1);
 
 	if (plen > 0)
 		memcpy(q, c->prefix, plen);
-	memcpy(q + plen, p->s + name->off, name->len);
-	memcpy(q + plen + name->len, tail, tlen + 1);
+	memcpy(q + plen, s, len);
+	memcpy(q + plen + len, tail, tlen + 1);
+	ap_buf_free(&b);
 	return q;
 }
 
-static void def_stmt(struct parser *p, const struct ctx *c)
+/* line: of `def`, or of the `async` before it (CPython's lineno). */
+static void def_stmt(struct parser *p, const struct ctx *c, unsigned line)
 {
 	ap_py_module *m = p->m;
-	unsigned line = p->t.line;
 	tok name;
 	ap_py_def *d;
 	size_t di;
@@ -1307,7 +1348,7 @@ static void decorator_line(struct parser *p, const struct ctx *c)
 	ap_py_advance(p);
 	p->scratch.len = 0;
 	while (p->t.kind == T_NAME) {
-		ap_buf_append(&p->scratch, p->s + p->t.off, p->t.len);
+		scratch_name(p, &p->t);
 		dotted = true;
 		ap_py_advance(p);
 		if (!ap_py_is_op(&p->t, '.'))
@@ -1343,6 +1384,8 @@ static void decorator_line(struct parser *p, const struct ctx *c)
 
 static void statement(struct parser *p, const struct ctx *c, bool doc)
 {
+	unsigned line;
+
 	p->decorator = NULL;
 	if (ap_py_is_op(&p->t, '@')) {
 		while (ap_py_is_op(&p->t, '@'))
@@ -1350,6 +1393,7 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 		if (p->t.kind == T_INDENT || p->t.kind == T_DEDENT)
 			return;
 	}
+	line = p->t.line;
 	if (ap_py_is_kw(&p->t, KW_ASYNC)) {
 		ap_py_advance(p);
 		if (!ap_py_is_kw(&p->t, KW_DEF) && !ap_py_is_kw(&p->t, KW_FOR) &&
@@ -1359,7 +1403,7 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 		}
 	}
 	if (ap_py_is_kw(&p->t, KW_DEF))
-		def_stmt(p, c);
+		def_stmt(p, c, line);
 	else if (ap_py_is_kw(&p->t, KW_CLASS))
 		class_stmt(p, c);
 	else if (ap_py_is_kw(&p->t, KW_IF))

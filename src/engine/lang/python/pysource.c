@@ -20,6 +20,13 @@
 
 /* --- Options and parsed modules ------------------------------------------- */
 
+/* A rule's names, spelt as the reader spells those it reads. */
+static void normalize_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ap_py_name_normalize(&v[i]);
+}
+
 int ap_pyconf_load(const char *pack, const ap_yfield *assume_false, ap_pyconf *c)
 {
 	ap_buf key = AP_BUF_INIT;
@@ -30,6 +37,8 @@ int ap_pyconf_load(const char *pack, const ap_yfield *assume_false, ap_pyconf *c
 	memset(c, 0, sizeof *c);
 	if (assume_false->key != NULL)
 		rc = ap_y_strings(pack, assume_false->val, "assume_false", &names, &n);
+	if (rc == 0)
+		normalize_names(names, n);
 	c->false_names = ap_xcalloc(n + 1, sizeof *c->false_names);
 	for (size_t i = 0; i < n; i++)
 		c->false_names[i] = names[i];
@@ -86,6 +95,8 @@ int ap_pysource_names_load(const ap_kind_load *l, const char *what, const ap_yno
 {
 	int rc = ap_y_strings(l->pack, n, what, names, count);
 
+	if (rc == 0)
+		normalize_names(*names, *count);
 	if (rc == 0 && *count > 1 && *count != l->rule->npaths)
 		rc = ap_y_fail(l->pack, n,
 		               "'%s' lists %zu names for %zu files: give one name, or one per file",
@@ -278,6 +289,8 @@ static int call_load(const char *pack, const ap_ynode *n, ap_pycall *call)
 		return rc;
 	if (f[1].key != NULL)
 		rc = ap_y_strings(pack, f[1].val, "keywords", &call->keywords, &call->nkeywords);
+	if (rc == 0)
+		normalize_names(call->keywords, call->nkeywords);
 	return rc;
 }
 
@@ -289,6 +302,7 @@ int ap_pydef_check_load(const char *pack, const ap_yfield *opts, ap_pydef_check 
 	if (opts[0].key != NULL &&
 	    (rc = ap_y_strings(pack, opts[0].val, "params", &c->params, &c->nparams)) < 0)
 		return rc;
+	normalize_names(c->params, c->nparams);
 	if (opts[1].key != NULL && (rc = call_load(pack, opts[1].val, &c->call)) < 0)
 		return rc;
 	if (opts[2].key != NULL)

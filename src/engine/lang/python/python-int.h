@@ -45,10 +45,17 @@ typedef struct tok {
 	uint8_t kind;
 	uint8_t code;  /* T_OP: the operator's code; T_NAME: the keyword's, 0 for others */
 	uint8_t depth; /* brackets open around it; an opener or closer counts those outside */
-	bool plain;    /* T_STRING: a str constant (no b or f prefix) */
+	/* T_STRING: a str constant (no b or f prefix); T_NAME: ASCII (one that
+	 * is not is read through ap_py_name, as CPython reads it) */
+	bool plain;
 } tok;
 
-extern const bool ap_py_ident_chars[256];
+/* The bytes CPython's tokenizer takes into a name: ASCII letters, digits
+ * and '_' (ID_ASCII), and every byte from 0x80 on (ID_OTHER), which makes
+ * a name to check and normalize. The fast paths read ASCII names with
+ * ID_ASCII alone and leave the others to lex_next. */
+enum { ID_ASCII = 1, ID_OTHER = 2 };
+extern const uint8_t ap_py_ident_chars[256];
 
 /* What the tokenizer does with a byte: C_OP (0) is an operator or any other
  * byte alone. */
@@ -106,8 +113,17 @@ unsigned ap_py_string_prefix(const char *s, size_t a, size_t b);
 /* An f-string from its opening quote. */
 size_t ap_py_lex_fstring(const char *s, size_t i, size_t n, bool raw, int *bad);
 
+/* Why CPython turns the name s[0, len) away, its bytes not all ASCII: not
+ * UTF-8, or a character that may not start or continue an identifier (PEP
+ * 3131); CPython's message, in buf. NULL for an identifier. */
+const char *ap_py_name_error(const char *s, size_t len, char *buf, size_t size);
+
+/* The identifier s[0, len) as CPython binds it (NFKC-normalised) into out,
+ * NUL-terminated; bytes that are not UTF-8 are copied as they are. */
+void ap_py_name_nfkc(const char *s, size_t len, ap_buf *out);
+
 /* End of the token at s[i] (not whitespace); *kind its kind, *plain whether a
- * string is a str, *bad as the string readers'. Inlined: the tokenizer, the
+ * string is a str or a name ASCII, *bad as the string readers'. Inlined: the tokenizer, the
  * skimmer and the bounds each read tokens with it in their inner loops. */
 static inline __attribute__((always_inline)) size_t
 ap_py_lex_token(const char *s, size_t i, size_t n, uint8_t *kind, uint8_t *code, bool *plain,
@@ -122,8 +138,13 @@ ap_py_lex_token(const char *s, size_t i, size_t n, uint8_t *kind, uint8_t *code,
 	case C_NAME: {
 		size_t j = i + 1;
 		unsigned pfx;
-		while (j < n && ap_py_ident_chars[(unsigned char)s[j]])
+		while (j < n && ap_py_ident_chars[(unsigned char)s[j]] == ID_ASCII)
 			j++;
+		if ((unsigned char)c >= 0x80 || (j < n && (unsigned char)s[j] >= 0x80)) {
+			*plain = false;
+			while (j < n && ap_py_ident_chars[(unsigned char)s[j]])
+				j++;
+		}
 		/* Prefixes are at most two bytes. */
 		if (j - i <= 2 && j < n && (s[j] == '"' || s[j] == '\'') &&
 		    (pfx = ap_py_string_prefix(s, i, j)) != 0) {
@@ -134,6 +155,8 @@ ap_py_lex_token(const char *s, size_t i, size_t n, uint8_t *kind, uint8_t *code,
 			return ap_py_lex_string(s, j, n, bad);
 		}
 		*kind = T_NAME;
+		/* Keywords are ASCII: CPython matches them before normalizing, so
+		 * a fullwidth `ｄｅｆ` is the name `def`. */
 		*code = ap_py_keyword(s + i, j - i);
 		return j;
 	}
@@ -181,6 +204,9 @@ struct parser {
 	bool dead;            /* a failure was reported */
 	unsigned dedents;     /* DEDENT tokens still to hand out */
 	uint32_t indent[AP_PY_MAX_DEPTH + 1];
+	/* each level's column with a tab as one space: CPython's check that
+	 * tabs and spaces agree */
+	uint32_t altindent[AP_PY_MAX_DEPTH + 1];
 	size_t nindent;
 	char bracket[AP_PY_MAX_DEPTH];
 	unsigned bracket_line[AP_PY_MAX_DEPTH];
@@ -243,13 +269,19 @@ void ap_py_fail(struct parser *p, int code, unsigned line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* Skips blank and comment-only lines and measures the indentation of the
- * next one (a tab advances to the next multiple of 8, as in CPython); true
- * when that made an INDENT or DEDENT in *t. */
+ * next one as CPython does: a tab advances to the next multiple of 8, a form
+ * feed goes back to column 0, and a level must be the same with a tab
+ * counted as one space (else the TabError); true when that made an INDENT or
+ * DEDENT in *t. */
 bool ap_py_indentation(struct parser *p, tok *t);
 
 /* The next token into p->t; a string token is recorded in the module's
  * strings. */
 void ap_py_advance(struct parser *p);
+
+/* The name token t as CPython binds it: its bytes when ASCII, else their
+ * NFKC form, put in *buf (a buffer the caller frees); *len its length. */
+const char *ap_py_name(const struct parser *p, const tok *t, ap_buf *buf, size_t *len);
 
 /* The bytes of a (terminated) string token between its quotes. */
 const char *ap_py_string_body(const struct parser *p, const tok *t, size_t *len);
@@ -267,6 +299,38 @@ static inline bool ap_py_is_op(const tok *t, unsigned code)
 static inline bool ap_py_is_kw(const tok *t, unsigned code)
 {
 	return t->kind == T_NAME && t->code == code;
+}
+
+/* Whether a statement's tokens so far may make a docstring: CPython's is the
+ * first statement of a module, class or def when that is an expression of a
+ * str constant, so str literals (implicitly concatenated or not) in any
+ * number of parentheses: `("doc")` is one, `("doc",)` a tuple, `"a" ("b")`
+ * a call. */
+struct ap_py_doc {
+	unsigned open;  /* '(' before the first string */
+	unsigned shut;  /* ')' after the last */
+	bool strings;   /* a string seen */
+};
+
+/* Takes t (not the statement's end) into d; false when the statement is no
+ * docstring, and d then as it was. */
+static inline bool ap_py_doc_step(struct ap_py_doc *d, const tok *t)
+{
+	if (!d->strings && ap_py_is_op(t, '('))
+		d->open++;
+	else if (d->shut == 0 && t->kind == T_STRING && t->plain)
+		d->strings = true;
+	else if (d->strings && d->shut < d->open && ap_py_is_op(t, ')'))
+		d->shut++;
+	else
+		return false;
+	return true;
+}
+
+/* Whether the statement, ended after the tokens d took, is a docstring. */
+static inline bool ap_py_doc_is(const struct ap_py_doc *d)
+{
+	return d->strings && d->shut == d->open;
 }
 
 /* --- Skimmer (skim.c) ----------------------------------------------------- */

@@ -149,7 +149,8 @@ typedef struct ap_py_module {
 	bool has_all;
 	/* string literals in code anywhere in the file, in order: not comments, not docstrings
 	 * (the first statement of the module, of a class or def body when it is a lone str
-	 * expression, implicitly concatenated or not; a b"" or f"" one is no docstring) */
+	 * expression, implicitly concatenated or not, in parentheses or not: `("doc")`; a b""
+	 * or f"" one, a tuple `("doc",)` or a call is no docstring) */
 	ap_py_string *strings;
 	size_t nstrings;
 	/* a copy of the source, a lone CR in it made LF, for ap_py_def_bound */
@@ -159,6 +160,9 @@ typedef struct ap_py_module {
 
 /* Parses src (len bytes, need not be NUL-terminated, may hold NUL bytes and invalid UTF-8,
  * a UTF-8 BOM, CRLF; a lone CR ends a line, as in CPython, and lines are numbered so).
+ * Names that are not ASCII are CPython's (PEP 3131): every name in the module (defs,
+ * params, bindings, import paths) is NFKC-normalized, and one CPython's tokenizer refuses
+ * (not UTF-8, a character no identifier holds) is a syntax error with its message.
  * Returns 0 and sets *out, or AP_EINPUT (a syntax error) or AP_ELIMIT (nesting deeper
  * than AP_PY_MAX_DEPTH, input of 4 GiB or more) with one message "line N: ..." and
  * *out NULL. */
@@ -171,8 +175,8 @@ const ap_py_binding *ap_py_lookup(const ap_py_module *m, const char *name);
 /* The live def with this qualname that binds last ("f" or "Cls.m"); NULL when none. */
 const ap_py_def *ap_py_find_def(const ap_py_module *m, const char *qualname);
 
-/* Largest upper bound the def's body puts on name through comparisons with integer
- * literals: `name <= N` gives N, `name < N` gives N - 1, mirrored `N >= name` gives N,
+/* Largest upper bound the def's body puts on name (NFKC-normalized, as the body's names
+ * are compared) through comparisons with integer literals: `name <= N` gives N, `name < N` gives N - 1, mirrored `N >= name` gives N,
  * `N > name` N - 1; in chained comparisons (`1 <= nhead <= 96` gives 96) each pair of
  * neighbours is judged alone. Only a bare `name` operand counts: not `x.name`,
  * `name.shape`, `name[0]`, `f(name)`, `-name` or `name + 1 <= 4`. Integer literals:
@@ -193,5 +197,18 @@ size_t ap_py_token_end(const char *s, size_t i, size_t n);
 /* Where the line holding s[i] ends in s[0, n): the next LF or CR (a CRLF's CR, or a
  * lone CR, which CPython reads as a line end too), or n. */
 size_t ap_py_line_end(const char *s, size_t i, size_t n);
+
+/* A name a rule gives ("find", "Cls.m", "a.b", a parameter's) spelt as the
+ * reader spells the names it reads: CPython binds an identifier that is not
+ * ASCII as its NFKC normal form (PEP 3131), so `def ﬁnd` binds "find", and
+ * so does a rule's "ﬁnd" name it. *name (from malloc) is replaced by its
+ * normal form; ASCII, and bytes that are not UTF-8, stay as they are. */
+void ap_py_name_normalize(char **name);
+
+/* Whether s[0, len) is one identifier as CPython reads one (keywords
+ * included): ASCII letters, digits and '_', not starting with a digit, or
+ * UTF-8 whose first character is XID_Start or '_' and whose others are
+ * XID_Continue. */
+bool ap_py_is_identifier(const char *s, size_t len);
 
 #endif

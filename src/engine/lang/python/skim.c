@@ -55,12 +55,13 @@ static size_t token_start(const char *s, size_t n, size_t b, size_t q)
 
 /* The bytes that skim's reading of the middle of a statement stops at: the
  * NUL after the source (and any in it), line ends, comments, strings,
- * backslashes, brackets and ';'. */
+ * backslashes, brackets, ';', and bytes that are not ASCII (in a name,
+ * which CPython checks; elsewhere in code, an error). */
 #if !defined(__SSE2__) || defined(AP_PY_NO_SIMD)
 static const bool mid_stops[256] = {
 	['\0'] = true, ['\n'] = true, ['#'] = true, ['"'] = true, ['\''] = true, ['\\'] = true,
 	['('] = true, [')'] = true, ['['] = true, [']'] = true, ['{'] = true, ['}'] = true,
-	[';'] = true,
+	[';'] = true, [0x80 ... 0xff] = true,
 };
 #endif
 
@@ -73,7 +74,8 @@ struct mid_window {
 
 #if defined(__SSE2__) && !defined(AP_PY_NO_SIMD)
 /* The bits of s[0, 16) in mid_stops: ( and ) are c | 1 == ')', [ and { are
- * c | 0x20 == '{', ] and } are c | 0x20 == '}', " and # are c | 1 == '#'. */
+ * c | 0x20 == '{', ] and } are c | 0x20 == '}', " and # are c | 1 == '#';
+ * the bytes from 0x80 on have their top bit, which the mask takes. */
 static inline uint64_t mid_bits16(const char *s)
 {
 	const __m128i one = _mm_set1_epi8(1), x20 = _mm_set1_epi8(0x20);
@@ -89,7 +91,7 @@ static inline uint64_t mid_bits16(const char *s)
 		             _mm_or_si128(_mm_cmpeq_epi8(v20, _mm_set1_epi8('{')),
 		                          _mm_or_si128(_mm_cmpeq_epi8(v20, _mm_set1_epi8('}')),
 		                                       _mm_cmpeq_epi8(v, _mm_set1_epi8(';'))))));
-	return (uint64_t)(unsigned)_mm_movemask_epi8(m);
+	return (uint64_t)(unsigned)_mm_movemask_epi8(_mm_or_si128(m, v));
 }
 
 static inline uint64_t mid_bits64(const char *s)
@@ -136,7 +138,7 @@ static inline size_t mid_next(const char *s, size_t i, struct mid_window *w)
 static const bool tail_stops[256] = {
 	['\0'] = true, ['\n'] = true, ['#'] = true, ['"'] = true, ['\''] = true, ['\\'] = true,
 	['('] = true, [')'] = true, ['['] = true, [']'] = true, ['{'] = true, ['}'] = true,
-	[';'] = true, [','] = true, ['='] = true, ['l'] = true,
+	[';'] = true, [','] = true, ['='] = true, ['l'] = true, [0x80 ... 0xff] = true,
 };
 #endif
 
@@ -176,12 +178,13 @@ static inline size_t tail_scan(const char *s, size_t i)
  * and the closing ')'. A ',' there it reads itself and returns true; an '='
  * there sets *has_default when has_name. It stops (returning false) at the
  * first byte of a token that may be the ')' or a lambda, of a string (for
- * ap_py_advance to record), or of anything unusual (an error, the end of
- * input), for ap_py_advance to read from there; what it passes over it reads
- * as lex_next would, keeping lines and brackets. bound is a token boundary:
- * the end of a token a stop byte ends (not a deeper '=', which may end "=="
- * or "<="); token_start finds where the token holding an '=', a quote or
- * "lambda" begins. */
+ * ap_py_advance to record), of a name that is not ASCII (for lex_next to
+ * check), or of anything unusual (an error, the end of input), for
+ * ap_py_advance to read from there; what it passes over it reads as lex_next
+ * would, keeping lines and brackets. bound is a token boundary: the end of a
+ * token a stop byte ends (not a deeper '=', which may end "==" or "<=");
+ * token_start finds where the token holding an '=', a quote, "lambda" or a
+ * byte that is not ASCII begins. */
 bool ap_py_params_tail(struct parser *p, unsigned depth, bool has_name, bool *has_default)
 {
 	const char *s = p->s; /* NULs follow s[n]: see ap_py_parse */
@@ -271,7 +274,11 @@ bool ap_py_params_tail(struct parser *p, unsigned depth, bool has_name, bool *ha
 		case '\'':
 			i = token_start(s, n, bound, i);
 			goto out;
-		default: /* an 'l' */
+		default: /* an 'l', or a byte that is not ASCII */
+			if ((unsigned char)s[i] >= 0x80) {
+				i = token_start(s, n, bound, i);
+				goto out;
+			}
 			if (p->nbracket == top && memcmp(s + i, "lambda", 6) == 0) {
 				/* The name or number holding it, passed over whole
 				 * unless it is the keyword. */
@@ -298,16 +305,16 @@ out:
  * the docstrings of the defs and classes nested in it. */
 struct body_state {
 	enum { S_STMT, S_MID, S_HEADER, S_COLON, S_INDENT, S_DOC } state;
-	unsigned lambdas; /* S_HEADER: lambdas whose ':' is still to come */
-	size_t mark;      /* S_DOC: the first string of the statement */
-	bool strings;     /* S_DOC: strings seen, and nothing else */
+	unsigned lambdas;     /* S_HEADER: lambdas whose ':' is still to come */
+	size_t mark;          /* S_DOC: the first string of the statement */
+	struct ap_py_doc doc; /* S_DOC: its tokens so far */
 };
 
 static void enter_doc(struct body_state *b, size_t mark)
 {
 	b->state = S_DOC;
 	b->mark = mark;
-	b->strings = false;
+	b->doc = (struct ap_py_doc){0};
 }
 
 /* Moves b over the token t: the current one, or one skim read without
@@ -359,13 +366,12 @@ static inline __attribute__((always_inline)) void body_step(struct parser *p,
 			b->state = S_STMT;
 			continue;
 		case S_DOC:
-			if (t->kind == T_STRING && t->plain) {
-				b->strings = true;
+			if (!ends && ap_py_doc_step(&b->doc, t))
 				return;
-			}
-			if (b->strings && ends)
+			if (ends && ap_py_doc_is(&b->doc))
 				ap_py_drop_strings(p, b->mark);
-			b->state = b->strings ? S_MID : S_STMT;
+			/* Past the statement's first token, or at it. */
+			b->state = b->doc.open > 0 || b->doc.strings ? S_MID : S_STMT;
 			continue;
 		}
 	}
@@ -456,8 +462,10 @@ next:
 		goto next;
 	case C_NAME:
 		j = i + 1;
-		while (ap_py_ident_chars[(unsigned char)s[j]])
+		while (ap_py_ident_chars[(unsigned char)s[j]] == ID_ASCII)
 			j++;
+		if (((unsigned char)c | (unsigned char)s[j]) >= 0x80) /* a name to check: lex_next's */
+			goto out;
 		if (j - i <= 2 && (s[j] == '"' || s[j] == '\'') &&
 		    (pfx = ap_py_string_prefix(s, i, j)) != 0)
 			goto string;
@@ -609,6 +617,11 @@ mid:
 			plain = true;
 			goto token;
 		default:
+			/* Not ASCII: the name holding it, for lex_next to check. */
+			if ((unsigned char)s[i] >= 0x80) {
+				i = token_start(s, n, bound, i);
+				goto out;
+			}
 			/* A quote at j: the token holding it starts at k, at j or at
 			 * its prefix. */
 			j = i;
@@ -657,7 +670,7 @@ void ap_py_skip_body(struct parser *p, size_t di)
 		skim(p, &b, level > 0);
 	}
 	end = p->t.off;
-	if (b.state == S_DOC && b.strings)
+	if (b.state == S_DOC && ap_py_doc_is(&b.doc))
 		ap_py_drop_strings(p, b.mark);
 	if (p->t.kind != T_END)
 		ap_py_advance(p);

@@ -70,24 +70,33 @@ static size_t leading_spaces(const char *s)
 #endif
 }
 
+static void tab_error(struct parser *p)
+{
+	ap_py_fail(p, AP_EINPUT, p->line, "inconsistent use of tabs and spaces in indentation");
+}
+
 bool ap_py_indentation(struct parser *p, tok *t)
 {
 	const char *s = p->s;
 	size_t n = p->n;
-	size_t i, col;
+	size_t i, col, alt;
+	uint32_t top;
 
 	for (;;) {
 		i = p->pos + leading_spaces(s + p->pos);
-		col = i - p->pos;
+		col = alt = i - p->pos;
 		for (; i < n; i++) {
-			if (s[i] == ' ')
+			if (s[i] == ' ') {
 				col++;
-			else if (s[i] == '\t')
+				alt++;
+			} else if (s[i] == '\t') {
 				col = (col / 8 + 1) * 8;
-			else if (s[i] == '\f')
-				col = 0;
-			else if (s[i] != '\r')
+				alt++;
+			} else if (s[i] == '\f') {
+				col = alt = 0;
+			} else if (s[i] != '\r') {
 				break;
+			}
 		}
 		if (i < n && s[i] == '#') {
 			const char *nl = memchr(s + i, '\n', n - i);
@@ -98,16 +107,31 @@ bool ap_py_indentation(struct parser *p, tok *t)
 		p->pos = i + 1;
 		p->line++;
 	}
-	/* Columns past 32 bits (a line of billions of tabs) all read as one. */
-	if (col > UINT32_MAX)
+	/* Columns past 32 bits (a line of billions of tabs) all read as one;
+	 * alt is never past col. */
+	if (col > UINT32_MAX) {
 		col = UINT32_MAX;
+		if (alt > UINT32_MAX)
+			alt = UINT32_MAX;
+	}
 	p->at_bol = false;
 	p->pos = i;
-	if (i >= n || col == p->indent[p->nindent - 1])
+	if (i >= n)
 		return false;
-	if (col > p->indent[p->nindent - 1]) {
+	top = p->indent[p->nindent - 1];
+	if (col == top) {
+		if (alt != p->altindent[p->nindent - 1])
+			tab_error(p);
+		return false;
+	}
+	if (col > top) {
+		if (alt <= p->altindent[p->nindent - 1]) {
+			tab_error(p);
+			return false;
+		}
 		if (too_deep(p))
 			return false;
+		p->altindent[p->nindent] = (uint32_t)alt;
 		p->indent[p->nindent++] = (uint32_t)col;
 		set_tok(p, t, T_INDENT, i, 0);
 		return true;
@@ -119,6 +143,10 @@ bool ap_py_indentation(struct parser *p, tok *t)
 	if (p->indent[p->nindent - 1] != col) {
 		ap_py_fail(p, AP_EINPUT, p->line,
 		           "unindent does not match any outer indentation level");
+		return false;
+	}
+	if (p->altindent[p->nindent - 1] != alt) {
+		tab_error(p);
 		return false;
 	}
 	p->dedents--;
@@ -243,6 +271,13 @@ static __attribute__((noinline)) void lex_next(struct parser *p, tok *t)
 			                                    : "unterminated string");
 			goto dead;
 		}
+		if (kind == T_NAME && !plain) {
+			char why[64];
+			if (ap_py_name_error(s + i, e - i, why, sizeof why) != NULL) {
+				ap_py_fail(p, AP_EINPUT, p->line, "%s", why);
+				goto dead;
+			}
+		}
 		/* An opener's depth is the one outside it, and so is a closer's. */
 		if (kind == T_OP && (code == ')' || code == ']' || code == '}') &&
 		    !close_bracket(p, c))
@@ -280,6 +315,17 @@ static __attribute__((noinline)) void lex_next(struct parser *p, tok *t)
 	return;
 dead:
 	set_tok(p, t, T_END, n, 0);
+}
+
+const char *ap_py_name(const struct parser *p, const tok *t, ap_buf *buf, size_t *len)
+{
+	if (t->plain) {
+		*len = t->len;
+		return p->s + t->off;
+	}
+	ap_py_name_nfkc(p->s + t->off, t->len, buf);
+	*len = buf->len;
+	return buf->data;
 }
 
 const char *ap_py_string_body(const struct parser *p, const tok *t, size_t *len)
@@ -335,9 +381,11 @@ void ap_py_advance(struct parser *p)
 	p->pos = i;
 	switch (ap_py_byte_class[(unsigned char)s[i]]) {
 	case C_NAME:
-		for (j = i + 1; ap_py_ident_chars[(unsigned char)s[j]]; j++)
+		for (j = i + 1; ap_py_ident_chars[(unsigned char)s[j]] == ID_ASCII; j++)
 			;
-		if (j - i <= 2 && (s[j] == '"' || s[j] == '\''))
+		/* A prefix, or a name that is not ASCII, to check. */
+		if ((j - i <= 2 && (s[j] == '"' || s[j] == '\'')) ||
+		    ((unsigned char)s[i] | (unsigned char)s[j]) >= 0x80)
 			goto slow;
 		code = ap_py_keyword(s + i, j - i);
 		t->kind = T_NAME;
