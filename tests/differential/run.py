@@ -41,6 +41,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import unicodedata
@@ -236,6 +237,27 @@ def variant(q):
 
 # --- the tool --------------------------------------------------------------
 
+def target_python(work, stubs):
+    """The python3 that imports the packages, for the tool (its target's
+    facts and installed modules: the first python3 on PATH, or --python)
+    and for the truth alike: a venv of this interpreter with the stubs in
+    its site-packages, which it finds whatever flags it runs with (-I);
+    without venv, a wrapper setting PYTHONPATH."""
+    venv = os.path.join(work, "venv")
+    if subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv],
+                      capture_output=True).returncode == 0:
+        site = sysconfig.get_path("purelib", vars={"base": venv, "platbase": venv})
+        shutil.copytree(stubs, site, dirs_exist_ok=True)
+        return os.path.join(venv, "bin", "python3")
+    bindir = os.path.join(work, "bin")
+    os.makedirs(bindir, exist_ok=True)
+    wrapper = os.path.join(bindir, "python3")
+    with open(wrapper, "w") as f:
+        f.write(f"#!/bin/sh\nPYTHONPATH='{stubs}' exec '{sys.executable}' \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    return wrapper
+
+
 class Tool:
     def __init__(self, path, work, stubs, wrapper=()):
         self.path = os.path.abspath(path)
@@ -243,27 +265,20 @@ class Tool:
         self.env = dict(os.environ)
         for k in ("AITER_META_DIR", "AITER_PROBE_PYTHON", "PYTHONHOME"):
             self.env.pop(k, None)
-        # the interpreter the tool asks for the target's facts and modules:
-        # this one, finding the stubs as the truth's children do
-        bindir = os.path.join(work, "bin")
-        os.makedirs(bindir, exist_ok=True)
-        wrapper = os.path.join(bindir, "python3")
-        with open(wrapper, "w") as f:
-            f.write(f"#!/bin/sh\nPYTHONPATH='{stubs}' exec '{sys.executable}' \"$@\"\n")
-        os.chmod(wrapper, 0o755)
+        self.python = target_python(work, stubs)
+        bindir = os.path.dirname(self.python)
         self.env["PATH"] = bindir + os.pathsep + self.env.get("PATH", "")
         self.env["PYTHONPATH"] = stubs
         helptext = subprocess.run([self.path, "scan", "--help"], capture_output=True,
                                   text=True, env=self.env).stdout
-        self.extra = ["--python", wrapper] if "--python" in helptext else []
-        self.python = wrapper
+        self.extra = ["--python", self.python] if "--python" in helptext else []
         self.refused = {}
         self.empty = os.path.join(work, "empty")
         os.makedirs(self.empty, exist_ok=True)
 
-    def scan(self, root, pack):
-        cmd = self.wrapper + [self.path, "scan", "--aiter-root", root, "--no-launch", "--no-default-rules",
-               "--rules", pack, "--format", "json"] + self.extra
+    def scan(self, root, pack, wrapped=True):
+        cmd = self.wrapper * wrapped + [self.path, "scan", "--aiter-root", root, "--no-launch",
+                              "--no-default-rules", "--rules", pack, "--format", "json"] + self.extra
         return subprocess.run(cmd, capture_output=True, env=self.env)
 
     def refusal(self, q, work):
@@ -275,7 +290,7 @@ class Tool:
             pack = os.path.join(work, f"probe-{len(self.refused)}.yaml")
             with open(pack, "w", encoding="utf-8") as f:
                 f.write("rules:\n" + "\n".join(rule_yaml("r", q)) + "\n")
-            p = self.scan(self.empty, pack)
+            p = self.scan(self.empty, pack, wrapped=False)  # the loader alone
             self.refused[shape] = None if p.returncode == 0 else \
                 p.stderr.decode("utf-8", "replace").strip().split(": ", 2)[-1]
         return self.refused[shape]
@@ -333,10 +348,10 @@ def ask_tool(tool, root, questions, work):
     return answers
 
 
-def ask_python(root, stubs, packages):
+def ask_python(python, root, stubs, packages):
     spec = {"root": root, "stubs": stubs,
             "packages": [{"name": name, "questions": qs} for name, qs in packages]}
-    p = subprocess.run([sys.executable, "-I", os.path.join(HERE, "truth.py")],
+    p = subprocess.run([python, "-I", os.path.join(HERE, "truth.py")],
                        input=json.dumps(spec).encode(), capture_output=True, timeout=600)
     if p.returncode != 0:
         raise RuntimeError(f"truth.py failed: {p.stderr.decode()[-2000:]}")
@@ -629,7 +644,7 @@ def run_batch(tool, work, stubs, label, root, groups):
     qs = [q for _, g in groups for q in g]
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
         t = ex.submit(ask_tool, tool, root, qs, work)
-        p = ex.submit(ask_python, root, stubs, groups)
+        p = ex.submit(ask_python, tool.python, root, stubs, groups)
         return t.result(), p.result()
 
 
@@ -763,8 +778,9 @@ def run(args, work, started):
         return 1 if harness_errors else 0
     unlisted = [r for r in results if r["cat"] in DISAGREE and known.get(r["key"], ("",))[0]
                 != r["cat"]]
+    asked = {r["key"] for r in results}
     seen = {r["key"] for r in results if r["cat"] in DISAGREE}
-    stale = [k for k in known if k not in seen]
+    stale = [k for k in known if k in asked and k not in seen]
     shown = [r for r in results if r["cat"] in DISAGREE] if args.list else \
         [] if args.report_only else unlisted[:SHOW]
     unlisted_keys = {r["key"] for r in unlisted}
@@ -774,8 +790,8 @@ def run(args, work, started):
     if len(shown) < len(unlisted) and not args.report_only:
         print(f"... and {len(unlisted) - len(shown)} more unlisted (--list prints them all)")
     if stale:
-        print(f"{len(stale)} listed disagreements no longer occur in this run (fixed, or not "
-              f"generated here): `run.py --update-known` drops them")
+        print(f"{len(stale)} listed disagreements no longer occur (fixed, or another Python): "
+              f"`make update-known` drops them")
     over = unknown_over(results, limits)
     for line in over:
         print(f"FAIL: {line}")
