@@ -24,7 +24,6 @@ import os
 import random
 import re
 import sys
-import unicodedata
 
 # External modules the target interpreter finds (stubs: every attribute is
 # a _Stub instance, callable, no function) and ones it lacks.
@@ -43,10 +42,6 @@ PARAMS = ["a", "b", "c", "q", "kv", "o", "scale", "causal", "lse", "out", "x", "
 BOUND_NAME = "nhead"
 BOUNDS = [8, 15, 16, 24, 48, 64, 96, 128, 255, 2 ** 63 - 1, 2 ** 63, 2 ** 64 + 5, 10 ** 20]
 HUGE = 10 ** 30
-
-
-def nfkc(name):
-    return unicodedata.normalize("NFKC", name)
 
 
 class Sig:
@@ -125,7 +120,7 @@ class Mod:
         self.sigs = {}       # name -> [Sig] of every def-like binding of it
         self.noise = {}      # name -> tags of text that looks like binding it
         self.broken = False  # importing it raises ImportError on purpose
-        self.classes = {}    # class name -> {method: [Sig]}
+        self.classes = {}    # class name -> {method: how it is bound (plain, property, ...)}
 
     def emit(self, section, indent, text, sep=None):
         lines = self.sections[section]
@@ -253,6 +248,8 @@ class Gen:
              "deco-drop", "deco-box", "deco-resig", "deco-external", "deco-lru",
              "backslash-header"],
             [40, 6, 3, 6, 3, 4, 3, 2, 3, 3, 2, 3])[0]
+        if style == "backslash-header" and not sig.params:
+            style = "def"
         tags = tags + ([style] if style != "def" else [])
         self.lex_before(m, sec, indent, tags, name, lone_cr)
         w = self.written(m, name, tags)
@@ -272,7 +269,7 @@ class Gen:
         elif style == "async-cont":
             at = m.emit(sec, indent, "async \\")
             m.emit(sec, indent, f"def {w}({args}):")
-        elif style == "backslash-header" and sig.params:
+        elif style == "backslash-header":
             at = m.emit(sec, indent, f"def {w}( \\")
             m.emit(sec, indent + 1, f"{args}):")
         else:

@@ -172,7 +172,6 @@ REASONS = [
     ("cr-file", "not yet: lone-CR line ends (issue 19 item 3)"),
     ("crlf", "not yet: CRLF line ends (issue 19 item 3)"),
 ]
-REASON = dict(REASONS)
 # what the tool read right when it matched at the binding's own line
 LEXING = {"lone-cr", "cr-file", "nfkc", "non-ascii", "async-cont", "formfeed", "crlf",
           "backslash-header", "string-def"}
@@ -634,11 +633,7 @@ def bound_candidates(root, q):
     return sorted(x for x in c if x >= 0)
 
 
-def top_packages(cases_root, qs):
-    return sorted({q["module"].split(".")[0] for q in qs})
-
-
-def run_batch(tool, work, stubs, label, root, groups):
+def run_batch(tool, work, stubs, root, groups):
     """groups: [(package, [questions])]; each question has an id."""
     os.makedirs(work, exist_ok=True)
     qs = [q for _, g in groups for q in g]
@@ -727,7 +722,7 @@ def run(args, work, started):
 
     def one(job):
         bdir, root, groups = job
-        t, p = run_batch(tool, bdir, stubs, bdir, root,
+        t, p = run_batch(tool, bdir, stubs, root,
                          [(g[0]["name"], g[1]) for g in groups])
         return job, t, p
 
