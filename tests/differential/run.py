@@ -75,6 +75,10 @@ REASONS = [
                          "(issue 19 item 1)"),
     ("with-suppress", "not yet: an import failing under contextlib.suppress skips the rest "
                       "of its block: unknown (issue 19 item 2)"),
+    ("import-broken-module", "not yet: an in-tree module that exists but fails to import "
+                             "takes the except branch (issue 19 item 2 reads existence)"),
+    ("import-missing-name", "not yet: a from-import of a name the module does not bind takes "
+                            "the except branch (issue 19 item 2)"),
     ("try-importerror", "not yet: try/except ImportError takes the branch the installed "
                         "modules select (issue 19 item 2)"),
     ("try-other", "not yet: a handler of an exception the body cannot raise (issue 19 item 2)"),
