@@ -1,0 +1,3 @@
+from .a import *
+from .b import *
+from .c import *

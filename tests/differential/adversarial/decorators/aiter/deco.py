@@ -1,0 +1,38 @@
+import functools
+
+
+def keeps(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def replaces(fn):
+    return None
+
+
+def narrows(fn):
+    def inner(x):
+        return fn(x)
+    return inner
+
+
+@keeps
+def kept(q, causal=False):
+    return q
+
+
+@replaces
+def dropped(q, causal=False):
+    return q
+
+
+@narrows
+def narrowed(q, causal=False):
+    return q
+
+
+@functools.lru_cache(maxsize=None)
+def cached(q, causal=False):
+    return q

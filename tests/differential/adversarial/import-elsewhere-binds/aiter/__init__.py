@@ -1,0 +1,5 @@
+def helpers(x):
+    return x
+
+
+from . import user

@@ -1,0 +1,2 @@
+def tool(a):
+    return a

@@ -1,0 +1,3 @@
+async \
+def f(a, causal=False):
+    return a

@@ -1,0 +1,6 @@
+def f(a):
+    return a
+
+
+def f(a, causal=False):
+    return a

@@ -1,0 +1,8 @@
+("""
+def f(a, causal=False):
+    pass
+""")
+
+
+def f(a):
+    return a

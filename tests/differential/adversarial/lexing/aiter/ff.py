@@ -1,0 +1,5 @@
+def f(a):
+    return a
+
+def f(a, causal=False):
+    return a

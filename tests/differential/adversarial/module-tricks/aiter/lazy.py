@@ -1,0 +1,2 @@
+def real_op(a, causal=False):
+    return a

@@ -1,0 +1,5 @@
+def f4(a, causal=False):
+    return a
+
+
+from extlib import *

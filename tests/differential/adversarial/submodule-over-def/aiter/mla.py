@@ -1,0 +1,2 @@
+def f(q):
+    return q

@@ -1,0 +1,2 @@
+def gemm(a, b):
+    return a

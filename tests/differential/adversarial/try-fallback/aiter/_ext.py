@@ -1,0 +1,5 @@
+import zz_absent_ext
+
+
+def fused_add(a, b):
+    return a

@@ -1,0 +1,2 @@
+def present_op(a, scale):
+    return a
