@@ -458,7 +458,8 @@ class CatFile:
 PY_ROOT = "aiter"
 CSV_942 = "hsa/gfx942/mla/mla_asm.csv"
 CSV_950 = "hsa/gfx950/mla/mla_asm.csv"
-NEW_PATHS = (PY_ROOT, CSV_942, CSV_950)
+CODEGEN_PY = "hsa/codegen.py"
+NEW_PATHS = (PY_ROOT, CSV_942, CSV_950, CODEGEN_PY)
 
 
 class GitSource:
@@ -1300,14 +1301,50 @@ def rule_reduce_v1(reader):
     return v
 
 
+def codegen_reader(src):
+    """How the tree's hsa/codegen.py reads a kernel table before pandas parses
+    it: AITER's own _strip_csv_comments (with the helper it calls), compiled
+    alone from that file (pure string functions; nothing else of it runs),
+    when codegen reads its tables through read_csv_strip_comments (v0.1.12
+    on); "as-is" when it reads them as they are (pd.read_csv(path), before);
+    None when the tree has no codegen to say."""
+    data = src.read(CODEGEN_PY)
+    if data is None:
+        return None
+    try:
+        tree = ast.parse(data)
+    except SyntaxError:
+        return None
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    if "read_csv_strip_comments" not in defs or "_strip_csv_comments" not in defs:
+        return "as-is"
+    body = [defs[n] for n in ("_strip_line_end_comments", "_strip_csv_comments") if n in defs]
+    ns = {}
+    exec(compile(ast.Module(body=body, type_ignores=[]), CODEGEN_PY, "exec"), ns)
+    return ns["_strip_csv_comments"]
+
+
 def read_csv(src, path):
-    """(header, rows) with cells stripped, or None when the file is absent."""
+    """(header, rows) with cells stripped, None when the file is absent, or
+    a string saying why the table cannot be read: a kernel table (under hsa/)
+    as its codegen reads it, anything else as it is."""
     data = src.read(path)
     if data is None:
         return None
     text = data.decode("utf-8", "surrogateescape")
     if text.startswith("\ufeff"):
         text = text[1:]
+    strip = codegen_reader(src) if path.startswith("hsa/") else "as-is"
+    if strip != "as-is":
+        try:
+            # codegen's open(path, encoding="utf-8-sig"): universal newlines
+            opened = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig").read()
+        except UnicodeDecodeError as e:
+            return f"not UTF-8: {e}"
+        if strip is not None:
+            text = strip(opened)
+        elif any(mark in opened for mark in ("#", "//", ";", "/*")):
+            return "unknown: no hsa/codegen.py says whether its comments are dropped"
     rows = [[c.strip() for c in r] for r in csv.reader(io.StringIO(text))]
     rows = [r for r in rows if any(r)]
     if not rows:
@@ -1332,6 +1369,8 @@ def rule_ps_lse_rows(src):
     t = read_csv(src, CSV_942)
     if t is None:
         return V("missing", CSV_942)
+    if isinstance(t, str):
+        return V("unknown" if t.startswith("unknown") else "error", CSV_942, note=t)
     header, rows = t
     need = ("ps", "prefill", "lse")
     absent = [c for c in need if c not in header]
@@ -1348,6 +1387,8 @@ def rule_gfx950_qlens(src):
     t = read_csv(src, CSV_950)
     if t is None:
         return V("missing", CSV_950)
+    if isinstance(t, str):
+        return V("unknown" if t.startswith("unknown") else "error", CSV_950, note=t)
     header, rows = t
     need = ("qType", "kvType", "Gqa", "ps", "prefill", "lse", "qSeqLen")
     absent = [c for c in need if c not in header]
