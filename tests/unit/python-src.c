@@ -1403,6 +1403,54 @@ static void test_pathological(void **state)
 	assert_true(parse_defs(200000) < FAST_SECONDS);
 }
 
+/* A body of the same line repeated to about len bytes, under `def f(nhead):`. */
+static char *body_of(const char *head, const char *line, const char *tail, size_t len)
+{
+	ap_buf b = AP_BUF_INIT;
+
+	ap_buf_printf(&b, "def f(nhead):\n%s", head);
+	while (b.len < len)
+		ap_buf_puts(&b, line);
+	ap_buf_puts(&b, tail);
+	return ap_buf_detach(&b);
+}
+
+/* Bounds read in linear time whatever the body holds. */
+static void test_bound_pathological(void **state)
+{
+	static const struct {
+		const char *head, *line, *tail;
+		ap_py_bound_kind kind;
+	} bodies[] = {
+		/* one logical line of lambdas, of comparisons, of parenthesised operands */
+		{"    x = (", "lambda: ", "1)\n", AP_PY_BOUND_NONE},
+		{"    x = (", "(nhead) <= (1) < ", "1)\n", AP_PY_BOUND_FOUND},
+		{"    x = (", "((((((((nhead)))))))) <= 2 or ", "1)\n", AP_PY_BOUND_FOUND},
+		/* comprehensions nested deep, many times */
+		{"", "    x = [[[[[[[[[[x for x in y if nhead <= 9]]]]]]]]]]\n", "", AP_PY_BOUND_NONE},
+		/* blocks: conditions the reader cannot decide, deep indentation */
+		{"", "    if G:\n        assert nhead <= 1\n", "", AP_PY_BOUND_UNKNOWN},
+		{"", "    if nhead:\n     if nhead:\n      if nhead:\n       if nhead:\n        assert nhead < 3\n", "",
+		 AP_PY_BOUND_FOUND},
+		/* many names the body binds */
+		{"", "    a, b, c, d = e\n    (f, g), *h = i\n", "", AP_PY_BOUND_NONE},
+	};
+	struct timespec t0;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof bodies / sizeof bodies[0]; k++) {
+		char *s = body_of(bodies[k].head, bodies[k].line, bodies[k].tail, 2u << 20);
+		ap_py_bound b;
+		parse_ok(s);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ap_py_def_bound(mod, def("f"), "nhead", NULL, &b);
+		if (b.kind != bodies[k].kind)
+			fail_msg("body %zu: kind %d (%s)", k, b.kind, b.why);
+		assert_true(seconds_since(&t0) < FAST_SECONDS);
+		free(s);
+	}
+}
+
 /* Asks every def for a bound on name, for what it may read. */
 static void all_bounds(const char *name)
 {
@@ -1610,6 +1658,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_errors, teardown),
 		cmocka_unit_test_teardown(test_nesting_limit, teardown),
 		cmocka_unit_test_teardown(test_pathological, teardown),
+		cmocka_unit_test_teardown(test_bound_pathological, teardown),
 		cmocka_unit_test_teardown(test_truncated_inputs, teardown),
 		cmocka_unit_test_teardown(test_random_inputs, teardown),
 		cmocka_unit_test_teardown(test_match_statement, teardown),
