@@ -458,7 +458,8 @@ class CatFile:
 PY_ROOT = "aiter"
 CSV_942 = "hsa/gfx942/mla/mla_asm.csv"
 CSV_950 = "hsa/gfx950/mla/mla_asm.csv"
-NEW_PATHS = (PY_ROOT, CSV_942, CSV_950)
+CODEGEN_PY = "hsa/codegen.py"
+NEW_PATHS = (PY_ROOT, CSV_942, CSV_950, CODEGEN_PY)
 
 
 class GitSource:
@@ -1021,35 +1022,244 @@ def gluon_entry(reader):
     return ("unmatched" if seen else "missing"), None, None
 
 
-def is_int_literal(node):
-    return (isinstance(node, ast.Constant) and type(node.value) is int)
+# Other scopes than the function's own: the name inside them may be another
+# variable, and a nested helper may never be called.
+OTHER_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
+                ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def nhead_bound(fn):
-    """The largest N over `nhead <= N` (N), `nhead < N` (N-1), `N >= nhead`
-    (N), `N > nhead` (N-1) in the function's body, nested defs included;
-    chained comparisons pair by pair. 0 when none."""
-    found = []
+def own_nodes(node):
+    """node and what it holds, other scopes left out."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, OTHER_SCOPES):
+            continue
+        yield n
+        stack.extend(ast.iter_child_nodes(n))
 
-    def is_nhead(n):
-        return isinstance(n, ast.Name) and n.id == "nhead"
-    for stmt in fn.body:
-        for node in ast.walk(stmt):
-            if not isinstance(node, ast.Compare):
+
+def int_value(node):
+    """An integer literal's value with its unary signs (`-(4)` is -4), else None."""
+    sign = 1
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -sign if isinstance(node.op, ast.USub) else sign
+        node = node.operand
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return None
+
+
+def local_names(fn):
+    """The names Python's compiler makes local to fn: parameters and every
+    name its own code binds, less those declared global."""
+    a = fn.args
+    names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+    names |= {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+    declared = set()
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+            continue
+        if isinstance(n, OTHER_SCOPES):
+            continue
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            names.update((x.asname or x.name).split(".")[0] for x in n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            names.add(n.name)
+        stack.extend(ast.iter_child_nodes(n))
+    return names - declared
+
+
+def typing_only(tree, name, as_from):
+    """Whether every module-level binding of name is `from typing import
+    name` (as_from) or `import typing`, with no star import from elsewhere:
+    then a function run after the import sees typing's value."""
+    seen = False
+    stack = list(tree.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if n.name == name:
+                return False
+            continue
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            for x in n.names:
+                if x.name == "*":
+                    if not (isinstance(n, ast.ImportFrom) and n.module == "typing"):
+                        return False
+                    continue
+                bound = x.asname or x.name.split(".")[0]
+                if bound != name:
+                    continue
+                ok = (isinstance(n, ast.ImportFrom) and n.module == "typing" and x.name == name
+                      and n.level == 0) if as_from else (isinstance(n, ast.Import) and
+                                                         x.name == "typing")
+                if not ok:
+                    return False
+                seen = True
+            continue
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            return False
+        stack.extend(ast.iter_child_nodes(n))
+    return seen
+
+
+def truth(test, local, tree):
+    """"false"/"true" where CPython knows the condition before any call,
+    "varies" where it reads a local name, "fixed" where it reads none (the
+    same on every call, not known statically)."""
+    if any(isinstance(n, ast.Name) and n.id in local for n in own_nodes(test)):
+        return "varies"
+    negate = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        negate = not negate
+        test = test.operand
+    value = None
+    if isinstance(test, ast.Constant) and (test.value is None or type(test.value) in (bool, int)):
+        value = bool(test.value)
+    elif isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" \
+            and typing_only(tree, "TYPE_CHECKING", True):
+        value = False
+    elif isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING" \
+            and isinstance(test.value, ast.Name) and test.value.id == "typing" \
+            and typing_only(tree, "typing", False):
+        value = False
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        pair = [test.left, test.comparators[0]]
+        if any(isinstance(x, ast.Name) and x.id == "__name__" for x in pair) and \
+                any(isinstance(x, ast.Constant) and x.value == "__main__" for x in pair):
+            value = False
+    if value is None:
+        return "fixed"
+    return "true" if value != negate else "false"
+
+
+def nhead_bound(fn, tree, name="nhead"):
+    """What the function's own path bounds `name` by, from its `ast`:
+    ("found", N, line), ("none", 0, None) or ("unknown", why, line).
+
+    N is the largest over `name <= N` (N), `name < N` (N-1), `N >= name` (N),
+    `N > name` (N-1), chained comparisons pair by pair, N an integer literal
+    with its signs. What CPython runs on some call counts: not other scopes
+    (nested defs and classes but their decorators, lambdas, comprehensions),
+    not an arm CPython knows is not taken, nor what follows a return, raise,
+    break or continue. An arm chosen by a condition reading no local name is
+    taken the same way on every call: where the largest bound is only there
+    (or in an `except ImportError` arm, or the `else` after one), which arm
+    runs is not known statically."""
+    local = local_names(fn)
+    best = {"runs": None, "fixed": None}
+
+    def offer(value, line, reach, why):
+        key = "runs" if reach == "runs" else "fixed"
+        if best[key] is None or value > best[key][0]:
+            best[key] = (value, line, why)
+
+    def exprs(node, reach, why):
+        if reach == "dead":
+            return
+        for n in own_nodes(node):
+            if not isinstance(n, ast.Compare):
                 continue
-            operands = [node.left] + node.comparators
-            for op, left, right in zip(node.ops, operands, operands[1:]):
-                if is_nhead(left) and is_int_literal(right):
-                    if isinstance(op, ast.LtE):
-                        found.append(right.value)
-                    elif isinstance(op, ast.Lt):
-                        found.append(right.value - 1)
-                elif is_int_literal(left) and is_nhead(right):
-                    if isinstance(op, ast.GtE):
-                        found.append(left.value)
-                    elif isinstance(op, ast.Gt):
-                        found.append(left.value - 1)
-    return max(found) if found else 0
+            operands = [n.left] + n.comparators
+            for op, left, right in zip(n.ops, operands, operands[1:]):
+                is_left = isinstance(left, ast.Name) and left.id == name
+                is_right = isinstance(right, ast.Name) and right.id == name
+                if is_left and int_value(right) is not None and isinstance(op, (ast.LtE, ast.Lt)):
+                    offer(int_value(right) - isinstance(op, ast.Lt), n.lineno, reach, why)
+                elif is_right and int_value(left) is not None and isinstance(op, (ast.GtE, ast.Gt)):
+                    offer(int_value(left) - isinstance(op, ast.Gt), n.lineno, reach, why)
+
+    def lower(reach, why, to, to_why):
+        order = ("dead", "fixed", "runs")
+        return (to, to_why) if order.index(to) < order.index(reach) else (reach, why)
+
+    def walk(stmts, reach, why):
+        ended = False
+        for st in stmts:
+            visit(st, "dead" if ended else reach, why)
+            ended |= isinstance(st, (ast.Return, ast.Raise, ast.Break, ast.Continue))
+
+    def visit(st, reach, why):
+        if reach == "dead":
+            return
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for d in st.decorator_list:
+                exprs(d, reach, why)
+            return
+        if isinstance(st, (ast.If, ast.While)):
+            t = truth(st.test, local, tree)
+            exprs(st.test, reach, why)
+            here = ("condition", st.test.lineno, ast.unparse(st.test))
+            body = ("dead", None) if t == "false" else \
+                lower(reach, why, "fixed", here) if t == "fixed" else (reach, why)
+            walk(st.body, *body)
+            if isinstance(st, ast.If):
+                rest = ("dead", None) if t == "true" else \
+                    lower(reach, why, "fixed", here) if t == "fixed" else (reach, why)
+            else:
+                rest = (reach, why)
+            walk(st.orelse, *rest)
+            return
+        if isinstance(st, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            walk(st.body, reach, why)
+            failed = None
+            for h in st.handlers:
+                h_reach, h_why = reach, why
+                if h.type is not None:
+                    exprs(h.type, reach, why)
+                    if any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
+                           for n in own_nodes(h.type)):
+                        here = ("import", h.lineno, "except " + ast.unparse(h.type))
+                        failed = failed or here
+                        h_reach, h_why = lower(reach, why, "fixed", here)
+                walk(h.body, h_reach, h_why)
+            walk(st.orelse, *(lower(reach, why, "fixed", failed) if failed else (reach, why)))
+            walk(st.finalbody, reach, why)
+            return
+        if isinstance(st, (ast.For, ast.AsyncFor)):
+            exprs(st.iter, reach, why)
+            walk(st.body, reach, why)
+            walk(st.orelse, reach, why)
+            return
+        if isinstance(st, (ast.With, ast.AsyncWith)):
+            for item in st.items:
+                exprs(item.context_expr, reach, why)
+            walk(st.body, reach, why)
+            return
+        if isinstance(st, ast.Match):
+            exprs(st.subject, reach, why)
+            for case in st.cases:
+                if case.guard is not None:
+                    exprs(case.guard, reach, why)
+                walk(case.body, reach, why)
+            return
+        exprs(st, reach, why)
+
+    walk(fn.body, "runs", None)
+    runs, fixed = best["runs"], best["fixed"]
+    if fixed is not None and (runs is None or fixed[0] > runs[0]):
+        kind, line, text = fixed[2]
+        what = "taken only where an import fails" if kind == "import" else \
+            "the same on every call"
+        return "unknown", f"the bound {fixed[0]} (line {fixed[1]}) is only under `{text}` " \
+            f"(line {line}), {what}", fixed[1]
+    if runs is not None and not -2**63 <= runs[0] < 2**63:
+        return "unknown", f"the bound {runs[0]} (line {runs[1]}) is past 64 bits", runs[1]
+    if runs is None:
+        return "none", 0, None
+    return "found", runs[0], runs[1]
 
 
 @guarded
@@ -1057,8 +1267,11 @@ def rule_gluon_heads(reader):
     status, mod, node = gluon_entry(reader)
     if status != "matched":
         return V(status, note="no Gluon entry def" if status == "unmatched" else "")
-    heads = nhead_bound(node)
-    return V("matched", mod.path, f"{mod.path}:{node.lineno}", {"heads": str(heads)})
+    kind, heads, line = nhead_bound(node, mod.tree)
+    if kind == "unknown":
+        return V("unknown", mod.path, note=heads)
+    where = f"{mod.path}:{line if kind == 'found' else node.lineno}"
+    return V("matched", mod.path, where, {"heads": str(heads)})
 
 
 @guarded
@@ -1088,14 +1301,50 @@ def rule_reduce_v1(reader):
     return v
 
 
+def codegen_reader(src):
+    """How the tree's hsa/codegen.py reads a kernel table before pandas parses
+    it: AITER's own _strip_csv_comments (with the helper it calls), compiled
+    alone from that file (pure string functions; nothing else of it runs),
+    when codegen reads its tables through read_csv_strip_comments (v0.1.12
+    on); "as-is" when it reads them as they are (pd.read_csv(path), before);
+    None when the tree has no codegen to say."""
+    data = src.read(CODEGEN_PY)
+    if data is None:
+        return None
+    try:
+        tree = ast.parse(data)
+    except SyntaxError:
+        return None
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    if "read_csv_strip_comments" not in defs or "_strip_csv_comments" not in defs:
+        return "as-is"
+    body = [defs[n] for n in ("_strip_line_end_comments", "_strip_csv_comments") if n in defs]
+    ns = {}
+    exec(compile(ast.Module(body=body, type_ignores=[]), CODEGEN_PY, "exec"), ns)
+    return ns["_strip_csv_comments"]
+
+
 def read_csv(src, path):
-    """(header, rows) with cells stripped, or None when the file is absent."""
+    """(header, rows) with cells stripped, None when the file is absent, or
+    a string saying why the table cannot be read: a kernel table (under hsa/)
+    as its codegen reads it, anything else as it is."""
     data = src.read(path)
     if data is None:
         return None
     text = data.decode("utf-8", "surrogateescape")
     if text.startswith("\ufeff"):
         text = text[1:]
+    strip = codegen_reader(src) if path.startswith("hsa/") else "as-is"
+    if strip != "as-is":
+        try:
+            # codegen's open(path, encoding="utf-8-sig"): universal newlines
+            opened = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig").read()
+        except UnicodeDecodeError as e:
+            return f"not UTF-8: {e}"
+        if strip is not None:
+            text = strip(opened)
+        elif any(mark in opened for mark in ("#", "//", ";", "/*")):
+            return "unknown: no hsa/codegen.py says whether its comments are dropped"
     rows = [[c.strip() for c in r] for r in csv.reader(io.StringIO(text))]
     rows = [r for r in rows if any(r)]
     if not rows:
@@ -1120,6 +1369,8 @@ def rule_ps_lse_rows(src):
     t = read_csv(src, CSV_942)
     if t is None:
         return V("missing", CSV_942)
+    if isinstance(t, str):
+        return V("unknown" if t.startswith("unknown") else "error", CSV_942, note=t)
     header, rows = t
     need = ("ps", "prefill", "lse")
     absent = [c for c in need if c not in header]
@@ -1136,6 +1387,8 @@ def rule_gfx950_qlens(src):
     t = read_csv(src, CSV_950)
     if t is None:
         return V("missing", CSV_950)
+    if isinstance(t, str):
+        return V("unknown" if t.startswith("unknown") else "error", CSV_950, note=t)
     header, rows = t
     need = ("qType", "kvType", "Gqa", "ps", "prefill", "lse", "qSeqLen")
     absent = [c for c in need if c not in header]

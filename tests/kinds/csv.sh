@@ -156,4 +156,127 @@ refused csv_seq "4:10: 'csv' must be a mapping, not a sequence"
 case_ "refused: an unknown key in 'csv'"
 refused csv_key "4:27: unknown key 'capturee' in 'csv' (allowed: where, capture)"
 
+# Comments in kernel tables, as each tree's hsa/codegen.py reads them: from
+# v0.1.12 it drops them before pandas reads the table, before that pandas
+# reads every line. The codegen files here are stand-ins of our own.
+TABLE='// SPDX-License-Identifier: MIT
+// Copyright line
+qType,kvType,Gqa,ps,qSeqLen,knl_name
+bf16,bf16,16,1,4,k4 // built
+# bf16,bf16,16,1,2,k2
+/* retired:
+bf16,bf16,16,1,8,k8
+*/
+bf16,bf16,16,1,1,k1   ; last
+'
+for t in strips reads_all no_codegen; do
+	mkdir -p "$TMP/$t/hsa/gfx950/mla" "$TMP/$t/aiter/configs"
+	printf '%s' "$TABLE" >"$TMP/$t/hsa/gfx950/mla/mla_asm.csv"
+	printf 'M,N\n# 1,2\n3,4\n' >"$TMP/$t/aiter/configs/tuned.csv"
+done
+cat >"$TMP/strips/hsa/codegen.py" <<'EOF'
+import pandas as pd
+
+
+def _strip_csv_comments(content):
+    return content
+
+
+def read_csv_strip_comments(path):
+    with open(path, encoding="utf-8-sig") as f:
+        return pd.read_csv(_strip_csv_comments(f.read()))
+EOF
+cat >"$TMP/reads_all/hsa/codegen.py" <<'EOF'
+import pandas as pd
+
+
+def read(path):
+    return pd.read_csv(path)
+EOF
+mkdir -p "$TMP/no_codegen_plain/hsa/gfx950/mla"
+printf 'qType,Gqa\nbf16,16\n' >"$TMP/no_codegen_plain/hsa/gfx950/mla/mla_asm.csv"
+pack comments <<'EOF'
+rules:
+  - id: kernels
+    file: hsa/gfx950/mla/mla_asm.csv
+    csv:
+      where: {Gqa: 16}
+      capture: {qlen: qSeqLen, qtype: qType}
+    collect: all
+  - id: kernels.none
+    file: hsa/gfx950/mla/mla_asm.csv
+    csv: {where: {Gqa: 16}}
+    comments: none
+  - id: kernels.strip
+    file: hsa/gfx950/mla/mla_asm.csv
+    csv:
+      where: {Gqa: 16}
+      capture: {qlen: qSeqLen}
+    comments: strip
+    collect: all
+  - id: tuned
+    file: aiter/configs/tuned.csv
+    csv: {capture: {m: M}}
+    collect: all
+  - id: tuned.codegen
+    file: aiter/configs/tuned.csv
+    csv: {capture: {m: M}}
+    comments: codegen
+    collect: all
+EOF
+
+case_ "csv comments: a codegen that drops them (v0.1.12 on): a commented-out kernel is no kernel, a // SPDX first line no error"
+scan "$TMP/strips" comments
+expect_rc 0
+rule kernels status matched
+caps kernels qlen "['4', '1']"
+lines kernels "[4, 9]"
+expect_json "j['rules']['kernels']['matches'][1]['text']" "bf16,bf16,16,1,1,k1   ; last"
+expect_json "sorted(i['path'] for i in j['inputs'] if i['sha256'])" "['aiter/configs/tuned.csv', 'hsa/codegen.py', 'hsa/gfx950/mla/mla_asm.csv']"
+rule kernels.none status error
+rule kernels.none reason "the table has no column 'Gqa' (named in 'where'; its columns: // SPDX-License-Identifier: MIT)"
+caps kernels.strip qlen "['4', '1']"
+caps tuned m "['# 1', '3']"
+caps tuned.codegen m "['3']"
+
+case_ "csv comments: a codegen that reads every line (before v0.1.12): the // SPDX line is the header, as its build fails on it"
+scan "$TMP/reads_all" comments
+expect_rc 0
+rule kernels status error
+rule kernels reason "the table has no column 'Gqa' (named in 'where'; its columns: // SPDX-License-Identifier: MIT)"
+caps kernels.strip qlen "['4', '1']"
+caps tuned.codegen m "['# 1', '3']"
+
+case_ "csv comments: no codegen, and a table that reads otherwise with them dropped, is unknown"
+scan "$TMP/no_codegen" comments
+expect_rc 0
+rule kernels status unknown
+rule kernels reason "the table reads otherwise with its comments dropped (as hsa/codegen.py does from v0.1.12) and kept (before), and what this tree's codegen does is not known: hsa/codegen.py: no such file"
+expect_json "j['rules']['kernels']['matches']" "[]"
+rule kernels.none status error
+caps kernels.strip qlen "['4', '1']"
+caps tuned m "['# 1', '3']"
+rule tuned.codegen status unknown
+
+case_ "csv comments: no codegen and nothing a comment could change reads alike"
+pack plain <<'EOF'
+rules:
+  - id: plain
+    file: hsa/gfx950/mla/mla_asm.csv
+    csv: {where: {Gqa: 16}, capture: {q: qType}}
+EOF
+scan "$TMP/no_codegen_plain" plain
+expect_rc 0
+caps plain q "['bf16']"
+
+pack bad_comments <<'EOF'
+rules:
+  - id: r
+    file: a.csv
+    csv: {}
+    comments: pandas
+EOF
+case_ "refused: 'comments' not one of codegen, strip or none"
+refused bad_comments "5:15: 'comments' is one of codegen, strip or none"
+
 finish

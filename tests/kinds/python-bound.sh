@@ -119,6 +119,91 @@ rule uni.bound status matched
 lines uni.bound "[2]"
 caps uni.bound bound "['96']"
 
+# The path a call runs: parentheses, other scopes, dead arms, and an arm
+# chosen by module state that the reader cannot decide.
+PATHS="$TMP/paths"
+mkdir -p "$PATHS/aiter"
+cat >"$PATHS/aiter/heads.py" <<'EOF'
+from typing import TYPE_CHECKING
+
+USE_WIDE = read_env()
+
+
+def parenthesised(nhead):
+    assert (nhead) <= (128)
+
+
+def other_scopes(q):
+    _, nhead = q.shape
+    check = lambda nhead: nhead <= 4096
+    wide = [h for h in range(9) if nhead <= 2048]
+
+    def helper():
+        return nhead <= 1024
+
+    if TYPE_CHECKING:
+        assert nhead <= 512
+    if nhead in (64, 128):
+        return q
+        assert nhead <= 256
+    elif 1 <= nhead <= 96:
+        return q
+    raise AssertionError(nhead)
+
+
+def by_module_state(nhead):
+    if USE_WIDE:
+        assert nhead <= 128
+    else:
+        assert nhead <= 16
+
+
+def past_64_bits(nhead):
+    assert nhead <= 0x1_0000_0000_0000_0000
+EOF
+pack paths <<'EOF'
+rules:
+  - id: b.parens
+    file: aiter/heads.py
+    python-bound: nhead
+    def: parenthesised
+  - id: b.scopes
+    file: aiter/heads.py
+    python-bound: nhead
+    def: other_scopes
+  - id: b.module_state
+    file: aiter/heads.py
+    python-bound: nhead
+    def: by_module_state
+  - id: b.module_state_false
+    file: aiter/heads.py
+    python-bound: nhead
+    def: by_module_state
+    assume_false: [USE_WIDE]
+  - id: b.huge
+    file: aiter/heads.py
+    python-bound: nhead
+    def: past_64_bits
+probes:
+  - id: wide_heads
+    requires: {capture: b.module_state, name: bound, ge: 15}
+EOF
+
+case_ "python-bound: parentheses, nested scopes and dead arms do not count; module state makes it unknown"
+scan "$PATHS" paths
+expect_rc 0
+caps b.parens bound "['128']"
+lines b.scopes "[23]"
+caps b.scopes bound "['96']"
+rule b.module_state status unknown
+rule b.module_state reason "by_module_state: whether \`nhead <= 128\` (line 30) runs depends on \`USE_WIDE\` at line 29, the same on every call, which the reader cannot decide"
+expect_json "j['rules']['b.module_state']['matches']" "[]"
+caps b.module_state_false bound "['16']"
+rule b.huge status unknown
+rule b.huge reason "past_64_bits: the bound of \`nhead <= 0x1_0000_0000_0000_0000\` (line 36) is past 64 bits"
+cap wide_heads False
+cap_reason wide_heads "unknown, so unsupported: rule b.module_state is unknown: aiter/heads.py: by_module_state: whether \`nhead <= 128\` (line 30) runs depends on \`USE_WIDE\` at line 29, the same on every call, which the reader cannot decide"
+
 pack no_def <<'EOF'
 rules:
   - id: r

@@ -26,9 +26,12 @@ static int teardown(void **state)
 	return 0;
 }
 
+static bool stripped;
+
 /* Parses len bytes from a copy of exactly that size, without a terminator,
- * so that the sanitizers catch a read past the end. */
-static int parse_n(const char *s, size_t len)
+ * so that the sanitizers catch a read past the end; as codegen reads a
+ * kernel table when codegen. */
+static int parse_as(const char *s, size_t len, bool codegen)
 {
 	char *copy = ap_xmalloc(len ? len : 1);
 	int rc;
@@ -36,11 +39,18 @@ static int parse_n(const char *s, size_t len)
 	memcpy(copy, s, len);
 	ap_csv_free(table);
 	table = NULL;
-	rc = ap_csv_parse(&table, copy, len);
+	stripped = false;
+	rc = codegen ? ap_csv_parse_codegen(&table, copy, len, &stripped)
+	             : ap_csv_parse(&table, copy, len);
 	free(copy);
 	if (rc < 0)
 		assert_null(table);
 	return rc;
+}
+
+static int parse_n(const char *s, size_t len)
+{
+	return parse_as(s, len, false);
 }
 
 static int parse(const char *s)
@@ -342,15 +352,17 @@ static void test_large_inputs(void **state)
 	assert_true((double)(clock() - start) / CLOCKS_PER_SEC < 5.0);
 }
 
-/* Arbitrary bytes never crash the reader or read past the data. */
+/* Arbitrary bytes never crash the reader, with comments dropped or not, or
+ * make it read past the data. */
 static void test_random_bytes(void **state)
 {
-	static const char alphabet[] = {'a', ',', '"', '\n', '\r', ' ', '\t', '\0', 'b'};
+	static const char alphabet[] = {'a', ',', '"', '\n', '\r', ' ', '\t', '\0', 'b', '/', '*',
+	                                '#', ';', ':', '\f', (char)0xc2, (char)0x85};
 	char s[64];
 	unsigned seed = 12345;
 
 	(void)state;
-	for (int r = 0; r < 20000; r++) {
+	for (int r = 0; r < 40000; r++) {
 		size_t len = (size_t)(r % 64);
 		int rc;
 
@@ -358,17 +370,124 @@ static void test_random_bytes(void **state)
 			seed = seed * 1103515245u + 12345u;
 			s[i] = alphabet[(seed >> 16) % sizeof alphabet];
 		}
-		rc = parse_n(s, len);
+		rc = parse_as(s, len, r % 2);
 		assert_true(rc == 0 || rc == AP_EINPUT);
-		if (rc == 0) {
-			for (size_t row = 0; row < ap_csv_nrows(table); row++)
-				for (size_t c = 0; c < ap_csv_ncols(table); c++) {
-					const char *f = ap_csv_field(table, row, c);
-					if (f != NULL)
-						assert_true(strlen(f) < len);
-				}
+		for (size_t row = 0; rc == 0 && row < ap_csv_nrows(table); row++) {
+			assert_true(ap_csv_row_line(table, row) >= 1 &&
+			            ap_csv_row_line(table, row) <= len + 1);
+			for (size_t c = 0; c < ap_csv_ncols(table); c++) {
+				const char *f = ap_csv_field(table, row, c);
+				if (f != NULL)
+					assert_true(strlen(f) < len);
+			}
 		}
 	}
+}
+
+/* --- Comments as hsa/codegen.py drops them --------------------------------- */
+
+#define CODEGEN(lit) parse_as(lit, sizeof lit - 1, true)
+
+/* Row r's fields, joined by '|'. */
+static void assert_row(size_t r, const char *want)
+{
+	ap_buf b = AP_BUF_INIT;
+
+	for (size_t c = 0; c < ap_csv_ncols(table); c++) {
+		const char *f = ap_csv_field(table, r, c);
+		ap_buf_printf(&b, "%s%s", c ? "|" : "", f ? f : "(null)");
+	}
+	assert_string_equal(b.data ? b.data : "", want);
+	ap_buf_free(&b);
+}
+
+static void test_codegen_comments(void **state)
+{
+	(void)state;
+	/* A licence header, a commented-out kernel, comments after a row. */
+	assert_int_equal(CODEGEN("// SPDX-License-Identifier: MIT\n"
+	                         "// Copyright notice\n"
+	                         "#\n"
+	                         "qType,Gqa,knl_name\n"
+	                         "bf16,16,k1 // the first\n"
+	                         "# bf16,32,k2\n"
+	                         "   ; fp8,64,k3\n"
+	                         "\t// fp8,64,k4\n"
+	                         "fp8,128,k5   # the last\n"),
+	                 0);
+	assert_true(stripped);
+	assert_string_equal(ap_csv_col_name(table, 0), "qType");
+	assert_int_equal(ap_csv_nrows(table), 2);
+	assert_row(0, "bf16|16|k1");
+	assert_int_equal(ap_csv_row_line(table, 0), 5);
+	assert_row(1, "fp8|128|k5");
+	assert_int_equal(ap_csv_row_line(table, 1), 9);
+
+	/* Blocks, across lines and mid-row; rows keep the file's lines. */
+	assert_int_equal(CODEGEN("/* a header\n"
+	                         "   over lines */a,b\n"
+	                         "1,/* mid */2\n"
+	                         "/* kernels not built:\n"
+	                         "3,4\n"
+	                         "*/\n"
+	                         "5,6/*\n"
+	                         "*/7\n"
+	                         "8,9\n"),
+	                 0);
+	assert_int_equal(ap_csv_nrows(table), 3);
+	assert_row(0, "1|2");
+	assert_int_equal(ap_csv_row_line(table, 0), 3);
+	assert_row(1, "5|67");
+	assert_int_equal(ap_csv_row_line(table, 1), 7);
+	assert_row(2, "8|9");
+	assert_int_equal(ap_csv_row_line(table, 2), 9);
+	/* A block never closed takes the rest; one slash-star-slash is open. */
+	assert_int_equal(CODEGEN("a,b\n1,2\n/*/ 3,4\n5,6\n"), 0);
+	assert_int_equal(ap_csv_nrows(table), 1);
+	/* The text around a removed block joins: slash, block, star opens
+	 * another; a block's star-slash may start at its own star. */
+	assert_int_equal(CODEGEN("a,b\n1,2//**/*x*/3\n"), 0);
+	assert_row(0, "1|23");
+	assert_int_equal(CODEGEN("a,b\n1,2/**/*x*/3\n"), 0);
+	assert_row(0, "1|2*x*/3");
+	/* Quotes: a comment mark inside them is text (not for blocks); a ; only
+	 * after a space or tab, a // not after a colon. */
+	assert_int_equal(CODEGEN("a,b,c\n"
+	                         "\"x # y\",\"p \"\"// q\",3\n"
+	                         "s;t,http://u,v ;w\n"
+	                         "\"/* q\",r,\"*/\"\n"),
+	                 0);
+	assert_int_equal(ap_csv_nrows(table), 3);
+	assert_row(0, "x # y|p \"// q|3");
+	assert_row(1, "s;t|http://u|v");
+	assert_row(2, "|(null)|(null)");
+	/* CRLF and a lone CR are line ends; a form feed ends a line for
+	 * splitlines but not its text, unless a comment is cut there. */
+	assert_int_equal(CODEGEN("a,b\r\n# c\r\n1,2\r3,4 # x\f5,6\n"), 0);
+	assert_int_equal(ap_csv_nrows(table), 2);
+	assert_row(0, "1|2");
+	assert_int_equal(ap_csv_row_line(table, 0), 3);
+	assert_row(1, "3|45");
+	assert_int_equal(CODEGEN("a,b\n1,\f2\n"), 0);
+	assert_false(stripped);
+	assert_row(0, "1|\f2");
+	/* Unicode whitespace before a comment mark and before a cut. */
+	assert_int_equal(CODEGEN("a,b\n\xc2\xa0\xe3\x80\x80# x\n1,2\xe2\x80\x83# y\n"), 0);
+	assert_int_equal(ap_csv_nrows(table), 1);
+	assert_row(0, "1|2");
+	/* Nothing to drop: the same table, not stripped; a BOM is skipped. */
+	assert_int_equal(CODEGEN("\xef\xbb\xbf" "a,b\n1,2\n"), 0);
+	assert_false(stripped);
+	assert_string_equal(ap_csv_col_name(table, 0), "a");
+	/* Errors keep the file's lines. */
+	assert_int_equal(CODEGEN("/*\n\n*/a,b\n\"1,2\n"), AP_EINPUT);
+	assert_string_equal(ap_error_last(), "line 4: unterminated quoted field");
+	assert_int_equal(CODEGEN("a,b\n1,2\n\xff\n"), AP_EINPUT);
+	assert_string_equal(ap_error_last(), "line 3: not UTF-8, which hsa/codegen.py cannot decode");
+	assert_int_equal(CODEGEN("a,b\n\xed\xa0\x80\n"), AP_EINPUT);
+	assert_int_equal(CODEGEN("// only comments\n# here\n"), AP_EINPUT);
+	assert_string_equal(ap_error_last(), "empty table: no header row");
+	assert_int_equal(CODEGEN(""), AP_EINPUT);
 }
 
 int main(void)
@@ -387,6 +506,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_row_limit, teardown),
 		cmocka_unit_test_teardown(test_large_inputs, teardown),
 		cmocka_unit_test_teardown(test_random_bytes, teardown),
+		cmocka_unit_test_teardown(test_codegen_comments, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

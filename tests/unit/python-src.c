@@ -956,16 +956,42 @@ static void assert_bound(const char *body, const char *name, bool found, long lo
                          unsigned line)
 {
 	ap_buf b = AP_BUF_INIT;
-	long long got;
-	unsigned got_line;
-	bool got_found;
+	ap_py_bound got;
 
 	ap_buf_printf(&b, "def f(nhead, x, name):\n%s\nafter = 'nhead <= 1'\n", body);
 	parse_ok(b.data);
-	ap_py_def_bound(mod, def("f"), name, &got, &got_line, &got_found);
-	if (got_found != found || got != bound || got_line != line)
-		fail_msg("%s: found %d bound %lld line %u", body, got_found, got, got_line);
+	ap_py_def_bound(mod, def("f"), name, NULL, &got);
+	if (got.kind != (found ? AP_PY_BOUND_FOUND : AP_PY_BOUND_NONE) ||
+	    (found && (got.value != bound || got.line != line)))
+		fail_msg("%s: kind %d bound %lld line %u (%s)", body, got.kind, got.value, got.line,
+		         got.why);
 	ap_buf_free(&b);
+}
+
+/* The bound is unknown, and why says so. */
+static void assert_bound_unknown(const char *src, const char *def_name,
+                                 const char *const *false_names, const char *why)
+{
+	ap_py_bound got;
+
+	parse_ok(src);
+	ap_py_def_bound(mod, def(def_name), "nhead", false_names, &got);
+	if (got.kind != AP_PY_BOUND_UNKNOWN || strcmp(got.why, why) != 0)
+		fail_msg("%s: kind %d bound %lld: %s", src, got.kind, got.value, got.why);
+}
+
+/* src's def_name bounds nhead by want at line (0: none). */
+static void assert_src_bound(const char *src, const char *def_name,
+                             const char *const *false_names, long long want, unsigned line)
+{
+	ap_py_bound got;
+
+	parse_ok(src);
+	ap_py_def_bound(mod, def(def_name), "nhead", false_names, &got);
+	if (got.kind != (line ? AP_PY_BOUND_FOUND : AP_PY_BOUND_NONE) ||
+	    (line && (got.value != want || got.line != line)))
+		fail_msg("%s: kind %d bound %lld line %u (%s)", src, got.kind, got.value, got.line,
+		         got.why);
 }
 
 static void test_bound(void **state)
@@ -980,6 +1006,18 @@ static void test_bound(void **state)
 	assert_bound("    assert nhead <= 1_024", "nhead", true, 1024, 2);
 	assert_bound("    assert nhead <= -1", "nhead", true, -1, 2);
 	assert_bound("    assert -4 >= nhead", "nhead", true, -4, 2);
+	assert_bound("    assert nhead < 0", "nhead", true, -1, 2);
+	/* Parentheses around either side, signs inside or out. */
+	assert_bound("    assert (nhead) <= (128)", "nhead", true, 128, 2);
+	assert_bound("    assert ((nhead)) < ((0x80))", "nhead", true, 127, 2);
+	assert_bound("    assert (96) >= (nhead)", "nhead", true, 96, 2);
+	assert_bound("    assert nhead <= -(4)", "nhead", true, -4, 2);
+	assert_bound("    assert nhead <= (-(+4))", "nhead", true, -4, 2);
+	assert_bound("    assert nhead <= - -4", "nhead", true, 4, 2);
+	assert_bound("    assert 1 <= (nhead) <= (96)", "nhead", true, 96, 2);
+	assert_bound("    return (nhead\n"
+	             "            <= 16)",
+	             "nhead", true, 16, 3);
 	/* Lower bounds and other comparisons give none. */
 	assert_bound("    assert nhead >= 4 and 4 <= nhead and nhead == 3", "nhead", false, 0, 0);
 	/* Only the bare name next to the operator counts. */
@@ -987,26 +1025,55 @@ static void test_bound(void **state)
 	             "    assert nhead.shape <= 4\n"
 	             "    assert nhead[0] <= 4\n"
 	             "    assert f(nhead) <= 4\n"
+	             "    assert f (nhead) <= 4\n"
+	             "    assert (nhead)(1) <= 4\n"
 	             "    assert nhead + 1 <= 4\n"
 	             "    assert 2 * nhead <= 4\n"
 	             "    assert -nhead <= 4\n"
+	             "    assert (-nhead) <= 4\n"
 	             "    assert 4 >= nhead + 1\n"
 	             "    assert 4 >= nhead.x\n"
 	             "    assert 4 >= nhead(1)\n"
+	             "    assert 4 >= (nhead)[0]\n"
 	             "    assert x - 4 >= nhead\n"
+	             "    assert x - (4) >= nhead\n"
+	             "    assert 2 ** 4 >= nhead\n"
 	             "    assert nhead <= 4 + x\n"
+	             "    assert nhead <= (4) * x\n"
+	             "    assert nhead <= 2 ** 4\n"
+	             "    assert nhead <= (4 + x)\n"
+	             "    assert (1 <= nhead) <= 4\n"
+	             "    assert nhead <= 4 .bit_length()\n"
 	             "    assert nhead <= 4.0\n"
 	             "    assert nhead <= 4j\n"
+	             "    assert nhead <= ()\n"
 	             "    assert nhead <= y\n",
 	             "nhead", false, 0, 0);
-	/* Comments and strings never count; the largest bound wins. */
+	/* Comments, strings and other scopes never count; the largest bound wins. */
 	assert_bound("    # nhead <= 1000\n"
 	             "    s = 'nhead <= 2000' f'{nhead <= 3000}'\n"
 	             "    if nhead <= 16 or (nhead < 33 and x):\n"
 	             "        return [nhead <= 8]\n"
 	             "    def inner(): return nhead <= 64\n"
 	             "    while not nhead <= 32: pass",
-	             "nhead", true, 64, 6);
+	             "nhead", true, 32, 4);
+	assert_bound("    ok = [h for h in x if nhead <= 500]\n"
+	             "    gen = any(nhead < 600 for _ in x)\n"
+	             "    d = {k: nhead <= 700 for k in x}\n"
+	             "    f = lambda nhead: nhead <= 800\n"
+	             "    g = lambda a=lambda: 1: nhead <= 801\n"
+	             "    h = (lambda: nhead <= 802, nhead <= 12)\n"
+	             "    @decorate(nhead <= 13)\n"
+	             "    def helper(a=nhead <= 900) -> bool:\n"
+	             "        assert nhead <= 901\n"
+	             "        if x:\n"
+	             "            assert nhead <= 902\n"
+	             "    class Inner(Base):\n"
+	             "        assert nhead <= 903\n"
+	             "        def m(self): return nhead <= 904\n"
+	             "    async def co(): return nhead <= 905\n"
+	             "    assert nhead <= 11",
+	             "nhead", true, 13, 8);
 	/* Statements on separate lines stay apart. */
 	assert_bound("    y = 4\n"
 	             "    nhead <= 3\n"
@@ -1018,29 +1085,188 @@ static void test_bound(void **state)
 	             "    assert nhead < 9",
 	             "nhead", true, 8, 2);
 	assert_bound("    return x", "nhead", false, 0, 0);
-	assert_bound("    assert name <= 9223372036854775807\n"
-	             "    assert name <= 9223372036854775808",
-	             "name", true, 9223372036854775807LL, 2);
+	assert_bound("    assert name <= 9223372036854775807", "name", true, 9223372036854775807LL, 2);
 	assert_bound("    assert name <= -9223372036854775808", "name", true,
 	             -9223372036854775807LL - 1, 2);
-	assert_bound("    assert name < -9223372036854775808", "name", false, 0, 0);
+	assert_bound("    assert name < 9223372036854775808", "name", true, 9223372036854775807LL, 2);
+	assert_bound("    assert name < -9223372036854775808\n"
+	             "    assert name <= 3",
+	             "name", true, 3, 3);
+	assert_bound("    assert name <= -0x1_0000_0000_0000_0000_0000 and name < -(2)\n"
+	             "    assert name <= -99999999999999999999999 or name <= -1",
+	             "name", true, -1, 3);
 	/* A one-line def. */
 	parse_ok("def g(n): return n <= 5\n"
 	         "def h(n):\n"
 	         "    pass\n"
 	         "n <= 100\n");
 	{
-		long long bound;
-		unsigned line;
-		bool found;
-		ap_py_def_bound(mod, def("g"), "n", &bound, &line, &found);
-		assert_true(found);
-		assert_int_equal(bound, 5);
-		assert_int_equal(line, 1);
-		ap_py_def_bound(mod, def("h"), "n", &bound, &line, &found);
-		assert_false(found);
-		assert_int_equal(bound, 0);
+		ap_py_bound b;
+		ap_py_def_bound(mod, def("g"), "n", NULL, &b);
+		assert_int_equal(b.kind, AP_PY_BOUND_FOUND);
+		assert_int_equal(b.value, 5);
+		assert_int_equal(b.line, 1);
+		ap_py_def_bound(mod, def("h"), "n", NULL, &b);
+		assert_int_equal(b.kind, AP_PY_BOUND_NONE);
+		assert_int_equal(b.value, 0);
 	}
+}
+
+/* The path a call runs: dead arms and what follows a return count for
+ * nothing; an arm chosen by something the same on every call is unknown. */
+static void test_bound_path(void **state)
+{
+	static const char *const flags[] = {"AITER_TRITON_ONLY", NULL};
+
+	(void)state;
+	/* Dead arms. */
+	assert_src_bound("from typing import TYPE_CHECKING\n"
+	                 "import typing\n"
+	                 "def f(nhead):\n"
+	                 "    if False:\n"
+	                 "        assert nhead <= 1000\n"
+	                 "    if TYPE_CHECKING:\n"
+	                 "        assert nhead <= 1001\n"
+	                 "    elif nhead <= 1002:\n"
+	                 "        pass\n"
+	                 "    if (typing.TYPE_CHECKING):\n"
+	                 "        assert nhead <= 1003\n"
+	                 "    if not True: assert nhead <= 1004\n"
+	                 "    while 0:\n"
+	                 "        assert nhead <= 1005\n"
+	                 "    if __name__ == '__main__':\n"
+	                 "        assert nhead <= 1006\n"
+	                 "    if AITER_TRITON_ONLY:\n"
+	                 "        assert nhead <= 1007\n"
+	                 "    if True:\n"
+	                 "        pass\n"
+	                 "    elif nhead <= 1008:\n"
+	                 "        assert nhead <= 1009\n"
+	                 "    else:\n"
+	                 "        assert nhead <= 1010\n"
+	                 "    if None:\n"
+	                 "        pass\n"
+	                 "    else:\n"
+	                 "        assert nhead <= 48\n"
+	                 "    if not TYPE_CHECKING:\n"
+	                 "        assert nhead <= 40\n",
+	                 "f", flags, 1002, 8);
+	assert_src_bound("def f(nhead):\n"
+	                 "    if nhead in (64, 128):\n"
+	                 "        return 1\n"
+	                 "        assert nhead <= 2000\n"
+	                 "    elif 1 <= nhead <= 96:\n"
+	                 "        if nhead > 16:\n"
+	                 "            raise ValueError(nhead)\n"
+	                 "            if x:\n"
+	                 "                assert nhead <= 2001\n"
+	                 "        return 2\n"
+	                 "    raise AssertionError(nhead)\n"
+	                 "    assert nhead <= 2002\n",
+	                 "f", NULL, 96, 5);
+	/* A TYPE_CHECKING bound some other way is not typing's. */
+	assert_bound_unknown("TYPE_CHECKING = flag()\n"
+	                     "def f(nhead):\n"
+	                     "    if TYPE_CHECKING:\n"
+	                     "        assert nhead <= 16\n",
+	                     "f", NULL,
+	                     "whether `nhead <= 16` (line 4) runs depends on `TYPE_CHECKING` at "
+	                     "line 3, the same on every call, which the reader cannot decide");
+	/* A condition on a local name may go either way: both arms count. */
+	assert_src_bound("def f(q, kv):\n"
+	                 "    batch, nhead = q.shape\n"
+	                 "    fp8 = kv.dtype == 'fp8'\n"
+	                 "    if fp8:\n"
+	                 "        assert nhead <= 16\n"
+	                 "    elif kv.dtype == 'bf16' and batch > 2:\n"
+	                 "        assert nhead <= 32\n"
+	                 "    for (i, j) in enumerate(q):\n"
+	                 "        if j:\n"
+	                 "            assert nhead <= 48\n"
+	                 "    with ctx() as (c, d):\n"
+	                 "        if c: assert nhead <= 50\n"
+	                 "    import torch.cuda as tc\n"
+	                 "    if tc.ok(): assert nhead <= 52\n"
+	                 "    if (m := g()): assert nhead <= 54\n"
+	                 "    try:\n"
+	                 "        pass\n"
+	                 "    except KeyError as err:\n"
+	                 "        if err: assert nhead <= 56\n"
+	                 "    total: int\n"
+	                 "    if total: assert nhead <= 58\n"
+	                 "    from os import path as p, sep\n"
+	                 "    if p or sep: assert nhead <= 60\n",
+	                 "f", NULL, 60, 23);
+	/* One reading only module state is the same on every call: unknown when
+	 * the largest bound depends on it. */
+	assert_bound_unknown("USE_NEW = env()\n"
+	                     "def f(nhead):\n"
+	                     "    if USE_NEW:\n"
+	                     "        assert nhead <= 128\n"
+	                     "    else:\n"
+	                     "        assert nhead <= 16\n",
+	                     "f", NULL,
+	                     "whether `nhead <= 128` (line 4) runs depends on `USE_NEW` at line 3, "
+	                     "the same on every call, which the reader cannot decide");
+	assert_bound_unknown("def f(nhead):\n"
+	                     "    if get_arch() == 'gfx950':\n"
+	                     "        pass\n"
+	                     "    elif (sys.version_info\n"
+	                     "          >= (3, 12)):\n"
+	                     "        pass\n"
+	                     "    else:\n"
+	                     "        assert nhead <= 64\n",
+	                     "f", NULL,
+	                     "whether `nhead <= 64` (line 8) runs depends on `get_arch() == 'gfx950'` "
+	                     "at line 2, the same on every call, which the reader cannot decide");
+	assert_bound_unknown("def f(nhead):\n"
+	                     "    try:\n"
+	                     "        import triton\n"
+	                     "    except (ImportError, OSError):\n"
+	                     "        assert nhead <= 16\n"
+	                     "    assert nhead <= 8\n",
+	                     "f", NULL,
+	                     "whether `nhead <= 16` (line 5) runs depends on `except (ImportError, "
+	                     "OSError)` at line 4, taken only where an import fails");
+	assert_bound_unknown("def f(nhead):\n"
+	                     "    try:\n"
+	                     "        import triton\n"
+	                     "    except ModuleNotFoundError:\n"
+	                     "        pass\n"
+	                     "    else:\n"
+	                     "        assert nhead <= 16\n",
+	                     "f", NULL,
+	                     "whether `nhead <= 16` (line 7) runs depends on `except "
+	                     "ModuleNotFoundError` at line 4, taken only where an import fails");
+	/* ... and known when it does not. */
+	assert_src_bound("def f(nhead):\n"
+	                 "    if USE_NEW:\n"
+	                 "        assert nhead <= 16\n"
+	                 "    assert nhead <= 96\n",
+	                 "f", NULL, 96, 4);
+	/* A name declared global is the module's. */
+	assert_bound_unknown("def f(nhead):\n"
+	                     "    global MODE\n"
+	                     "    if MODE: assert nhead <= 99\n"
+	                     "    MODE = 1\n",
+	                     "f", NULL,
+	                     "whether `nhead <= 99` (line 3) runs depends on `MODE` at line 3, "
+	                     "the same on every call, which the reader cannot decide");
+	/* A bound past 64 bits. */
+	assert_bound_unknown("def f(nhead):\n"
+	                     "    assert nhead <= 96\n"
+	                     "    assert nhead < 0x1_0000_0000_0000_0000\n",
+	                     "f", NULL,
+	                     "the bound of `nhead < 0x1_0000_0000_0000_0000` (line 3) is past 64 "
+	                     "bits");
+	assert_bound_unknown("def f(nhead):\n"
+	                     "    assert nhead <= 9223372036854775808\n",
+	                     "f", NULL,
+	                     "the bound of `nhead <= 9223372036854775808` (line 2) is past 64 bits");
+	assert_bound_unknown("def f(nhead):\n"
+	                     "    assert nhead < -9223372036854775808\n",
+	                     "f", NULL,
+	                     "the bound of `nhead < -9223372036854775808` (line 2) is past 64 bits");
 }
 
 /* --- Syntax errors and limits --------------------------------------------- */
@@ -1307,15 +1533,61 @@ static void test_pathological(void **state)
 	assert_true(parse_defs(200000) < FAST_SECONDS);
 }
 
+/* A body of the same line repeated to about len bytes, under `def f(nhead):`. */
+static char *body_of(const char *head, const char *line, const char *tail, size_t len)
+{
+	ap_buf b = AP_BUF_INIT;
+
+	ap_buf_printf(&b, "def f(nhead):\n%s", head);
+	while (b.len < len)
+		ap_buf_puts(&b, line);
+	ap_buf_puts(&b, tail);
+	return ap_buf_detach(&b);
+}
+
+/* Bounds read in linear time whatever the body holds. */
+static void test_bound_pathological(void **state)
+{
+	static const struct {
+		const char *head, *line, *tail;
+		ap_py_bound_kind kind;
+	} bodies[] = {
+		/* one logical line of lambdas, of comparisons, of parenthesised operands */
+		{"    x = (", "lambda: ", "1)\n", AP_PY_BOUND_NONE},
+		{"    x = (", "(nhead) <= (1) < ", "1)\n", AP_PY_BOUND_FOUND},
+		{"    x = (", "((((((((nhead)))))))) <= 2 or ", "1)\n", AP_PY_BOUND_FOUND},
+		/* comprehensions nested deep, many times */
+		{"", "    x = [[[[[[[[[[x for x in y if nhead <= 9]]]]]]]]]]\n", "", AP_PY_BOUND_NONE},
+		/* blocks: conditions the reader cannot decide, deep indentation */
+		{"", "    if G:\n        assert nhead <= 1\n", "", AP_PY_BOUND_UNKNOWN},
+		{"", "    if nhead:\n     if nhead:\n      if nhead:\n       if nhead:\n        assert nhead < 3\n", "",
+		 AP_PY_BOUND_FOUND},
+		/* many names the body binds */
+		{"", "    a, b, c, d = e\n    (f, g), *h = i\n", "", AP_PY_BOUND_NONE},
+	};
+	struct timespec t0;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof bodies / sizeof bodies[0]; k++) {
+		char *s = body_of(bodies[k].head, bodies[k].line, bodies[k].tail, 2u << 20);
+		ap_py_bound b;
+		parse_ok(s);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ap_py_def_bound(mod, def("f"), "nhead", NULL, &b);
+		if (b.kind != bodies[k].kind)
+			fail_msg("body %zu: kind %d (%s)", k, b.kind, b.why);
+		assert_true(seconds_since(&t0) < FAST_SECONDS);
+		free(s);
+	}
+}
+
 /* Asks every def for a bound on name, for what it may read. */
 static void all_bounds(const char *name)
 {
 	for (size_t i = 0; i < mod->ndefs; i++) {
-		long long bound;
-		unsigned line;
-		bool found;
-		ap_py_def_bound(mod, &mod->defs[i], name, &bound, &line, &found);
-		assert_true(found || bound == 0);
+		ap_py_bound b;
+		ap_py_def_bound(mod, &mod->defs[i], name, NULL, &b);
+		assert_true(b.kind == AP_PY_BOUND_FOUND || b.value == 0);
 	}
 }
 
@@ -1499,22 +1771,20 @@ static void test_async_continuation(void **state)
 /* A bound on a parameter spelt otherwise in the body: the same name. */
 static void test_bound_unicode_name(void **state)
 {
-	long long bound;
-	unsigned line;
-	bool found;
+	ap_py_bound got;
 
 	(void)state;
 	parse_ok("def f(\xef\xbd\x8ehead, caf\xc3\xa9):\n"
 	         "    assert nhead <= 8\n"
 	         "    assert \xef\xbd\x8ehead < 64 and cafe\xcc\x81 <= 3\n");
 	assert_param(def("f"), 0, "nhead", AP_PY_POS, false);
-	ap_py_def_bound(mod, def("f"), "nhead", &bound, &line, &found);
-	assert_true(found);
-	assert_int_equal(bound, 63);
-	assert_int_equal(line, 3);
-	ap_py_def_bound(mod, def("f"), "caf\xc3\xa9", &bound, &line, &found);
-	assert_true(found);
-	assert_int_equal(bound, 3);
+	ap_py_def_bound(mod, def("f"), "nhead", NULL, &got);
+	assert_int_equal(got.kind, AP_PY_BOUND_FOUND);
+	assert_int_equal(got.value, 63);
+	assert_int_equal(got.line, 3);
+	ap_py_def_bound(mod, def("f"), "caf\xc3\xa9", NULL, &got);
+	assert_int_equal(got.kind, AP_PY_BOUND_FOUND);
+	assert_int_equal(got.value, 3);
 }
 
 /* The rule's side: a name spelt as the reader spells the names it reads. */
@@ -1637,10 +1907,12 @@ int main(void)
 		cmocka_unit_test_teardown(test_all, teardown),
 		cmocka_unit_test_teardown(test_docstrings, teardown),
 		cmocka_unit_test_teardown(test_bound, teardown),
+		cmocka_unit_test_teardown(test_bound_path, teardown),
 		cmocka_unit_test_teardown(test_skimmed_tokens, teardown),
 		cmocka_unit_test_teardown(test_errors, teardown),
 		cmocka_unit_test_teardown(test_nesting_limit, teardown),
 		cmocka_unit_test_teardown(test_pathological, teardown),
+		cmocka_unit_test_teardown(test_bound_pathological, teardown),
 		cmocka_unit_test_teardown(test_truncated_inputs, teardown),
 		cmocka_unit_test_teardown(test_random_inputs, teardown),
 		cmocka_unit_test_teardown(test_match_statement, teardown),

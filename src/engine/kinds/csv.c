@@ -9,6 +9,7 @@
 #include "core/ap-error.h"
 #include "core/ap-util.h"
 #include "engine/lang/csv-table.h"
+#include "engine/lang/python/pysource.h"
 #include "engine/kind.h"
 
 /* `csv`: rows of a CSV table with a header row (AITER's kernel tables
@@ -20,7 +21,12 @@
  *
  * Each row that meets every condition is a match, captures naming columns.
  * A table without a named column is an error, unless the condition says
- * what value the column has when absent. */
+ * what value the column has when absent.
+ *
+ * `comments:` says how comments are read: `codegen` (default under hsa/)
+ * as the tree's hsa/codegen.py reads its kernel tables (dropped since
+ * v0.1.12, data before), `strip` dropped that way, `none` (default
+ * elsewhere) data, as pandas reads a table. */
 
 typedef enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_IN } cond_op;
 
@@ -40,12 +46,20 @@ struct capture {
 	char *column;
 };
 
+typedef enum { COMMENTS_DEFAULT, COMMENTS_CODEGEN, COMMENTS_STRIP, COMMENTS_NONE } comments_mode;
+
+static const char *const comments_names[] = {"codegen", "strip", "none"};
+
 struct csv_rule {
 	struct cond *conds;
 	size_t nconds;
 	struct capture *caps;
 	size_t ncaps;
+	comments_mode comments;
+	ap_pyconf pyconf; /* for reading hsa/codegen.py */
 };
+
+static const char *const csv_options[] = {"comments", NULL};
 
 /* A whole decimal number (integer or fraction, sign allowed), as *out. */
 static bool number_of(const char *s, double *out)
@@ -180,6 +194,7 @@ static void csv_free(void *state)
 	}
 	free(cr->conds);
 	free(cr->caps);
+	ap_pyconf_free(&cr->pyconf);
 	free(cr);
 }
 
@@ -194,6 +209,23 @@ static int csv_load(const ap_kind_load *l, void **state)
 	if ((rc = ap_y_need_map(l->pack, l->arg, "'csv'")) < 0 ||
 	    (rc = ap_y_fields(l->pack, l->arg, "'csv'", keys, 2, f)) < 0)
 		return rc;
+	if (l->opts[0].key != NULL) {
+		char *mode;
+		if ((rc = scalar_text(l->pack, l->opts[0].val, "'comments'", &mode)) < 0)
+			return rc;
+		for (size_t k = 0; k < 3 && cr->comments == COMMENTS_DEFAULT; k++)
+			if (strcmp(mode, comments_names[k]) == 0)
+				cr->comments = (comments_mode)(k + 1);
+		free(mode);
+		if (cr->comments == COMMENTS_DEFAULT)
+			return ap_y_fail(l->pack, l->opts[0].val,
+			                 "'comments' is one of codegen, strip or none");
+	}
+	{
+		ap_yfield none = {0};
+		if ((rc = ap_pyconf_load(l->pack, &none, &cr->pyconf)) < 0)
+			return rc;
+	}
 	if (f[0].key != NULL) {
 		const ap_ynode *w = f[0].val;
 		if ((rc = ap_y_need_map(l->pack, w, "'where'")) < 0)
@@ -259,6 +291,73 @@ static bool find_columns(const struct csv_rule *cr, const ap_csv *t, long *cond_
 	return true;
 }
 
+#define CODEGEN_PY "hsa/codegen.py"
+
+/* Whether the tree's hsa/codegen.py drops a table's comments before pandas
+ * reads it (it defines _strip_csv_comments and read_csv_strip_comments, as
+ * from v0.1.12): 1 yes, 0 no, -1 not known (*why says why: it is missing or
+ * does not parse). */
+static int codegen_strips(const struct csv_rule *cr, ap_reader *r, char **why)
+{
+	const ap_file *f = ap_reader_get(r, CODEGEN_PY);
+	const ap_py_module *m;
+	const char *error;
+
+	if (f->status != AP_FILE_OK) {
+		*why = ap_xasprintf("%s: %s", CODEGEN_PY, f->reason);
+		return -1;
+	}
+	m = ap_pysource_module(r, f, &cr->pyconf, &error);
+	if (m == NULL) {
+		*why = ap_xasprintf("%s: %s", CODEGEN_PY, error);
+		return -1;
+	}
+	return ap_py_find_def(m, "_strip_csv_comments") != NULL &&
+	       ap_py_find_def(m, "read_csv_strip_comments") != NULL;
+}
+
+/* The table, read with its comments as the rule says; NULL with the
+ * rule's status set when it cannot be. */
+static ap_csv *read_table(const struct csv_rule *cr, ap_kind_run *run)
+{
+	const ap_file *f = run->file;
+	comments_mode mode = cr->comments;
+	ap_csv *t = NULL;
+	bool stripped = false;
+	char *why = NULL;
+	int strips = mode != COMMENTS_NONE, rc;
+
+	if (mode == COMMENTS_DEFAULT)
+		strips = strncmp(f->path, "hsa/", 4) == 0 ? codegen_strips(cr, run->reader, &why) : 0;
+	else if (mode == COMMENTS_CODEGEN)
+		strips = codegen_strips(cr, run->reader, &why);
+	if (strips == 0)
+		rc = ap_csv_parse(&t, f->data, f->len);
+	else
+		rc = ap_csv_parse_codegen(&t, f->data, f->len, &stripped);
+	if (strips < 0 && (stripped || rc < 0)) {
+		/* Which reading built this AITER's kernels matters, unless the
+		 * table is broken either way. */
+		ap_csv *as_is = NULL;
+		if (stripped || ap_csv_parse(&as_is, f->data, f->len) >= 0) {
+			ap_csv_free(t);
+			ap_csv_free(as_is);
+			ap_rule_set_error(run->res, "the table reads otherwise with its comments dropped "
+			                  "(as hsa/codegen.py does from v0.1.12) and kept (before), and "
+			                  "what this tree's codegen does is not known: %s", why);
+			run->res->status = AP_RULE_UNKNOWN;
+			free(why);
+			return NULL;
+		}
+	}
+	free(why);
+	if (rc < 0) {
+		ap_rule_set_error(run->res, "%s", ap_error_last());
+		return NULL;
+	}
+	return t;
+}
+
 static void csv_run(const void *state, ap_kind_run *run)
 {
 	const struct csv_rule *cr = state;
@@ -271,10 +370,8 @@ static void csv_run(const void *state, ap_kind_run *run)
 		ap_rule_set_error(res, "%s", ap_error_last());
 		return;
 	}
-	if (ap_csv_parse(&t, run->file->data, run->file->len) < 0) {
-		ap_rule_set_error(res, "%s", ap_error_last());
+	if ((t = read_table(cr, run)) == NULL)
 		return;
-	}
 	cond_col = ap_xcalloc(cr->nconds + 1, sizeof *cond_col);
 	cap_col = ap_xcalloc(cr->ncaps + 1, sizeof *cap_col);
 	if (find_columns(cr, t, cond_col, cap_col, res)) {
@@ -305,6 +402,7 @@ static void csv_run(const void *state, ap_kind_run *run)
 
 const ap_kind ap_kind_csv = {
 	.key = "csv",
+	.options = csv_options,
 	.flags = AP_KIND_FILE | AP_KIND_COLLECT,
 	.load = csv_load,
 	.run = csv_run,

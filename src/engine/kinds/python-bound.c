@@ -11,8 +11,9 @@
 
 /* `python-bound`: the upper bound a function's body puts on one of its
  * names through comparisons with integer constants (`nhead <= 96`,
- * `1 <= nhead <= 96`, `nhead < 17`, `96 >= nhead`), captured as a number,
- * 0 when the body has none:
+ * `1 <= nhead <= 96`, `nhead < 17`, `96 >= nhead`) on the path it runs
+ * (ap_py_def_bound), captured as a number, 0 when the body has none;
+ * unknown when that depends on what only a run knows:
  *
  *   file: [aiter/ops/triton/gluon/mla_gluon.py, aiter/ops/triton/gluon/mla_decode_gluon.py]
  *   python-bound: nhead
@@ -71,17 +72,21 @@ static void pybound_run(const void *state, ap_kind_run *run)
 	const ap_file *f;
 	const ap_py_def *d = ap_pysource_pick_def(run, p->defs, p->ndefs, &p->conf, &f);
 	const char *error;
-	long long bound;
-	unsigned line;
-	bool found;
+	ap_py_bound b;
 	char text[32];
 
 	if (d == NULL)
 		return;
-	ap_py_def_bound(ap_pysource_module(run->reader, f, &p->conf, &error), d, p->name, &bound, &line, &found);
-	snprintf(text, sizeof text, "%lld", found ? bound : 0);
-	ap_match_capture(ap_pysource_match(run, f, found ? line : d->line), p->capture, text,
-	                 strlen(text));
+	ap_py_def_bound(ap_pysource_module(run->reader, f, &p->conf, &error), d, p->name,
+	                (const char *const *)p->conf.false_names, &b);
+	if (b.kind == AP_PY_BOUND_UNKNOWN) {
+		ap_rule_set_error(run->res, "%s: %s", d->qualname, b.why);
+		run->res->status = AP_RULE_UNKNOWN;
+		return;
+	}
+	snprintf(text, sizeof text, "%lld", b.kind == AP_PY_BOUND_FOUND ? b.value : 0);
+	ap_match_capture(ap_pysource_match(run, f, b.kind == AP_PY_BOUND_FOUND ? b.line : d->line),
+	                 p->capture, text, strlen(text));
 	run->res->status = AP_RULE_MATCHED;
 }
 

@@ -39,7 +39,17 @@ typedef struct parser {
 	csv_row *rows;
 	size_t nrows;
 	size_t rows_cap;
+	/* the file's line of each line of s, when s is a table with its comments
+	 * dropped (NULL: s is the file) */
+	const unsigned *line_of;
+	size_t nlines;
 } parser;
+
+/* The file's line number of line n of the text being parsed. */
+static unsigned file_line(const parser *p, unsigned n)
+{
+	return p->line_of != NULL && n >= 1 && n <= p->nlines ? p->line_of[n - 1] : n;
+}
 
 static bool is_blank(char c)
 {
@@ -70,7 +80,7 @@ static void end_line(parser *p)
 
 static int nul_error(const parser *p)
 {
-	ap_error_set("line %u: NUL byte", p->line);
+	ap_error_set("line %u: NUL byte", file_line(p, p->line));
 	return AP_EINPUT;
 }
 
@@ -108,7 +118,7 @@ static int read_quoted(parser *p, bool keep, bool trim)
 		char c;
 
 		if (p->i == p->len) {
-			ap_error_set("line %u: unterminated quoted field", qline);
+			ap_error_set("line %u: unterminated quoted field", file_line(p, qline));
 			return AP_EINPUT;
 		}
 		c = p->s[p->i];
@@ -135,7 +145,8 @@ static int read_quoted(parser *p, bool keep, bool trim)
 	if (p->i < p->len && p->s[p->i] == '\0')
 		return nul_error(p);
 	if (!is_field_end(p)) {
-		ap_error_set("line %u: unexpected character after a closing quote", p->line);
+		ap_error_set("line %u: unexpected character after a closing quote",
+		             file_line(p, p->line));
 		return AP_EINPUT;
 	}
 	if (keep) {
@@ -186,7 +197,7 @@ static int read_row(parser *p, size_t keep_max, bool header, size_t *kept)
 
 	for (;;) {
 		if (header && n == AP_CSV_MAX_COLS) {
-			ap_error_set("line %u: more than %u columns", line, AP_CSV_MAX_COLS);
+			ap_error_set("line %u: more than %u columns", file_line(p, line), AP_CSV_MAX_COLS);
 			return AP_ELIMIT;
 		}
 		rc = read_field(p, n < keep_max, header);
@@ -253,7 +264,8 @@ static int index_header(ap_csv *t, const parser *p, unsigned line)
 		if (strcmp(v[k - 1].name, v[k].name) == 0 && v[k].col < dup)
 			dup = v[k].col;
 	if (dup != SIZE_MAX) {
-		ap_error_set("line %u: duplicate column '%s'", line, p->pool.data + p->fields[dup]);
+		ap_error_set("line %u: duplicate column '%s'", file_line(p, line),
+		             p->pool.data + p->fields[dup]);
 		free(v);
 		return AP_EINPUT;
 	}
@@ -284,12 +296,12 @@ static int parse(ap_csv *t, parser *p)
 		csv_row *r;
 
 		if (p->nrows == AP_CSV_MAX_ROWS) {
-			ap_error_set("line %u: more than %u rows", p->line, AP_CSV_MAX_ROWS);
+			ap_error_set("line %u: more than %u rows", file_line(p, p->line), AP_CSV_MAX_ROWS);
 			return AP_ELIMIT;
 		}
 		ap_xgrow((void **)&p->rows, &p->rows_cap, p->nrows + 1, sizeof *p->rows);
 		r = &p->rows[p->nrows];
-		r->line = p->line;
+		r->line = file_line(p, p->line);
 		r->first = p->nfields;
 		rc = read_row(p, t->ncols, false, &r->nfields);
 		if (rc < 0)
@@ -299,10 +311,11 @@ static int parse(ap_csv *t, parser *p)
 	return 0;
 }
 
-int ap_csv_parse(ap_csv **out, const char *data, size_t len)
+static int parse_text(ap_csv **out, const char *data, size_t len, const unsigned *line_of,
+                      size_t nlines)
 {
 	ap_csv *t = ap_xcalloc(1, sizeof *t);
-	parser p = {.s = data, .len = len, .line = 1};
+	parser p = {.s = data, .len = len, .line = 1, .line_of = line_of, .nlines = nlines};
 	int rc;
 
 	*out = NULL;
@@ -319,6 +332,273 @@ int ap_csv_parse(ap_csv **out, const char *data, size_t len)
 	}
 	*out = t;
 	return 0;
+}
+
+int ap_csv_parse(ap_csv **out, const char *data, size_t len)
+{
+	return parse_text(out, data, len, NULL, 0);
+}
+
+/* --- Comments as hsa/codegen.py drops them --------------------------------
+ *
+ * codegen opens a table as UTF-8 text (a BOM skipped, CRLF and a lone CR
+ * read as LF), removes each block from the first remaining slash-star to
+ * the next star-slash after it (the rest of the text when there is none;
+ * the text around a removed block joins, and quotes do not matter), then
+ * cuts the text into lines as str.splitlines does (at LF and at VT, FF,
+ * FS, GS, RS, NEL, LS and PS, which stay in their line), drops each line
+ * whose text, leading whitespace stripped, starts with //, # or ;, and cuts
+ * the others at the first //, # or ; (a ; only after a space or tab, a //
+ * not after a colon) outside double quotes, trailing whitespace stripped
+ * (a line that ended at anything but LF loses that end with it). pandas
+ * reads what is left. */
+
+/* The length of the code point at s[i] when it is a line boundary of
+ * str.splitlines other than LF (no CR is left), else 0. */
+static size_t split_at(const unsigned char *s, size_t i, size_t n)
+{
+	if (s[i] == 0x0b || s[i] == 0x0c || (s[i] >= 0x1c && s[i] <= 0x1e))
+		return 1;
+	if (i + 1 < n && s[i] == 0xc2 && s[i + 1] == 0x85)
+		return 2;
+	if (i + 2 < n && s[i] == 0xe2 && s[i + 1] == 0x80 && (s[i + 2] == 0xa8 || s[i + 2] == 0xa9))
+		return 3;
+	return 0;
+}
+
+/* Whether the code point c (of len bytes at s) is whitespace to str.strip. */
+static bool is_space_cp(const unsigned char *s, size_t len)
+{
+	if (len == 1)
+		return (s[0] >= 0x09 && s[0] <= 0x0d) || (s[0] >= 0x1c && s[0] <= 0x20);
+	if (len == 2)
+		return s[0] == 0xc2 && (s[1] == 0x85 || s[1] == 0xa0);
+	if (len != 3)
+		return false;
+	if (s[0] == 0xe1)
+		return s[1] == 0x9a && s[2] == 0x80;
+	if (s[0] == 0xe2 && s[1] == 0x80)
+		return s[2] <= 0x8a || s[2] == 0xa8 || s[2] == 0xa9 || s[2] == 0xaf;
+	if (s[0] == 0xe2)
+		return s[1] == 0x81 && s[2] == 0x9f;
+	return s[0] == 0xe3 && s[1] == 0x80 && s[2] == 0x80;
+}
+
+static size_t cp_len(unsigned char c)
+{
+	return c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+}
+
+/* The end of s[a, e) with trailing whitespace stripped (s valid UTF-8). */
+static size_t rstrip(const unsigned char *s, size_t a, size_t e)
+{
+	while (e > a) {
+		size_t k = e - 1;
+		while (k > a && (s[k] & 0xc0) == 0x80 && e - k < 4)
+			k--;
+		if (!is_space_cp(s + k, e - k))
+			break;
+		e = k;
+	}
+	return e;
+}
+
+/* Where a line's text s[a, e) ends once its comment is cut. */
+static size_t comment_cut(const unsigned char *s, size_t a, size_t e)
+{
+	bool quoted = false;
+
+	for (size_t i = a; i < e; i++) {
+		unsigned char c = s[i];
+		if (c == '"') {
+			if (quoted && i + 1 < e && s[i + 1] == '"')
+				i++;
+			else
+				quoted = !quoted;
+			continue;
+		}
+		if (quoted)
+			continue;
+		if (c == '/' && i + 1 < e && s[i + 1] == '/') {
+			if (i > a && s[i - 1] == ':') {
+				i++;
+				continue;
+			}
+			return rstrip(s, a, i);
+		}
+		if (c == '#' || (c == ';' && i > a && (s[i - 1] == ' ' || s[i - 1] == '\t')))
+			return rstrip(s, a, i);
+	}
+	return e;
+}
+
+/* Whether s[a, e), leading whitespace stripped, starts a comment line. */
+static bool comment_line(const unsigned char *s, size_t a, size_t e)
+{
+	for (size_t k; a < e && a + (k = cp_len(s[a])) <= e && is_space_cp(s + a, k);)
+		a += k;
+	return a < e && (s[a] == '#' || s[a] == ';' || (s[a] == '/' && a + 1 < e && s[a + 1] == '/'));
+}
+
+/* The offset of the first byte that is not UTF-8 as Python decodes it, or n. */
+static size_t utf8_end(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t k = cp_len(c), j;
+		unsigned long cp;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c < 0xc2 || c > 0xf4 || i + k > n)
+			return i;
+		cp = c & (0x3f >> (k - 1));
+		for (j = 1; j < k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (s[i + j] & 0x3f);
+		}
+		if ((k == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+		    (k == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+			return i;
+		i += k;
+	}
+	return n;
+}
+
+/* Where the text after a removed block resumes: its offset in the output,
+ * and the file's line there. */
+typedef struct resume {
+	size_t off;
+	unsigned line;
+} resume;
+
+/* Universal newlines and block comments: s[0, n) into out, with where the
+ * lines of out resume after each block. */
+static bool drop_blocks(const unsigned char *s, size_t n, ap_buf *out, resume **rs, size_t *nrs)
+{
+	size_t cap = 0;
+	unsigned line = 1;
+	bool in = false, removed = false;
+	unsigned char prev = 0;
+
+	ap_xgrow((void **)rs, &cap, 1, sizeof **rs);
+	(*rs)[0] = (resume){0, 1};
+	*nrs = 1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
+		if (c == '\r' && i + 1 < n && s[i + 1] == '\n')
+			continue;
+		if (c == '\r')
+			c = '\n';
+		if (in) {
+			if (prev == '*' && c == '/') {
+				in = false;
+				ap_xgrow((void **)rs, &cap, *nrs + 1, sizeof **rs);
+				(*rs)[(*nrs)++] = (resume){out->len, line};
+			}
+			prev = c;
+		} else {
+			ap_buf_putc(out, (char)c);
+			if (out->len >= 2 && memcmp(out->data + out->len - 2, "/*", 2) == 0) {
+				out->len -= 2;
+				in = removed = true;
+				prev = 0;
+			}
+		}
+		if (c == '\n')
+			line++;
+	}
+	return removed;
+}
+
+/* The file's line of bytes of the text drop_blocks made, read in order. */
+typedef struct liner {
+	const resume *rs;
+	size_t nrs, next, pos;
+	unsigned line;
+} liner;
+
+static unsigned line_at(liner *l, const char *a, size_t x)
+{
+	for (;;) {
+		while (l->next < l->nrs && l->rs[l->next].off <= l->pos)
+			l->line = l->rs[l->next++].line;
+		if (l->pos >= x)
+			return l->line;
+		if (a[l->pos++] == '\n')
+			l->line++;
+	}
+}
+
+/* Appends a[from, to) to out, noting the file's line of each line it starts. */
+static void emit(ap_buf *out, const char *a, size_t from, size_t to, liner *l, unsigned **line_of,
+                 size_t *nlines, size_t *cap)
+{
+	for (size_t x = from; x < to; x++) {
+		if (out->len == 0 || out->data[out->len - 1] == '\n') {
+			ap_xgrow((void **)line_of, cap, *nlines + 1, sizeof **line_of);
+			(*line_of)[(*nlines)++] = line_at(l, a, x);
+		}
+		ap_buf_putc(out, a[x]);
+	}
+}
+
+int ap_csv_parse_codegen(ap_csv **out, const char *data, size_t len, bool *stripped)
+{
+	const unsigned char *s = (const unsigned char *)data;
+	ap_buf a = AP_BUF_INIT, text = AP_BUF_INIT;
+	resume *rs = NULL;
+	unsigned *line_of = NULL;
+	size_t nrs, nlines = 0, cap = 0, bad, i = 0;
+	liner l;
+	int rc;
+
+	*out = NULL;
+	if (len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+		s += 3, len -= 3;
+	if ((bad = utf8_end(s, len)) < len) {
+		unsigned line = 1;
+		for (size_t k = 0; k < bad; k++)
+			line += s[k] == '\n' || (s[k] == '\r' && !(k + 1 < len && s[k + 1] == '\n'));
+		ap_error_set("line %u: not UTF-8, which hsa/codegen.py cannot decode", line);
+		return AP_EINPUT;
+	}
+	*stripped = drop_blocks(s, len, &a, &rs, &nrs);
+	l = (liner){rs, nrs, 0, 0, 1};
+	while (i < a.len) {
+		const unsigned char *u = (const unsigned char *)a.data;
+		size_t e = i, sep = 0, body_end, keep;
+		while (e < a.len && u[e] != '\n' && (sep = split_at(u, e, a.len)) == 0)
+			e++;
+		/* The line is [i, e + its boundary); only an LF is set apart from its text. */
+		if (e < a.len && u[e] == '\n') {
+			body_end = e;
+			e++;
+		} else {
+			e += sep;
+			body_end = e;
+		}
+		if (comment_line(u, i, body_end)) {
+			*stripped = true;
+		} else {
+			keep = comment_cut(u, i, body_end);
+			*stripped |= keep < body_end;
+			emit(&text, a.data, i, keep, &l, &line_of, &nlines, &cap);
+			if (body_end < e)
+				emit(&text, a.data, body_end, e, &l, &line_of, &nlines, &cap);
+		}
+		i = e;
+	}
+	rc = parse_text(out, text.data != NULL ? text.data : "", text.len, line_of, nlines);
+	ap_buf_free(&a);
+	ap_buf_free(&text);
+	free(rs);
+	free(line_of);
+	return rc;
 }
 
 void ap_csv_free(ap_csv *t)

@@ -21,6 +21,7 @@
 #ifndef AP_CSV_H
 #define AP_CSV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define AP_CSV_MAX_ROWS 1000000u
@@ -30,6 +31,13 @@ typedef struct ap_csv ap_csv;
 
 /* Parses len bytes of data (not NUL-terminated; a NUL byte is an error). */
 int ap_csv_parse(ap_csv **out, const char *data, size_t len);
+/* Parses data as AITER's hsa/codegen.py reads a kernel table since v0.1.12: its
+ * comments dropped first (// # ; to the line's end, outside quotes, and blocks
+ * between slash-star and star-slash: see csv-table.c for the details codegen has),
+ * then what is left as ap_csv_parse reads it, each row and message numbered by its
+ * line in data. Text that is not UTF-8 is an error, as codegen cannot decode it.
+ * *stripped says whether dropping the comments changed the text (line ends aside). */
+int ap_csv_parse_codegen(ap_csv **out, const char *data, size_t len, bool *stripped);
 void ap_csv_free(ap_csv *t);
 
 size_t ap_csv_ncols(const ap_csv *t);

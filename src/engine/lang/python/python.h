@@ -175,16 +175,47 @@ const ap_py_binding *ap_py_lookup(const ap_py_module *m, const char *name);
 /* The live def with this qualname that binds last ("f" or "Cls.m"); NULL when none. */
 const ap_py_def *ap_py_find_def(const ap_py_module *m, const char *qualname);
 
-/* Largest upper bound the def's body puts on name (NFKC-normalized, as the body's names
- * are compared) through comparisons with integer literals: `name <= N` gives N, `name < N` gives N - 1, mirrored `N >= name` gives N,
+/* What a def's body says of a name's upper bound (ap_py_def_bound). */
+typedef enum {
+	AP_PY_BOUND_NONE,    /* no comparison on the path gives one */
+	AP_PY_BOUND_FOUND,   /* value */
+	AP_PY_BOUND_UNKNOWN, /* it depends on what the reader cannot decide: why */
+} ap_py_bound_kind;
+
+typedef struct ap_py_bound {
+	ap_py_bound_kind kind;
+	long long value; /* FOUND */
+	/* FOUND: the line of the comparison operator giving it (the first, on a
+	 * tie); UNKNOWN: of the comparison it cannot decide on */
+	unsigned line;
+	char why[384]; /* UNKNOWN: in words */
+} ap_py_bound;
+
+/* Largest upper bound the def's body puts on name (NFKC, as the body's names are
+ * compared) through comparisons with integer
+ * literals: `name <= N` gives N, `name < N` gives N - 1, mirrored `N >= name` gives N,
  * `N > name` N - 1; in chained comparisons (`1 <= nhead <= 96` gives 96) each pair of
- * neighbours is judged alone. Only a bare `name` operand counts: not `x.name`,
- * `name.shape`, `name[0]`, `f(name)`, `-name` or `name + 1 <= 4`. Integer literals:
- * decimal, hex, octal, binary, underscores; negative via unary minus. Comments and
- * strings never count. *found false and *bound 0 when there is none; *line is the line
- * of the comparison operator giving the bound (the first, on a tie). */
+ * neighbours is judged alone. Only a bare `name` operand counts, parentheses around it
+ * or around the literal allowed (`(nhead) <= (128)`): not `x.name`, `name.shape`,
+ * `name[0]`, `f(name)`, `-name` or `name + 1 <= 4`. Integer literals: decimal, hex,
+ * octal, binary, underscores, of any length; negative via unary minus. Comments and
+ * strings never count.
+ *
+ * Only comparisons on the function's own path count: not in a nested def or class
+ * (its header included), a lambda or a comprehension (other scopes, where the name may
+ * be another variable), nor in code that never runs: an arm whose condition CPython
+ * knows to be false (False, None, 0, TYPE_CHECKING and typing.TYPE_CHECKING as
+ * ap_py_options reads them at module level, `__name__ == "__main__"`, the names in
+ * false_names, `not` of each; an arm after `if True:`), and what follows a return, raise,
+ * break or continue in its block. A condition reading a local name (a parameter, or a
+ * name the body binds) may go either way from call to call: its arms count. One
+ * reading no local name (a module flag, the GPU's arch, sys.version_info) is the same
+ * on every call, so only one arm ever runs: where the reader cannot decide which and
+ * the largest bound lies in such an arm (or an `except ImportError` arm, or the `else`
+ * after one), the bound is UNKNOWN, and so is a largest bound past 64 bits.
+ * false_names is NULL-terminated; may be NULL. */
 void ap_py_def_bound(const ap_py_module *m, const ap_py_def *d, const char *name,
-                     long long *bound, unsigned *line, bool *found);
+                     const char *const *false_names, ap_py_bound *out);
 
 /* End of the Python token starting at s[i] (s[i] not whitespace, i < n), for a token
  * matcher working on comment-free text: identifiers (ASCII letters, digits, '_', and
