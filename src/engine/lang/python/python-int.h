@@ -162,6 +162,7 @@ struct chunk;
 struct module {
 	ap_py_module pub;
 	struct chunk *arena;
+	size_t arena_bytes; /* its chunks' sizes */
 };
 
 void *ap_py_arena_alloc(struct module *mod, size_t size);
@@ -198,8 +199,12 @@ struct parser {
 	tok *sv;
 	size_t sn;
 	size_t scap;
-	size_t defs_cap, bindings_cap, all_cap, strings_cap;
+	size_t defs_cap, bindings_cap, all_cap, all_refs_cap, strings_cap;
 	enum { ALL_NONE, ALL_KNOWN, ALL_UNKNOWN } all_state;
+	/* what __all__ holds while ALL_KNOWN: list, tuple, set, or another module's (any) */
+	enum { ALLT_LIST, ALLT_TUPLE, ALLT_SET, ALLT_ANY } all_type;
+	/* __all__'s names and refs before the statement being read */
+	size_t all_base, all_rbase;
 };
 
 /* NULs after the module's copy of the source: mid_next reads up to 63
