@@ -410,6 +410,7 @@ struct resolver {
 	ap_map *modules;  /* module name -> index into found */
 	struct found **found;
 	size_t nfound, found_cap;
+	unsigned redirects; /* compat redirects being looked up, one inside another */
 	size_t visits;
 };
 
@@ -438,6 +439,7 @@ static int find_module(struct resolver *rs, const char *name, struct module *mod
 #define COMPAT_PACKAGE "ops.triton"
 #define COMPAT_MAP "_BACKWARD_COMPAT_MAP"
 #define COMPAT_FINDER "_backward_compat_find_spec"
+#define COMPAT_MAX_REDIRECTS 8
 
 /* The next token of s[0, n) from *i on, comments, line ends and line
  * continuations skipped (the map is a bracketed literal); its end, or n. */
@@ -590,6 +592,15 @@ static char *compat_redirect(struct resolver *rs, const char *name, int *kind, a
 		free(moved);
 		return NULL;
 	}
+	/* an old name may redirect to another, which CPython's finder follows
+	 * until one leads back (RecursionError) */
+	if (r > 0 && rs->redirects >= COMPAT_MAX_REDIRECTS) {
+		pyref_set(out, AP_PYREF_UNKNOWN,
+		          ap_xasprintf("%s.%s: old module paths redirect to one another more "
+		                       "than %d deep",
+		                       moved, dot + 1, COMPAT_MAX_REDIRECTS));
+		r = -1;
+	}
 	if (r < 0) {
 		*kind = FAILED;
 		free(moved);
@@ -650,7 +661,9 @@ static struct found *look_up_module(struct resolver *rs, const char *name)
 	}
 	if (moved != NULL) {
 		struct module nm;
+		rs->redirects++;
 		kind = find_module(rs, moved, &nm, &why);
+		rs->redirects--;
 		if (kind != MISSING) {
 			/* the new module's own entry holds its name */
 			fd->mod = nm;
@@ -791,7 +804,7 @@ static int ref_module(struct resolver *rs, const struct module *mod, const ap_py
 		/* NAME.SUB....__all__: a module, its submodules */
 		dot = strchr(path, '.');
 		at = ap_xstrndup(path, dot ? (size_t)(dot - path) : strlen(path));
-		resolve_binding(rs, mod, at, ref->upto, depth, &r);
+		resolve_binding(rs, mod, at, ref->upto, depth + 1, &r);
 		free(at);
 		at = NULL;
 		while (r.kind == AP_PYREF_MODULE && r.module != NULL && dot != NULL) {
@@ -938,7 +951,7 @@ static int star_binds(struct resolver *rs, const char *module, const char *name,
 		return out->kind == AP_PYREF_ERROR ? STAR_FAILED : STAR_UNSURE;
 	}
 	if (mod.m->has_all) {
-		if ((verdict = all_holds(rs, &mod, name, depth, &ref)) != STAR_UNSURE) {
+		if ((verdict = all_holds(rs, &mod, name, depth + 1, &ref)) != STAR_UNSURE) {
 			*out = ref;
 			return verdict;
 		}
