@@ -11,11 +11,10 @@ that of the scan of TREE as it is.
 usage: bench-imports.py AITER_PROBE DATADIR TREE [RUNS]"""
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+import interleave
 
 probe, datadir, tree = sys.argv[1:4]
 runs = int(sys.argv[4]) if len(sys.argv) > 4 else 50
@@ -57,16 +56,9 @@ try:
         "TREE + chain of 40": scan + [chain, "--rules", chained],
         "ring of 12": scan + [ring, "--no-default-rules", "--rules", pack],
     }
-    times = {name: [] for name in commands}
-    for name, cmd in commands.items():  # warm the page cache and check they run
-        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
-    for _ in range(runs):
-        for name, cmd in commands.items():
-            t = time.perf_counter()
-            subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)
-            times[name].append(time.perf_counter() - t)
+    med = interleave.medians(commands, env, runs)
     print(f"tree: {tree}   runs: {runs} each, interleaved")
-    for name, ts in times.items():
-        print(f"  {name:20s} median {statistics.median(ts) * 1e3:8.2f} ms")
+    for name, m in med.items():
+        print(f"  {name:20s} median {m * 1e3:8.2f} ms")
 finally:
     shutil.rmtree(work)
