@@ -557,10 +557,13 @@ static void all_assign(struct parser *p, const struct ctx *c, size_t a, size_t b
 			                     "(TypeError)");
 		return;
 	}
+	/* the arrays are NULL until a first name or ref */
 	m->nall -= p->all_base;
-	memmove(m->all, m->all + p->all_base, m->nall * sizeof *m->all);
+	if (m->nall > 0)
+		memmove(m->all, m->all + p->all_base, m->nall * sizeof *m->all);
 	m->nall_refs -= p->all_rbase;
-	memmove(m->all_refs, m->all_refs + p->all_rbase, m->nall_refs * sizeof *m->all_refs);
+	if (m->nall_refs > 0)
+		memmove(m->all_refs, m->all_refs + p->all_rbase, m->nall_refs * sizeof *m->all_refs);
 	p->all_state = ALL_KNOWN;
 	p->all_type = type;
 	m->all_why = NULL;

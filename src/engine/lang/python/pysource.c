@@ -17,7 +17,7 @@
  * so this is about the bindings of the modules a name's imports reach
  * (AITER's: under a thousand); it bounds a tree made to reach many (a tree
  * is untrusted input: its time must be bounded too). */
-#define RESOLVE_MAX_VISITS 100000
+#define RESOLVE_MAX_VISITS 20000
 
 /* --- Options and parsed modules ------------------------------------------- */
 
