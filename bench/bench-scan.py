@@ -8,10 +8,10 @@ the medians and the ratios.
 usage: bench-scan.py AITER_PROBE DATADIR TREE [RUNS]"""
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
+
+import interleave
 
 probe, datadir, tree = sys.argv[1:4]
 runs = int(sys.argv[4]) if len(sys.argv) > 4 else 200
@@ -32,15 +32,7 @@ if py_files:
         sys.executable, "-c",
         "import ast, sys\nfor p in sys.argv[1:]:\n    ast.parse(open(p, 'rb').read())\n",
     ] + py_files
-times = {name: [] for name in commands}
-for name, cmd in commands.items():  # warm the page cache and check they run
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
-for _ in range(runs):
-    for name, cmd in commands.items():
-        t = time.perf_counter()
-        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)
-        times[name].append(time.perf_counter() - t)
-med = {name: statistics.median(ts) for name, ts in times.items()}
+med = interleave.medians(commands, env, runs)
 print(f"tree: {tree}   runs: {runs} each, interleaved; {len(py_files)} Python files read")
 for name, m in med.items():
     print(f"  {name:24s} median {m * 1e3:8.2f} ms")

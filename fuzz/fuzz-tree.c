@@ -195,8 +195,9 @@ static void check_result(const ap_rule_result *res)
 		break;
 	case AP_RULE_MISSING:
 	case AP_RULE_ERROR:
+	case AP_RULE_UNKNOWN:
 		if (res->reason == NULL)
-			fail("missing or error without a reason", res->rule->id);
+			fail("missing, error or unknown without a reason", res->rule->id);
 		break;
 	default:
 		fail("no such status", res->rule->id);

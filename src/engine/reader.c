@@ -37,6 +37,7 @@ struct ap_reader {
 	char *meta;           /* NULL: the root */
 	ap_derived_cache *shared; /* NULL: derived data lives with the reader */
 	size_t max_bytes;
+	size_t held;          /* bytes held for the scan (ap_reader_charge) */
 	struct entry **files; /* in the order first asked for */
 	size_t nfiles;
 	size_t files_cap;
@@ -345,7 +346,28 @@ static void load(ap_reader *r, ap_file *f)
 		            ap_xasprintf("binary file (NUL byte at offset %zu)", (size_t)(nul - data)));
 		return;
 	}
+	/* Its digest is kept, so that a manifest can still tell whether it changed. */
+	if (ap_reader_charge(r, len, "reading it") < 0) {
+		set_failure(f, AP_FILE_ERROR, ap_xstrdup(ap_error_last()));
+		return;
+	}
 	f->status = AP_FILE_OK;
+}
+
+int ap_reader_charge(ap_reader *r, size_t bytes, const char *what)
+{
+	size_t budget = r->max_bytes > SIZE_MAX / AP_READER_BUDGET_CAPS
+	                        ? SIZE_MAX
+	                        : r->max_bytes * AP_READER_BUDGET_CAPS;
+
+	if (bytes > budget - r->held) {
+		ap_error_set("%s would pass the %zu-byte budget of what one scan holds (%zu "
+		             "bytes held, %zu more asked)",
+		             what, budget, r->held, bytes);
+		return AP_ELIMIT;
+	}
+	r->held += bytes;
+	return 0;
 }
 
 const ap_file *ap_reader_get(ap_reader *r, const char *rel)
@@ -382,6 +404,11 @@ const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_w
 		return e->texts[k];
 	t = ap_xcalloc(1, sizeof *t);
 	rc = ap_normalize(t, f->data, f->len, lang, ws);
+	if (rc == 0 &&
+	    (rc = ap_reader_charge(r, t->len + 1 + (t->len + 1 + t->nlines) * sizeof(uint32_t),
+	                           "normalizing it")) < 0) {
+		ap_text_free(t);
+	}
 	if (rc < 0) {
 		ap_error_prefix("%s", f->path);
 		free(t);
@@ -502,11 +529,19 @@ void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key)
 	return data;
 }
 
-void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
-                    void (*free_data)(void *))
+void ap_reader_keep_here(ap_reader *r, const ap_file *f, const char *key, void *data,
+                         void (*free_data)(void *))
 {
 	struct entry *e = (struct entry *)f;
 
+	(void)r;
+	e->derived = ap_xrealloc(e->derived, (e->nderived + 1) * sizeof *e->derived);
+	e->derived[e->nderived++] = (struct derived){ap_xstrdup(key), data, free_data};
+}
+
+void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
+                    void (*free_data)(void *))
+{
 	if (r->shared != NULL && f->hashed) {
 		ap_buf b = AP_BUF_INIT;
 		shared_key(&b, f, key);
@@ -514,8 +549,7 @@ void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
 		ap_buf_free(&b);
 		return;
 	}
-	e->derived = ap_xrealloc(e->derived, (e->nderived + 1) * sizeof *e->derived);
-	e->derived[e->nderived++] = (struct derived){ap_xstrdup(key), data, free_data};
+	ap_reader_keep_here(r, f, key, data, free_data);
 }
 
 size_t ap_reader_count(const ap_reader *r)

@@ -13,6 +13,11 @@
 #include "engine/lang/normalize.h"
 
 #define AP_READER_DEFAULT_MAX_BYTES ((size_t)16 << 20)
+/* A reader holds at most this many times its size cap for one scan, all
+ * files together: their contents, normalized texts and what kinds derive
+ * from them (parsed modules). Past it a file is not loaded (ERROR, its
+ * digest kept), a text not made, a module not parsed: each says the figure. */
+#define AP_READER_BUDGET_CAPS 16
 
 typedef enum {
 	AP_FILE_OK,      /* readable text */
@@ -71,6 +76,15 @@ void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key);
  * shares, is freed. Data kept must not point into f. */
 void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
                     void (*free_data)(void *));
+
+/* Counts bytes that the scan now holds against the reader's budget
+ * (AP_READER_BUDGET_CAPS times its size cap): 0, or AP_ELIMIT with a message
+ * "WHAT would pass the N-byte budget ..." and nothing counted. */
+int ap_reader_charge(ap_reader *r, size_t bytes, const char *what);
+/* As ap_reader_keep, but kept with this reader alone, never shared with the
+ * readers after it: what holds for this scan only (a budget it ran out of). */
+void ap_reader_keep_here(ap_reader *r, const ap_file *f, const char *key, void *data,
+                         void (*free_data)(void *));
 
 /* Derived data shared by readers one after another (history), by content. */
 typedef struct ap_derived_cache ap_derived_cache;

@@ -194,7 +194,7 @@ expect_rc 0
 expect_json 'ascii(j["rules"]["r"]["reason"])' "'symlink resolves outside the AITER root ($TMP/\\ufffd\\ufffd)'"
 expect_json '"outside the AITER root" in j["capabilities"]["p"]["reason"]' True
 
-case_ "star imports that fan out resolve in time; ones that loop back hit the resolver's budget"
+case_ "star imports that fan out, or loop back, resolve in bounded time"
 # 30 modules, each star-importing the next ten times: walked naively, 10^29
 # resolutions (found by fuzz/fuzz-python-tree.c).
 T="$TMP/stars"
@@ -213,8 +213,17 @@ bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-
 expect_rc 0
 expect_json '[j["rules"][r]["status"] for r in ("found", "none")]' "['matched', 'unmatched']"
 expect_json 'j["rules"]["found"]["file"]' "aiter/m30.py"
+# found_in TREE FILE: the rules found and none, scanned over TREE, find
+# mla_decode_fwd in FILE and nothing_here nowhere.
+found_in() {
+	bounded scan --aiter-root "$1" --no-default-rules --rules "$TMP/pack.yaml" --no-launch \
+		--format json
+	expect_rc 0
+	expect_json '[(j["rules"][r]["status"], j["rules"][r].get("file")) for r in ("found", "none")]' \
+		"[('matched', '$2'), ('unmatched', None)]"
+}
 # Two modules a layer, each star-importing both of the next, the last layer
-# importing the first again: a loop, which no result can be kept across.
+# importing the first again: a loop, resolved once for each (module, name).
 T="$TMP/loop-stars"
 mkdir -p "$T/aiter"
 echo 'from .a0 import *' >"$T/aiter/__init__.py"
@@ -229,9 +238,102 @@ while [ $i -lt 25 ]; do
 	done
 	i=$((i + 1))
 done
+echo 'def mla_decode_fwd(q, k, v): pass' >>"$T/aiter/b24.py"
+found_in "$T" aiter/b24.py
+
+# chain DIR N LAST: the package DIR/aiter star-imports c0, c0 c1, ..., the
+# last one-line module cN holding the lines LAST.
+chain() {
+	mkdir -p "$1/aiter"
+	echo 'from .c0 import *' >"$1/aiter/__init__.py"
+	i=0
+	while [ $i -lt "$2" ]; do
+		echo "from .c$((i + 1)) import *" >"$1/aiter/c$i.py"
+		i=$((i + 1))
+	done
+	printf '%b\n' "$3" >"$1/aiter/c$2.py"
+}
+
+case_ "a chain of 60 star imports whose last imports the package back resolves once a level"
+# Each level was resolved twice, as its result was not kept across the
+# cycle: 2^40 resolutions for 40 levels appended to AITER's tree.
+chain "$TMP/chain" 60 'def mla_decode_fwd(q, k, v): pass\nfrom aiter import *'
+found_in "$TMP/chain" aiter/c60.py
+chain "$TMP/chain-deep" 70 'def mla_decode_fwd(q, k, v): pass'
+bounded scan --aiter-root "$TMP/chain-deep" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+expect_rc 0
+expect_json 'j["rules"]["found"]["status"], j["rules"]["found"]["reason"]' \
+	"('error', 'imports nest deeper than 64 modules')"
+
+case_ "12 modules star-importing one another resolve"
+T="$TMP/mutual"
+mkdir -p "$T/aiter"
+echo 'from .m0 import *' >"$T/aiter/__init__.py"
+for i in 0 1 2 3 4 5 6 7 8 9 10 11; do
+	for k in 0 1 2 3 4 5 6 7 8 9 10 11; do
+		[ $i = $k ] || echo "from .m$k import *"
+	done >"$T/aiter/m$i.py"
+done
+echo 'def mla_decode_fwd(q, k, v): pass' >>"$T/aiter/m7.py"
+found_in "$T" aiter/m7.py
+
+case_ "100,000 aliases in a chain are an error with the limit, not a deep recursion"
+T="$TMP/aliases"
+mkdir -p "$T/aiter"
+awk 'BEGIN { print "def a0(q): pass"; for (i = 1; i <= 100000; i++) printf "a%d = a%d\n", i, i - 1 }' \
+	>"$T/aiter/__init__.py"
+pack "rules:" "  - {id: deep, python-export: a100000, from: aiter}" \
+	"  - {id: short, python-export: a1000, from: aiter}"
 bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
 expect_rc 0
-expect_json '[(j["rules"][r]["status"], j["rules"][r].get("reason")) for r in ("found", "none")]' \
-	"[('error', 'imports too entangled: more than 20000 bindings visited'), ('error', 'imports too entangled: more than 20000 bindings visited')]"
+expect_json '[(j["rules"][r]["status"], j["rules"][r].get("reason")) for r in ("deep", "short")]' \
+	"[('error', 'aiter/__init__.py: line 99001: names aliased more than 1000 deep'), ('matched', None)]"
+
+# stars DIR N: DIR/aiter star-imports m0 ... m(N-1), each the file m0.py
+# (written first) under another name (a hard link: read anew each time).
+stars() {
+	: >"$1/aiter/__init__.py"
+	for i in $(seq 0 $(($2 - 1))); do
+		echo "from .m$i import *" >>"$1/aiter/__init__.py"
+		[ $i = 0 ] || ln "$1/aiter/m0.py" "$1/aiter/m$i.py"
+	done
+}
+
+case_ "a name reaching more bindings than a resolution may visit is an error with the figure"
+T="$TMP/visits"
+mkdir -p "$T/aiter"
+awk 'BEGIN { for (i = 0; i < 1000; i++) printf "x%d = 1\n", i }' >"$T/aiter/m0.py"
+stars "$T" 30
+pack "rules:" "  - {id: r, python-export: nothing_here, from: aiter}"
+bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+expect_rc 0
+expect_json 'j["rules"]["r"]["status"], j["rules"]["r"]["reason"]' \
+	"('error', 'imports too entangled: more than 20000 bindings visited')"
+
+case_ "100 star-imported 16 MB modules stay within the scan's memory budget"
+# 3.2 GB once: each module held twice (the file, the parsed copy).
+T="$TMP/budget"
+mkdir -p "$T/aiter"
+{
+	echo 'def g(): pass'
+	head -c 16777000 /dev/zero | tr '\0' '#'
+	echo
+} >"$T/aiter/m0.py"
+stars "$T" 100
+pack "rules:" "  - {id: r, python-export: f, from: aiter}"
+bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+expect_rc 0
+expect_json 'j["rules"]["r"]["status"], j["rules"]["r"]["reason"].split(" (")[0]' \
+	"('error', 'aiter/m92.py: parsing it would pass the 268435456-byte budget of what one scan holds')"
+# a file read past the budget is an error too, and still an input with its digest
+head -c 4000000 /dev/zero | tr '\0' '#' >"$T/aiter/late.py"
+pack "rules:" "  - {id: r, python-export: f, from: aiter}" \
+	"  - {id: late, python-export: f, from: aiter.late}"
+bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+expect_rc 0
+expect_json 'j["rules"]["late"]["status"], j["rules"]["late"]["reason"].split(" (")[0]' \
+	"('error', 'aiter/late.py: reading it would pass the 268435456-byte budget of what one scan holds')"
+expect_json '[(i["bytes"], i["sha256"][:8]) for i in j["inputs"] if i["path"] == "aiter/late.py"]' \
+	"[(4000000, '$(head -c 4000000 /dev/zero | tr '\0' '#' | sha256sum | cut -c1-8)')]"
 
 finish

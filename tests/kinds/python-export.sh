@@ -265,6 +265,238 @@ lines uni.get "[1]"
 rule uni.rule_side status matched
 rule uni.find status matched
 
+# __all__ as CPython evaluates it: other modules' __all__ joined, a name
+# removed, a comprehension, a submodule named; one that cannot be read, and
+# a module __getattr__ that may make any name.
+ALL="$TMP/all"
+mkdir -p "$ALL/aiter/ops/pkg"
+cat >"$ALL/aiter/__init__.py" <<'EOF'
+from .ops.joined import *
+from .ops.unreadable import *
+from .ops.pkg import *
+from .ops.trimmed import *
+EOF
+: >"$ALL/aiter/ops/__init__.py"
+cat >"$ALL/aiter/ops/joined.py" <<'EOF'
+from . import first
+from .second import __all__ as _second
+from .first import *
+from .second import *
+
+__all__ = first.__all__ + _second + ["own"]
+
+
+def own(x):
+    return x
+
+
+def hidden(x):
+    return x
+EOF
+printf '__all__ = ["from_first"]\n\n\ndef from_first(a, b):\n    return a\n' >"$ALL/aiter/ops/first.py"
+printf '__all__ = [n for n in ("from_second",)]\n\n\ndef from_second(a):\n    return a\n' \
+	>"$ALL/aiter/ops/second.py"
+cat >"$ALL/aiter/ops/unreadable.py" <<'EOF'
+import os
+
+__all__ = [n for n in dir() if not n.startswith("_")]
+
+
+def maybe(x):
+    return x
+EOF
+printf '__all__ = ["sub", "pkg_op"]\n\n\ndef pkg_op(x):\n    return x\n' >"$ALL/aiter/ops/pkg/__init__.py"
+printf 'def s(x):\n    return x\n' >"$ALL/aiter/ops/pkg/sub.py"
+cat >"$ALL/aiter/ops/trimmed.py" <<'EOF'
+__all__ = ("kept", "dropped")
+__all__ = list(__all__)
+__all__.remove("dropped")
+
+
+def kept(x):
+    return x
+
+
+def dropped(x):
+    return x
+EOF
+cat >"$ALL/aiter/ops/lazy.py" <<'EOF'
+_NAMES = {"lazy_op": ".impl"}
+__all__ = list(_NAMES)
+
+
+def __getattr__(name):
+    if name in _NAMES:
+        return lambda x: x
+    raise AttributeError(name)
+EOF
+printf 'from .lazy import *\n' >"$ALL/aiter/ops/lazy_user.py"
+pack all <<'EOF'
+rules:
+  - {id: al.first, python-export: from_first, from: aiter}
+  - {id: al.second, python-export: from_second, from: aiter}
+  - {id: al.own, python-export: own, from: aiter}
+  - {id: al.hidden, python-export: hidden, from: aiter}
+  - {id: al.maybe, python-export: maybe, from: aiter}
+  - {id: al.nothing, python-export: nothing_here, from: aiter}
+  - {id: al.sub, python-export: sub, from: aiter}
+  - {id: al.kept, python-export: kept, from: aiter}
+  - {id: al.dropped, python-export: dropped, from: aiter}
+  - {id: al.lazy, python-export: lazy_op, from: aiter.ops.lazy_user}
+  - {id: al.lazy_none, python-export: nothing_here, from: aiter.ops.lazy_user}
+EOF
+
+case_ "python-export: __all__ joined from other modules' __all__, with a name removed"
+scan "$ALL" all
+expect_rc 0
+rule al.first file aiter/ops/first.py
+rule al.second file aiter/ops/second.py
+rule al.own file aiter/ops/joined.py
+rule al.kept file aiter/ops/trimmed.py
+expect_json "[j['rules'][r]['status'] for r in ('al.first', 'al.second', 'al.own', 'al.kept')]" \
+	"['matched', 'matched', 'matched', 'matched']"
+rule al.hidden reason "aiter does not export hidden"
+rule al.dropped reason "aiter does not export dropped"
+rule al.sub reason "aiter exports sub, but it is a module, not a def"
+
+case_ "python-export: an __all__ that cannot be read leaves unknown what it may export"
+rule al.maybe status unknown
+rule al.maybe reason "what aiter binds to maybe is not known without running it: aiter/ops/unreadable.py: line 3: its __all__ cannot be read: it is not made of str literals in lists or tuples, other modules' __all__, comprehensions over them and list/tuple/sorted/set() of them"
+# a name the module lacks is no export of it: an __all__ naming it would raise
+rule al.nothing status unmatched
+rule al.nothing reason "aiter does not export nothing_here"
+# unless a module __getattr__ may make it
+rule al.lazy status unknown
+rule al.lazy reason "what aiter.ops.lazy_user binds to lazy_op is not known without running it: aiter/ops/lazy.py: line 2: its __all__ takes _NAMES, which is no module's __all__ the reader can follow"
+rule al.lazy_none status unknown
+
+case_ "python-export: the __all__ fixture binds as CPython binds it"
+# Every known verdict above, checked against what CPython imports.
+if "${PYTHON3:-python3}" -c '' 2>/dev/null; then
+	(cd "$ALL" && "${PYTHON3:-python3}" -c '
+import inspect, aiter, aiter.ops.lazy_user as lazy
+print([n for n in ("from_first", "from_second", "own", "kept", "pkg_op") if inspect.isfunction(getattr(aiter, n))],
+      [n for n in ("hidden", "dropped", "nothing_here", "maybe") if hasattr(aiter, n)],
+      inspect.ismodule(aiter.sub), hasattr(lazy, "lazy_op"))') >"$TMP/out" 2>&1
+	expect_out "['from_first', 'from_second', 'own', 'kept', 'pkg_op'] [] True True"
+else
+	echo "SKIP [$current]: no python3" >&2
+fi
+
+# AITER's aiter/ops/triton/__init__.py redirects old module paths: a finder
+# first on sys.meta_path imports each old name of _BACKWARD_COMPAT_MAP as the
+# new one, and gives way to the other finders when that cannot be imported.
+COMPAT="$TMP/compat"
+mkdir -p "$COMPAT/aiter/ops/triton/attention" "$COMPAT/aiter/ops/triton/gemm/basic"
+for d in ops ops/triton/attention ops/triton/gemm ops/triton/gemm/basic; do
+	: >"$COMPAT/aiter/$d/__init__.py"
+done
+printf 'from .ops.triton.decode_attn import decode_fwd\n' >"$COMPAT/aiter/__init__.py"
+cat >"$COMPAT/aiter/ops/triton/__init__.py" <<'EOF'
+import importlib
+import importlib.util
+import sys
+import types
+
+__all__ = []
+
+# Modules that moved into subpackages, by their old name.
+_BACKWARD_COMPAT_MAP = {
+    # attention
+    "decode_attn": "attention.decode_attn",
+    'gemm_old': 'gemm.basic.gemm_new',  # its old file is still there
+    "stale": "gemm.basic.gone",
+}
+
+
+def __getattr__(name):
+    if name not in _BACKWARD_COMPAT_MAP:
+        raise AttributeError(name)
+    return importlib.import_module(f"{__name__}.{_BACKWARD_COMPAT_MAP[name]}")
+
+
+def _backward_compat_find_spec(fullname, path, target=None):
+    head, _, tail = fullname.rpartition(".")
+    if head != __name__ or tail not in _BACKWARD_COMPAT_MAP:
+        return None
+    moved = f"{__name__}.{_BACKWARD_COMPAT_MAP[tail]}"
+    try:
+        sys.modules[fullname] = importlib.import_module(moved)
+    except ImportError:
+        return None
+    return importlib.util.find_spec(moved)
+
+
+sys.meta_path.insert(0, types.SimpleNamespace(find_spec=_backward_compat_find_spec))
+EOF
+printf 'def helper(q, k):\n    return q\n' >"$COMPAT/aiter/ops/triton/common.py"
+cat >"$COMPAT/aiter/ops/triton/attention/decode_attn.py" <<'EOF'
+from ..common import helper as decode_helper
+
+
+def decode_fwd(q, k, v, causal=False):
+    return q
+EOF
+printf 'def gemm(a, b, bias=None):\n    return a\n' >"$COMPAT/aiter/ops/triton/gemm/basic/gemm_new.py"
+printf 'def gemm(a, b):\n    return a\n' >"$COMPAT/aiter/ops/triton/gemm_old.py"
+printf 'def gemm(a, b):\n    return a\n' >"$COMPAT/aiter/ops/triton/stale.py"
+pack compat <<'EOF'
+rules:
+  - {id: cm.moved, python-export: decode_fwd, from: aiter.ops.triton.decode_attn, params: [causal]}
+  - {id: cm.import, python-export: decode_fwd, from: aiter}
+  - {id: cm.relative, python-export: decode_helper, from: aiter.ops.triton.decode_attn}
+  - {id: cm.over_old, python-export: gemm, from: aiter.ops.triton.gemm_old, params: [bias]}
+  - {id: cm.fallback, python-export: gemm, from: aiter.ops.triton.stale, params: [bias]}
+  - {id: cm.attribute, python-export: decode_attn, from: aiter.ops.triton}
+EOF
+
+case_ "python-export: old module paths follow the package's _BACKWARD_COMPAT_MAP"
+scan "$COMPAT" compat
+expect_rc 0
+rule cm.moved status matched
+rule cm.moved file aiter/ops/triton/attention/decode_attn.py
+rule cm.import status matched
+rule cm.import file aiter/ops/triton/attention/decode_attn.py
+# the new module's relative imports are relative to its new name
+rule cm.relative file aiter/ops/triton/common.py
+# the redirect comes before the old file
+rule cm.over_old status matched
+rule cm.over_old file aiter/ops/triton/gemm/basic/gemm_new.py
+# a new module that is not there gives way to the old file
+rule cm.fallback status unmatched
+rule cm.fallback reason "gemm has no parameter 'bias'"
+rule cm.fallback file aiter/ops/triton/stale.py
+rule cm.attribute reason "aiter.ops.triton exports decode_attn, but it is a module, not a def"
+
+case_ "python-export: the compat fixture binds as CPython binds it"
+if "${PYTHON3:-python3}" -c '' 2>/dev/null; then
+	(cd "$COMPAT" && "${PYTHON3:-python3}" -c '
+import inspect, aiter
+from aiter.ops.triton.gemm_old import gemm as over_old
+from aiter.ops.triton.stale import gemm as fallback
+from aiter.ops.triton import decode_attn
+print(inspect.getsourcefile(aiter.decode_fwd).endswith("attention/decode_attn.py"),
+      list(inspect.signature(over_old).parameters), list(inspect.signature(fallback).parameters),
+      decode_attn.__name__)') >"$TMP/out" 2>&1
+	expect_out "True ['a', 'b', 'bias'] ['a', 'b'] aiter.ops.triton.attention.decode_attn"
+else
+	echo "SKIP [$current]: no python3" >&2
+fi
+
+case_ "python-export: a compat map the reader cannot read leaves the old paths unknown"
+sed -i 's/^_BACKWARD_COMPAT_MAP = {/_BACKWARD_COMPAT_MAP = dict(_OLD) or {/' \
+	"$COMPAT/aiter/ops/triton/__init__.py"
+scan "$COMPAT" compat
+expect_rc 0
+rule cm.moved status unknown
+rule cm.moved reason "what aiter.ops.triton.decode_attn binds to decode_fwd is not known without running it: which module aiter.ops.triton.decode_attn is depends on a redirect of old module paths: aiter/ops/triton/__init__.py: line 9: the _BACKWARD_COMPAT_MAP there is no dict of str literals the reader can read"
+# without its finder, the map redirects nothing
+sed -i 's/^def _backward_compat_find_spec/def _find_spec/' "$COMPAT/aiter/ops/triton/__init__.py"
+scan "$COMPAT" compat
+expect_rc 0
+rule cm.moved status missing
+rule cm.over_old file aiter/ops/triton/gemm_old.py
+
 pack no_from <<'EOF'
 rules:
   - id: r

@@ -811,6 +811,37 @@ static void test_long_statements(void **state)
 
 /* --- __all__ -------------------------------------------------------------- */
 
+/* has_all true, and the names in order: "a b c". */
+static void assert_names_all(const char *want)
+{
+	ap_buf got = AP_BUF_INIT;
+
+	assert_true(mod->has_all);
+	for (size_t i = 0; i < mod->nall; i++)
+		ap_buf_printf(&got, "%s%s", i ? " " : "", mod->all[i]);
+	ap_buf_putc(&got, '\0');
+	assert_string_equal(got.data, want);
+	ap_buf_free(&got);
+}
+
+static void assert_unknown_all(unsigned line, const char *why)
+{
+	assert_false(mod->has_all);
+	assert_int_equal(mod->nall + mod->nall_refs, 0);
+	assert_non_null(mod->all_why);
+	assert_string_equal(mod->all_why, why);
+	assert_int_equal(mod->all_line, line);
+}
+
+static void assert_all_ref(size_t i, const char *name, bool attr, size_t upto, unsigned line)
+{
+	assert_true(i < mod->nall_refs);
+	assert_string_equal(mod->all_refs[i].name, name);
+	assert_int_equal(mod->all_refs[i].attr, attr);
+	assert_int_equal(mod->all_refs[i].upto, upto);
+	assert_int_equal(mod->all_refs[i].line, line);
+}
+
 static void test_all(void **state)
 {
 	(void)state;
@@ -842,34 +873,153 @@ static void test_all(void **state)
 	assert_true(mod->has_all);
 	assert_int_equal(mod->nall, 0);
 
-	/* What cannot be read leaves has_all false: public names then count. */
+	/* What cannot be read leaves has_all false, with why and where: the
+	 * names a star import takes are then unknown. */
 	parse_ok("__all__ = ['a']\n"
 	         "__all__ += [n for n in dir() if not n.startswith('_')]\n"
 	         "__all__.append('b')\n");
-	assert_false(mod->has_all);
-	assert_int_equal(mod->nall, 0);
+	assert_unknown_all(2, "it is not made of str literals in lists or tuples, other "
+	                      "modules' __all__, comprehensions over them and "
+	                      "list/tuple/sorted/set() of them");
 	parse_ok("__all__ = ['a']\n__all__.append()\n");
-	assert_false(mod->has_all);
+	assert_unknown_all(2, "__all__.append() of what is no str literal");
 	parse_ok("__all__ = ['a']\n__all__.append(name)\n");
 	assert_false(mod->has_all);
-	parse_ok("__all__ = ['a']\n__all__.remove('a')\n");
-	assert_true(mod->has_all);
-	assert_int_equal(mod->nall, 1);
 	parse_ok("__all__ = make_all()\n");
 	assert_false(mod->has_all);
 	parse_ok("__all__ = ('a')\n");
 	assert_false(mod->has_all);
 	parse_ok("__all__ = [f'a']\n");
 	assert_false(mod->has_all);
-	parse_ok("__all__ = ['a']\n"
-	         "__all__.extend(other.__all__)\n");
+	parse_ok("__all__ = 'ab'\n");
+	assert_false(mod->has_all);
+	/* CPython decodes the escape: "ab" */
+	parse_ok("__all__ = ['a\\x62']\n");
 	assert_false(mod->has_all);
 	/* A later readable assignment starts over. */
-	parse_ok("__all__ = list(x)\n"
+	parse_ok("__all__ = list(x.y)\n"
 	         "__all__ = ['z']\n");
 	assert_true(mod->has_all);
 	assert_int_equal(mod->nall, 1);
 	assert_string_equal(mod->all[0], "z");
+	assert_null(mod->all_why);
+}
+
+/* __all__'s names as `list` and `tuple` give and take them, each checked
+ * against CPython 3.11. */
+static void test_all_operations(void **state)
+{
+	(void)state;
+	parse_ok("__all__ = ['a', 'b', 'a']\n__all__.remove('a')\n");
+	assert_names_all("b a");
+	parse_ok("__all__ = ['a']\n__all__.remove('b')\n");
+	assert_unknown_all(2, "__all__.remove() of a name it does not hold (ValueError)");
+	parse_ok("__all__ = ['a', 'b', 'c', 'd', 'e']\n"
+	         "del __all__[-1]\n"
+	         "del __all__[0:1], x\n"
+	         "del __all__[5:]\n"
+	         "del __all__[-10:1]\n");
+	assert_names_all("c d");
+	parse_ok("__all__ = ['a']\ndel __all__[3]\n");
+	assert_unknown_all(2, "a del of __all__ past its end (IndexError)");
+	parse_ok("__all__ = ['a']\ndel __all__[i]\n");
+	assert_unknown_all(2, "a del of __all__ at an index that is no integer literal");
+	parse_ok("__all__ = ['a', 'b']\ndel __all__[::2]\n");
+	assert_false(mod->has_all);
+	/* no __all__ at all: a star import takes the public names */
+	parse_ok("__all__ = ['a']\ndel __all__\n");
+	assert_false(mod->has_all);
+	assert_null(mod->all_why);
+	parse_ok("__all__ += ['a']\n");
+	assert_unknown_all(1, "__all__ is added to before it is bound (NameError)");
+	parse_ok("__all__ = ['a']\n__all__.insert(0, 'b')\n__all__.sort()\n"
+	         "__all__.count('a')\n__all__.clear()\n__all__.append('c')\n");
+	assert_names_all("c");
+	parse_ok("__all__ = ['a']\n__all__.pop()\n");
+	assert_unknown_all(2, "a method of __all__ the reader does not follow");
+	parse_ok("__all__ = ['a']\n__all__.extend('b', 'c')\n");
+	assert_unknown_all(2, "__all__.extend() of more than one argument (TypeError)");
+
+	/* a tuple is no list */
+	parse_ok("__all__ = ('a',)\n__all__ += ('b',)\n");
+	assert_names_all("a b");
+	parse_ok("__all__ = ['a']\n__all__ += ('b',)\n__all__.extend({'c'})\n");
+	assert_names_all("a b c");
+	parse_ok("__all__ = ('a',)\n__all__.append('b')\n");
+	assert_unknown_all(2, "a method of __all__ its type lacks (AttributeError)");
+	parse_ok("__all__ = ('a',)\n__all__ += ['b']\n");
+	assert_unknown_all(2, "__all__ is added to what its type does not take (TypeError)");
+	parse_ok("__all__ = ['a'] + ('b',)\n");
+	assert_false(mod->has_all);
+	parse_ok("__all__ = {'a'} + {'b'}\n");
+	assert_false(mod->has_all);
+	parse_ok("__all__ = {}\n");
+	assert_false(mod->has_all);
+
+	/* comprehensions over literals, list/tuple/sorted/set() of them */
+	parse_ok("__all__ = [n for n in ('a', 'b')]\n"
+	         "__all__ += sorted({'c'})\n"
+	         "__all__ += list(name for name in ['d'])\n"
+	         "__all__ = __all__ + tuple(['e']) + ['f']\n");
+	assert_false(mod->has_all);
+	parse_ok("__all__ = [n for n in ('a', 'b')]\n"
+	         "__all__ += sorted({'c'})\n"
+	         "__all__ += list(name for name in ['d'])\n"
+	         "__all__ = __all__ + list(['e']) + ['f']\n");
+	assert_names_all("a b c d e f");
+	parse_ok("__all__ = [n for n in ('a',) if n]\n");
+	assert_false(mod->has_all);
+	parse_ok("__all__ = [m for n in ('a',)]\n");
+	assert_false(mod->has_all);
+	parse_ok("__all__ = (n for n in ('a',))\n");
+	assert_false(mod->has_all);
+	parse_ok("list = tuple\n__all__ = list(('a',))\n");
+	assert_false(mod->has_all);
+	parse_ok("__all__ = sorted(['b', 'a'], key=len)\n");
+	assert_false(mod->has_all);
+
+	/* a change in a block that may not run (a handler, when whether the
+	 * import fails is not known) leaves it unknown */
+	parse_ok("__all__ = ['a']\n"
+	         "try:\n"
+	         "    from .x import y\n"
+	         "except ImportError:\n"
+	         "    __all__ = []\n"
+	         "    __all__.remove('a')\n");
+	assert_unknown_all(6, "it is changed in a block that may not run on import");
+}
+
+/* Other modules' __all__ in this one's: kept for the resolver, with the
+ * bindings that say what their names are. */
+static void test_all_references(void **state)
+{
+	(void)state;
+	parse_ok("from . import first\n"
+	         "from .second import __all__ as _second\n"
+	         "import aiter.ops.third as third\n"
+	         "__all__ = first.__all__ + _second + [*third.sub.__all__, 'own']\n");
+	assert_true(mod->has_all);
+	assert_names_all("own");
+	assert_int_equal(mod->nall_refs, 3);
+	assert_all_ref(0, "first", true, 4, 4);
+	assert_all_ref(1, "_second", false, 4, 4);
+	assert_all_ref(2, "third.sub", true, 4, 4);
+
+	parse_ok("from .x import __all__\n__all__ += ['z']\n");
+	assert_names_all("z");
+	assert_int_equal(mod->nall_refs, 1);
+	assert_all_ref(0, "__all__", false, 2, 1);
+
+	parse_ok("import y\n__all__ = ['a']\n__all__.extend(y.__all__)\n");
+	assert_names_all("a");
+	assert_all_ref(0, "y", true, 2, 3);
+	/* which of them holds the name removed is not known */
+	parse_ok("__all__ = ['q']\n__all__ += y.__all__\n__all__.remove('q')\n");
+	assert_unknown_all(3, "a name is taken out of __all__ after another module's __all__ "
+	                      "went in: which one goes is not known");
+	/* an alias of __all__ is a name bound to another's */
+	parse_ok("from .x import __all__ as _x\n__all__ = _x\n");
+	assert_all_ref(0, "_x", false, 2, 2);
 }
 
 /* --- Strings and docstrings ----------------------------------------------- */
@@ -1905,6 +2055,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_bindings, teardown),
 		cmocka_unit_test_teardown(test_long_statements, teardown),
 		cmocka_unit_test_teardown(test_all, teardown),
+		cmocka_unit_test_teardown(test_all_operations, teardown),
+		cmocka_unit_test_teardown(test_all_references, teardown),
 		cmocka_unit_test_teardown(test_docstrings, teardown),
 		cmocka_unit_test_teardown(test_bound, teardown),
 		cmocka_unit_test_teardown(test_bound_path, teardown),

@@ -29,6 +29,7 @@ void *ap_py_arena_alloc(struct module *mod, size_t size)
 		if (want < size)
 			want = size;
 		c = ap_xmalloc(offsetof(struct chunk, data) + want);
+		mod->arena_bytes += offsetof(struct chunk, data) + want;
 		c->next = mod->arena;
 		c->size = want;
 		c->used = 0;
@@ -55,4 +56,14 @@ void ap_py_arena_free(struct module *mod)
 		mod->arena = c->next;
 		free(c);
 	}
+}
+
+size_t ap_py_module_bytes(const ap_py_module *m)
+{
+	const struct module *mod = (const struct module *)m;
+
+	return sizeof *mod + m->src_len + SRC_PAD + mod->arena_bytes +
+	       m->ndefs * sizeof *m->defs + m->nbindings * sizeof *m->bindings +
+	       m->nall * sizeof *m->all + m->nall_refs * sizeof *m->all_refs +
+	       m->nstrings * sizeof *m->strings;
 }

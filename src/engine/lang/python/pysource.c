@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,10 +11,12 @@
 
 /* Import chains deeper than this are refused (AITER's are a few levels). */
 #define RESOLVE_MAX_DEPTH 64
+/* Names one chain of aliases in a module may pass through (`a = b`, `b = c`). */
+#define RESOLVE_MAX_ALIASES 1000
 /* Bindings one resolution may visit. Each (module, name) is resolved once,
- * so a tree's imports are walked about once a name; only star imports that
- * lead back to one another defeat that, and this bounds them (a tree is
- * untrusted input: its time must be too). */
+ * so this is about the bindings of the modules a name's imports reach
+ * (AITER's: under a thousand); it bounds a tree made to reach many (a tree
+ * is untrusted input: its time must be bounded too). */
 #define RESOLVE_MAX_VISITS 20000
 
 /* --- Options and parsed modules ------------------------------------------- */
@@ -82,8 +83,17 @@ const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_
 
 	if (p == NULL) {
 		p = ap_xcalloc(1, sizeof *p);
-		if (ap_py_parse(&p->m, f->data, f->len, &opt) < 0)
+		if (ap_py_parse(&p->m, f->data, f->len, &opt) < 0) {
 			p->error = ap_xstrdup(ap_error_last());
+		} else if (ap_reader_charge(r, ap_py_module_bytes(p->m), "parsing it") < 0) {
+			/* another scan, with room left, may parse it */
+			ap_py_module_free(p->m);
+			p->m = NULL;
+			p->error = ap_xstrdup(ap_error_last());
+			ap_reader_keep_here(r, f, c->key, p, parsed_free);
+			*error = p->error;
+			return NULL;
+		}
 		ap_reader_keep(r, f, c->key, p, parsed_free);
 	}
 	*error = p->error;
@@ -454,7 +464,22 @@ const char *ap_pyref_kind_name(ap_pyref_kind kind)
 void ap_pyref_free(ap_pyref *ref)
 {
 	free(ref->why);
+	free(ref->module);
 	memset(ref, 0, sizeof *ref);
+}
+
+static void pyref_set(ap_pyref *ref, ap_pyref_kind kind, char *why)
+{
+	ap_pyref_free(ref);
+	ref->kind = kind;
+	ref->why = why;
+}
+
+static void pyref_copy(ap_pyref *to, const ap_pyref *from)
+{
+	*to = *from;
+	to->why = from->why ? ap_xstrdup(from->why) : NULL;
+	to->module = from->module ? ap_xstrdup(from->module) : NULL;
 }
 
 /* A (module, name) resolved, kept for the rest of the resolution. */
@@ -463,45 +488,249 @@ struct resolved {
 	bool missing;
 };
 
+/* A package's _BACKWARD_COMPAT_MAP, read once a resolution (see compat_child). */
+struct compat {
+	int state; /* 0 not read; 1 read; -1 not readable: why */
+	struct compat_entry {
+		char *old, *new;
+	} *v;
+	size_t n, cap;
+	char *why;
+};
+
+/* A module name as the finder found it, once per resolution. */
+struct found {
+	struct module {
+		const char *name; /* dotted, as Python names it (after a compat redirect, the new one) */
+		bool package;     /* an __init__.py */
+		const ap_file *file;
+		const ap_py_module *m;
+	} mod;                  /* file NULL: no such module */
+	char *name;
+	ap_pyref_kind failed;   /* ERROR (cannot be read or parsed) or UNKNOWN: why; else 0 */
+	char *why;
+	struct compat compat;
+};
+
 struct resolver {
 	ap_reader *r;
 	const ap_pyconf *c;
 	const char *top;  /* the package tree: modules under this top-level name */
-	/* (module, name) being resolved, to its depth + 1 (0: no longer): a cycle
-	 * binds nothing */
+	/* (module, name) being resolved -> 1 (0 once done): an import that leads
+	 * back to one binds nothing on the way back */
 	ap_map *active;
-	/* The least depth a cycle led back to since the resolution at hand began
-	 * (UINT_MAX: none): a result cut short by a cycle through an outer
-	 * resolution holds only inside that one, and is not kept. */
-	unsigned cut;
 	ap_map *known;    /* (module, name) resolved -> index into done */
 	struct resolved *done;
 	size_t ndone, done_cap;
 	ap_map *modules;  /* module name -> index into found */
 	struct found **found;
 	size_t nfound, found_cap;
+	unsigned redirects; /* compat redirects being looked up, one inside another */
 	size_t visits;
 };
 
-struct module {
-	const char *name; /* dotted; the resolver's */
-	bool package;     /* an __init__.py */
-	const ap_file *file;
-	const ap_py_module *m;
-};
-
-/* A module name as the finder found it, once per resolution. */
-struct found {
-	struct module mod; /* file NULL: no such module */
-	char *name;
-	char *why;         /* the module cannot be read or parsed: why */
-};
-
-static struct found *look_up_module(struct resolver *rs, const char *name)
+static void remember(struct resolver *rs, const ap_buf *key, const ap_pyref *ref, bool missing)
 {
-	struct found *fd = ap_xcalloc(1, sizeof *fd);
+	struct resolved *d;
+
+	ap_xgrow((void **)&rs->done, &rs->done_cap, rs->ndone + 1, sizeof *rs->done);
+	d = &rs->done[rs->ndone];
+	pyref_copy(&d->ref, ref);
+	d->missing = missing;
+	ap_xok(ap_map_put(rs->known, key->data, key->len, rs->ndone++));
+}
+
+enum { FOUND, MISSING, FAILED };
+
+static int find_module(struct resolver *rs, const char *name, struct module *mod, ap_pyref *out);
+
+/* AITER's aiter/ops/triton/__init__.py (since v0.1.12) puts a finder first on
+ * sys.meta_path that imports aiter.ops.triton.OLD as aiter.ops.triton.NEW for
+ * each "OLD": "NEW" of its _BACKWARD_COMPAT_MAP (modules moved into
+ * subpackages), before any other finder looks for OLD, and that gives way to
+ * them when NEW cannot be imported; its module __getattr__ does the same for
+ * `from aiter.ops.triton import OLD`. Its children are found so where the
+ * package binds both the map and the finder. */
+#define COMPAT_PACKAGE "ops.triton"
+#define COMPAT_MAP "_BACKWARD_COMPAT_MAP"
+#define COMPAT_FINDER "_backward_compat_find_spec"
+#define COMPAT_MAX_REDIRECTS 8
+
+/* The next token of s[0, n) from *i on, comments, line ends and line
+ * continuations skipped (the map is a bracketed literal); its end, or n. */
+static size_t compat_token(const char *s, size_t n, size_t *i)
+{
+	for (;;) {
+		while (*i < n && strchr(" \t\f\r\n", s[*i]) != NULL && s[*i] != '\0')
+			(*i)++;
+		if (*i < n && s[*i] == '\\' && *i + 1 < n && (s[*i + 1] == '\n' || s[*i + 1] == '\r'))
+			*i += 2;
+		else if (*i < n && s[*i] == '#')
+			*i = ap_py_line_end(s, *i, n);
+		else
+			return *i < n ? ap_py_token_end(s, *i, n) : n;
+	}
+}
+
+/* The str literal s[a, e) without prefix or escapes, copied; NULL otherwise. */
+static char *compat_string(const char *s, size_t a, size_t e)
+{
+	size_t q = e - a >= 6 && (memcmp(s + a, "'''", 3) == 0 || memcmp(s + a, "\"\"\"", 3) == 0)
+	                   ? 3
+	                   : 1;
+
+	if (e - a < 2 * q || (s[a] != '\'' && s[a] != '"') || s[e - 1] != s[a] ||
+	    memchr(s + a, '\\', e - a) != NULL)
+		return NULL;
+	return ap_xstrndup(s + a + q, e - a - 2 * q);
+}
+
+/* Whether the token s[i, e) is the one byte c. */
+static bool compat_punct(const char *s, size_t i, size_t e, char c)
+{
+	return e == i + 1 && s[i] == c;
+}
+
+/* Reads `_BACKWARD_COMPAT_MAP = {"old": "new", ...}` at its binding b. */
+static bool compat_read(const ap_py_module *m, const ap_py_binding *b, struct compat *cm)
+{
+	const char *s = m->src;
+	size_t n = m->src_len, i = 0, e;
+
+	for (unsigned line = 1; line < b->line && i < n; line++)
+		i = ap_py_line_end(s, i, n) + 1;
+	if (i == 0 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+		i = 3;
+	e = compat_token(s, n, &i);
+	if (e - i != strlen(COMPAT_MAP) || memcmp(s + i, COMPAT_MAP, e - i) != 0)
+		return false;
+	i = e;
+	e = compat_token(s, n, &i);
+	if (!compat_punct(s, i, e, '='))
+		return false;
+	i = e;
+	e = compat_token(s, n, &i);
+	if (!compat_punct(s, i, e, '{'))
+		return false;
+	for (;;) {
+		struct compat_entry en;
+		i = e;
+		e = compat_token(s, n, &i);
+		if (compat_punct(s, i, e, '}'))
+			return true;
+		if ((en.old = compat_string(s, i, e)) == NULL)
+			return false;
+		i = e;
+		e = compat_token(s, n, &i);
+		en.new = NULL;
+		if (compat_punct(s, i, e, ':')) {
+			i = e;
+			e = compat_token(s, n, &i);
+			en.new = compat_string(s, i, e);
+		}
+		if (en.new == NULL) {
+			free(en.old);
+			return false;
+		}
+		ap_xgrow((void **)&cm->v, &cm->cap, cm->n + 1, sizeof *cm->v);
+		cm->v[cm->n++] = en;
+		i = e;
+		e = compat_token(s, n, &i);
+		if (compat_punct(s, i, e, '}'))
+			return true;
+		if (!compat_punct(s, i, e, ','))
+			return false;
+	}
+}
+
+/* What the compat map of the package fd makes of its child: 0 nothing, 1
+ * *to (the new name, relative to the package), -1 not known (out says why). */
+static int compat_child(struct found *fd, const char *child, const char **to, ap_pyref *out)
+{
+	struct compat *cm = &fd->compat;
+	const ap_py_module *m = fd->mod.m;
+	const ap_py_binding *map, *finder;
+
+	if (cm->state == 0) {
+		map = ap_py_lookup(m, COMPAT_MAP);
+		finder = ap_py_lookup(m, COMPAT_FINDER);
+		cm->state = 1;
+		if (map != NULL && finder != NULL && finder->kind == AP_PY_BIND_DEF) {
+			if (map->kind == AP_PY_BIND_UNKNOWN)
+				cm->why = ap_xasprintf("%s: line %u: %s", fd->mod.file->path, map->line,
+				                       map->why);
+			else if (map->kind != AP_PY_BIND_OTHER || !compat_read(m, map, cm))
+				cm->why = ap_xasprintf("%s: line %u: the %s there is no dict of str "
+				                       "literals the reader can read",
+				                       fd->mod.file->path, map->line, COMPAT_MAP);
+			cm->state = cm->why != NULL ? -1 : 1;
+		}
+	}
+	if (cm->state < 0) {
+		pyref_set(out, AP_PYREF_UNKNOWN,
+		          ap_xasprintf("which module %s.%s is depends on a redirect of old module "
+		                       "paths: %s",
+		                       fd->name, child, cm->why));
+		return -1;
+	}
+	/* a dict literal keeps the last of a key given twice */
+	for (size_t i = cm->n; i-- > 0;) {
+		if (strcmp(cm->v[i].old, child) == 0) {
+			*to = cm->v[i].new;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The module name as AITER's compat finder imports it: NULL when it does
+ * not redirect it (or *kind FAILED with out set). */
+static char *compat_redirect(struct resolver *rs, const char *name, int *kind, ap_pyref *out)
+{
+	const char *dot = strrchr(name, '.'), *to;
+	size_t tlen = strlen(rs->top);
+	struct module pkg;
+	ap_pyref ignored = {0};
+	char *moved;
+	int r;
+
+	if (dot == NULL || (size_t)(dot - name) != tlen + 1 + strlen(COMPAT_PACKAGE) ||
+	    strncmp(name, rs->top, tlen) != 0 || name[tlen] != '.' ||
+	    strncmp(name + tlen + 1, COMPAT_PACKAGE, strlen(COMPAT_PACKAGE)) != 0)
+		return NULL;
+	moved = ap_xstrndup(name, (size_t)(dot - name));
+	r = find_module(rs, moved, &pkg, &ignored);
+	ap_pyref_free(&ignored);
+	if (r != FOUND || !pkg.package ||
+	    (r = compat_child(rs->found[ap_map_get_str(rs->modules, moved)], dot + 1, &to, out)) ==
+	            0) {
+		free(moved);
+		return NULL;
+	}
+	/* an old name may redirect to another, which CPython's finder follows
+	 * until one leads back (RecursionError) */
+	if (r > 0 && rs->redirects >= COMPAT_MAX_REDIRECTS) {
+		pyref_set(out, AP_PYREF_UNKNOWN,
+		          ap_xasprintf("%s.%s: old module paths redirect to one another more "
+		                       "than %d deep",
+		                       moved, dot + 1, COMPAT_MAX_REDIRECTS));
+		r = -1;
+	}
+	if (r < 0) {
+		*kind = FAILED;
+		free(moved);
+		return NULL;
+	}
+	name = moved;
+	moved = ap_xasprintf("%s.%s", name, to);
+	free((char *)name);
+	return moved;
+}
+
+static void look_up_file(struct resolver *rs, struct found *fd)
+{
 	struct module *mod = &fd->mod;
-	char *base = ap_xstrdup(name);
+	char *base = ap_xstrdup(fd->name);
 	const char *error;
 
 	for (char *p = base; *p; p++)
@@ -517,24 +746,59 @@ static struct found *look_up_module(struct resolver *rs, const char *name)
 		mod->package = pkg;
 	}
 	free(base);
-	fd->name = ap_xstrdup(name);
 	mod->name = fd->name;
 	if (mod->file == NULL)
-		return fd;
+		return;
+	fd->failed = AP_PYREF_ERROR;
 	if (mod->file->status != AP_FILE_OK) {
 		fd->why = ap_xasprintf("%s: %s", mod->file->path, mod->file->reason);
-		return fd;
+		return;
 	}
 	mod->m = ap_pysource_module(rs->r, mod->file, rs->c, &error);
 	if (mod->m == NULL)
 		fd->why = ap_xasprintf("%s: %s", mod->file->path, error);
+	else
+		fd->failed = 0;
+}
+
+static struct found *look_up_module(struct resolver *rs, const char *name)
+{
+	struct found *fd = ap_xcalloc(1, sizeof *fd);
+	ap_pyref why = {0};
+	int kind = FOUND;
+	char *moved = compat_redirect(rs, name, &kind, &why);
+
+	fd->name = ap_xstrdup(name);
+	if (kind == FAILED) {
+		fd->failed = why.kind;
+		fd->why = why.why;
+		return fd;
+	}
+	if (moved != NULL) {
+		struct module nm;
+		rs->redirects++;
+		kind = find_module(rs, moved, &nm, &why);
+		rs->redirects--;
+		if (kind != MISSING) {
+			/* the new module's own entry holds its name */
+			fd->mod = nm;
+			fd->failed = why.kind;
+			fd->why = why.why;
+			free(moved);
+			return fd;
+		}
+		ap_pyref_free(&why);
+		free(moved);
+	}
+	look_up_file(rs, fd);
 	return fd;
 }
 
 /* The module's file as Python's finder picks it: the package
- * NAME/__init__.py before the module NAME.py beside it. false when neither
- * exists; ERROR in out when one cannot be read or parsed. */
-static bool find_module(struct resolver *rs, const char *name, struct module *mod, ap_pyref *out)
+ * NAME/__init__.py before the module NAME.py beside it. FOUND, MISSING
+ * (neither exists), or FAILED with out set (ERROR: one cannot be read or
+ * parsed; UNKNOWN: which one it is cannot be known). */
+static int find_module(struct resolver *rs, const char *name, struct module *mod, ap_pyref *out)
 {
 	size_t at = ap_map_get_str(rs->modules, name);
 	struct found *fd;
@@ -548,11 +812,11 @@ static bool find_module(struct resolver *rs, const char *name, struct module *mo
 		fd = rs->found[at];
 	}
 	*mod = fd->mod;
-	if (fd->why != NULL) {
-		out->kind = AP_PYREF_ERROR;
-		out->why = ap_xstrdup(fd->why);
+	if (fd->failed != 0) {
+		pyref_set(out, fd->failed, ap_xstrdup(fd->why));
+		return FAILED;
 	}
-	return mod->file != NULL;
+	return mod->file != NULL ? FOUND : MISSING;
 }
 
 /* The absolute name of a module imported as written from mod; NULL when it
@@ -585,33 +849,33 @@ static char *absolute(const struct resolver *rs, const struct module *mod, const
 
 static void resolve_in(struct resolver *rs, const char *module, const char *name, unsigned depth,
                        ap_pyref *out, bool *missing);
+static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
+                            size_t upto, unsigned depth, ap_pyref *out);
 
-/* Whether `from module import *` binds name: in its __all__, or (without
- * one) a public name it binds. A module that cannot be read or parsed makes
- * that unknown: false, with the error in *err (an unreadable module must not
- * read as one that binds nothing). */
-static bool star_binds(struct resolver *rs, const char *module, const char *name, unsigned depth,
-                       ap_pyref *err)
+/* What `from target import name` binds: what target binds to name, else
+ * its submodule of that name (which the import then imports). */
+static void from_import(struct resolver *rs, const char *target, const char *name,
+                        unsigned depth, ap_pyref *out)
 {
-	struct module mod;
-	ap_pyref ref = {0};
-	bool yes = false, missing;
+	struct module sm;
+	bool missing;
+	char *sub;
 
-	if (!find_module(rs, module, &mod, &ref))
-		return false;
-	if (mod.m != NULL && mod.m->has_all) {
-		for (size_t i = 0; i < mod.m->nall && !yes; i++)
-			yes = strcmp(mod.m->all[i], name) == 0;
-	} else if (mod.m != NULL && name[0] != '_') {
-		resolve_in(rs, module, name, depth + 1, &ref, &missing);
-		yes = ref.kind != AP_PYREF_UNBOUND && ref.kind != AP_PYREF_ERROR;
+	resolve_in(rs, target, name, depth, out, &missing);
+	if (out->kind != AP_PYREF_UNBOUND)
+		return;
+	ap_pyref_free(out);
+	sub = ap_xasprintf("%s.%s", target, name);
+	switch (find_module(rs, sub, &sm, out)) {
+	case FOUND:
+		out->kind = AP_PYREF_MODULE;
+		out->module = sub;
+		return;
+	case MISSING:
+		out->kind = AP_PYREF_UNBOUND;
+		break;
 	}
-	if (ref.kind == AP_PYREF_ERROR) {
-		*err = ref;
-		memset(&ref, 0, sizeof ref);
-	}
-	ap_pyref_free(&ref);
-	return yes;
+	free(sub);
 }
 
 /* Whether the decorator of the def in out, as mod binds it, keeps the
@@ -649,32 +913,266 @@ static void decorated(struct resolver *rs, const struct module *mod, unsigned de
 	out->def = NULL;
 }
 
-/* name as mod's bindings before index upto leave it. */
+
+/* A star import's answer, and that of a name's membership of __all__. */
+enum { STAR_NO, STAR_YES, STAR_UNSURE, STAR_FAILED };
+
+/* The module whose __all__ the part ref of mod's __all__ is: FOUND, or
+ * FAILED with out set (ERROR, or UNKNOWN: not a module the reader can
+ * follow). */
+static int ref_module(struct resolver *rs, const struct module *mod, const ap_py_all_ref *ref,
+                      unsigned depth, struct module *other, ap_pyref *out)
+{
+	const char *path = ref->name, *dot;
+	char *at = NULL;
+	ap_pyref r = {0};
+	int verdict = FAILED;
+
+	if (!ref->attr) {
+		/* a name bound to another module's __all__ */
+		const ap_py_binding *b = NULL;
+		const char *name = ref->name;
+		for (size_t i = ref->upto, aliases = 0; i-- > 0 && aliases <= RESOLVE_MAX_ALIASES;) {
+			b = &mod->m->bindings[i];
+			if (b->name == NULL || strcmp(b->name, name) != 0) {
+				b = NULL;
+				continue;
+			}
+			if (b->kind != AP_PY_BIND_ALIAS)
+				break;
+			name = b->target;
+			aliases++;
+			b = NULL;
+		}
+		if (b != NULL && b->kind == AP_PY_BIND_FROM && strcmp(b->target, "__all__") == 0)
+			at = absolute(rs, mod, b->module);
+		if (at == NULL)
+			pyref_set(out, AP_PYREF_UNKNOWN,
+			          ap_xasprintf("%s: line %u: its __all__ takes %s, which is no "
+			                       "module's __all__ the reader can follow",
+			                       mod->file->path, ref->line, ref->name));
+	} else {
+		/* NAME.SUB....__all__: a module, its submodules */
+		dot = strchr(path, '.');
+		at = ap_xstrndup(path, dot ? (size_t)(dot - path) : strlen(path));
+		resolve_binding(rs, mod, at, ref->upto, depth + 1, &r);
+		free(at);
+		at = NULL;
+		while (r.kind == AP_PYREF_MODULE && r.module != NULL && dot != NULL) {
+			const char *next = strchr(dot + 1, '.');
+			char *part = ap_xstrndup(dot + 1, next ? (size_t)(next - dot - 1) : strlen(dot + 1));
+			char *in = r.module;
+			r.module = NULL;
+			ap_pyref_free(&r);
+			from_import(rs, in, part, depth + 1, &r);
+			free(in);
+			free(part);
+			dot = next;
+		}
+		if (r.kind == AP_PYREF_ERROR) {
+			*out = r;
+			return FAILED;
+		}
+		if (r.kind == AP_PYREF_MODULE && r.module != NULL) {
+			at = r.module;
+			r.module = NULL;
+		} else {
+			pyref_set(out, AP_PYREF_UNKNOWN,
+			          ap_xasprintf("%s: line %u: its __all__ takes %s.__all__, and %s is "
+			                       "%s, no module of the tree",
+			                       mod->file->path, ref->line, ref->name, ref->name,
+			                       r.kind == AP_PYREF_UNKNOWN ? "not known"
+			                                                  : ap_pyref_kind_name(r.kind)));
+		}
+		ap_pyref_free(&r);
+	}
+	if (at == NULL)
+		return FAILED;
+	if ((verdict = find_module(rs, at, other, out)) == MISSING) {
+		pyref_set(out, AP_PYREF_UNKNOWN,
+		          ap_xasprintf("%s: line %u: its __all__ takes that of %s, which is not in "
+		                       "the tree",
+		                       mod->file->path, ref->line, at));
+		verdict = FAILED;
+	}
+	free(at);
+	return verdict;
+}
+
+/* Whether name is in the __all__ of mod (which has one readable): STAR_YES,
+ * STAR_NO, or STAR_UNSURE / STAR_FAILED with out set. Kept per (module,
+ * name) as resolutions are, under a key no module name starts. */
+static int all_holds(struct resolver *rs, const struct module *mod, const char *name,
+                     unsigned depth, ap_pyref *out)
+{
+	const ap_py_module *m = mod->m;
+	ap_buf key = AP_BUF_INIT;
+	int verdict = STAR_NO;
+	size_t at;
+
+	for (size_t i = 0; i < m->nall; i++)
+		if (strcmp(m->all[i], name) == 0)
+			return STAR_YES;
+	if (m->nall_refs == 0)
+		return STAR_NO;
+	ap_buf_putc(&key, '\1');
+	ap_buf_append(&key, mod->name, strlen(mod->name) + 1);
+	ap_buf_puts(&key, name);
+	at = ap_map_get(rs->known, key.data, key.len);
+	if (at != AP_MAP_ABSENT) {
+		pyref_copy(out, &rs->done[at].ref);
+		ap_buf_free(&key);
+		return out->kind == AP_PYREF_VALUE     ? STAR_YES
+		       : out->kind == AP_PYREF_UNBOUND ? STAR_NO
+		       : out->kind == AP_PYREF_ERROR   ? STAR_FAILED
+		                                       : STAR_UNSURE;
+	}
+	at = ap_map_get(rs->active, key.data, key.len);
+	if ((at != AP_MAP_ABSENT && at != 0) || depth > RESOLVE_MAX_DEPTH) {
+		pyref_set(out, AP_PYREF_UNKNOWN,
+		          ap_xasprintf("%s: its __all__ takes other modules' __all__ that lead back "
+		                       "to it, or nest deeper than %d modules",
+		                       mod->file->path, RESOLVE_MAX_DEPTH));
+		ap_buf_free(&key);
+		return STAR_UNSURE;
+	}
+	ap_xok(ap_map_put(rs->active, key.data, key.len, 1));
+	for (size_t i = 0; i < m->nall_refs && verdict != STAR_YES && verdict != STAR_FAILED; i++) {
+		struct module other;
+		ap_pyref r = {0};
+		int v = ref_module(rs, mod, &m->all_refs[i], depth, &other, &r);
+
+		if (v == FAILED) {
+			v = r.kind == AP_PYREF_ERROR ? STAR_FAILED : STAR_UNSURE;
+		} else if (other.m->has_all) {
+			v = all_holds(rs, &other, name, depth + 1, &r);
+		} else {
+			v = STAR_UNSURE;
+			pyref_set(&r, AP_PYREF_UNKNOWN,
+			          other.m->all_why != NULL
+			                  ? ap_xasprintf("%s: line %u: its __all__ takes that of %s, "
+			                                 "which cannot be read (%s: line %u: %s)",
+			                                 mod->file->path, m->all_refs[i].line,
+			                                 other.name, other.file->path,
+			                                 other.m->all_line, other.m->all_why)
+			                  : ap_xasprintf("%s: line %u: its __all__ takes that of %s, "
+			                                 "which has none (AttributeError)",
+			                                 mod->file->path, m->all_refs[i].line,
+			                                 other.name));
+		}
+		if (v == STAR_YES || v == STAR_FAILED || (v == STAR_UNSURE && verdict == STAR_NO)) {
+			ap_pyref_free(out);
+			*out = r;
+			verdict = v;
+		} else {
+			ap_pyref_free(&r);
+		}
+	}
+	ap_xok(ap_map_put(rs->active, key.data, key.len, 0));
+	if (verdict == STAR_YES || verdict == STAR_NO)
+		pyref_set(out, verdict == STAR_YES ? AP_PYREF_VALUE : AP_PYREF_UNBOUND, NULL);
+	remember(rs, &key, out, false);
+	ap_buf_free(&key);
+	if (verdict == STAR_YES || verdict == STAR_NO)
+		ap_pyref_free(out);
+	return verdict;
+}
+
+/* Whether `from module import *` binds name: in its __all__, or (without
+ * one) a public name it binds. A module that cannot be read or parsed
+ * fails (an unreadable module must not read as one that binds nothing);
+ * an __all__ that cannot be read leaves unsure every name the module might
+ * export: all those but the ones it certainly lacks, since a name in __all__
+ * that the module lacks makes the star import raise AttributeError (unless
+ * a module __getattr__ makes it, or it is a submodule, which the import
+ * then imports). Sets out for STAR_UNSURE and STAR_FAILED. */
+static int star_binds(struct resolver *rs, const char *module, const char *name, unsigned depth,
+                      ap_pyref *out)
+{
+	struct module mod, sm;
+	ap_pyref ref = {0};
+	bool missing;
+	int verdict;
+	char *sub;
+
+	switch (find_module(rs, module, &mod, out)) {
+	case MISSING:
+		return STAR_NO;
+	case FAILED:
+		return out->kind == AP_PYREF_ERROR ? STAR_FAILED : STAR_UNSURE;
+	}
+	if (mod.m->has_all) {
+		if ((verdict = all_holds(rs, &mod, name, depth + 1, &ref)) != STAR_UNSURE) {
+			*out = ref;
+			return verdict;
+		}
+	} else if (mod.m->all_why == NULL) {
+		if (name[0] == '_')
+			return STAR_NO;
+		resolve_in(rs, module, name, depth + 1, &ref, &missing);
+		verdict = ref.kind == AP_PYREF_UNBOUND ? STAR_NO
+		          : ref.kind == AP_PYREF_ERROR ? STAR_FAILED
+		                                       : STAR_YES;
+		if (verdict == STAR_FAILED)
+			*out = ref;
+		else
+			ap_pyref_free(&ref);
+		return verdict;
+	} else {
+		ref.kind = AP_PYREF_UNKNOWN;
+		ref.why = ap_xasprintf("%s: line %u: its __all__ cannot be read: %s", mod.file->path,
+		                       mod.m->all_line, mod.m->all_why);
+	}
+	/* unsure whether __all__ holds name: not if the module lacks it */
+	*out = ref;
+	memset(&ref, 0, sizeof ref);
+	if (ap_py_lookup(mod.m, "__getattr__") != NULL)
+		return STAR_UNSURE;
+	resolve_in(rs, module, name, depth + 1, &ref, &missing);
+	verdict = ref.kind == AP_PYREF_UNBOUND ? STAR_NO
+	          : ref.kind == AP_PYREF_ERROR ? STAR_FAILED
+	                                       : STAR_UNSURE;
+	if (verdict == STAR_FAILED) {
+		ap_pyref_free(out);
+		*out = ref;
+		return verdict;
+	}
+	ap_pyref_free(&ref);
+	if (verdict == STAR_NO) {
+		sub = ap_xasprintf("%s.%s", module, name);
+		verdict = find_module(rs, sub, &sm, &ref) == MISSING ? STAR_NO : STAR_UNSURE;
+		ap_pyref_free(&ref);
+		free(sub);
+	}
+	if (verdict == STAR_NO)
+		ap_pyref_free(out);
+	return verdict;
+}
+
+/* name as mod's bindings before index upto leave it. An alias (`a = b`) is
+ * followed in the same walk, up to RESOLVE_MAX_ALIASES of them. */
 static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
                             size_t upto, unsigned depth, ap_pyref *out)
 {
 	const ap_py_module *m = mod->m;
-	bool missing;
+	size_t aliases = 0;
 
 	for (size_t i = upto; i-- > 0;) {
 		const ap_py_binding *b = &m->bindings[i];
 		char *target;
+		int star;
 
 		rs->visits++;
 		if (b->kind == AP_PY_BIND_STAR) {
 			target = absolute(rs, mod, b->module);
-			if (target != NULL && star_binds(rs, target, name, depth, out)) {
-				resolve_in(rs, target, name, depth + 1, out, &missing);
-				if (b->why != NULL && out->kind != AP_PYREF_ERROR) {
-					ap_pyref_free(out);
-					out->kind = AP_PYREF_UNKNOWN;
-					out->why = ap_xstrdup(b->why);
-				}
-				free(target);
-				return;
+			star = target != NULL ? star_binds(rs, target, name, depth, out) : STAR_NO;
+			if (star == STAR_YES) {
+				from_import(rs, target, name, depth + 1, out);
+				if (b->why != NULL && out->kind != AP_PYREF_ERROR)
+					pyref_set(out, AP_PYREF_UNKNOWN, ap_xstrdup(b->why));
 			}
 			free(target);
-			if (out->kind == AP_PYREF_ERROR)
+			if (star != STAR_NO)
 				return;
 			continue;
 		}
@@ -682,6 +1180,16 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 			continue;
 		if (b->kind == AP_PY_BIND_SUBMODULE && !mod->package)
 			continue;
+		if (b->kind == AP_PY_BIND_ALIAS) {
+			if (++aliases > RESOLVE_MAX_ALIASES) {
+				pyref_set(out, AP_PYREF_ERROR,
+				          ap_xasprintf("%s: line %u: names aliased more than %d deep",
+				                       mod->file->path, b->line, RESOLVE_MAX_ALIASES));
+				return;
+			}
+			name = b->target;
+			continue;
+		}
 		out->file = mod->file;
 		out->line = b->line;
 		switch (b->kind) {
@@ -693,12 +1201,19 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 			return;
 		case AP_PY_BIND_SUBMODULE: {
 			struct module sm;
+			/* No such submodule: the import raises, and nothing binds. */
+			out->kind = AP_PYREF_UNBOUND;
 			target = absolute(rs, mod, b->module);
-			out->kind = AP_PYREF_MODULE;
-			if (target == NULL || !find_module(rs, target, &sm, out)) {
-				/* No such submodule: the import raises, and nothing binds. */
-				if (out->kind != AP_PYREF_ERROR)
-					out->kind = AP_PYREF_UNBOUND;
+			if (target == NULL)
+				return;
+			switch (find_module(rs, target, &sm, out)) {
+			case FOUND:
+				out->kind = AP_PYREF_MODULE;
+				out->module = target;
+				return;
+			case MISSING:
+				out->kind = AP_PYREF_UNBOUND;
+				break;
 			}
 			free(target);
 			return;
@@ -711,35 +1226,28 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 		case AP_PY_BIND_CLASS:
 			out->kind = AP_PYREF_CLASS;
 			return;
-		case AP_PY_BIND_ALIAS:
-			resolve_binding(rs, mod, b->target, i, depth + 1, out);
-			return;
-		case AP_PY_BIND_FROM: {
-			char *sub;
+		case AP_PY_BIND_FROM:
 			target = absolute(rs, mod, b->module);
 			if (target == NULL) {
 				out->kind = AP_PYREF_EXTERNAL;
 				out->why = ap_xasprintf("imported from %s", b->module);
 				return;
 			}
-			resolve_in(rs, target, b->target, depth + 1, out, &missing);
-			if (out->kind == AP_PYREF_UNBOUND) {
-				/* `from pkg import submodule` */
-				struct module sm;
-				ap_pyref_free(out);
-				sub = ap_xasprintf("%s.%s", target, b->target);
-				if (find_module(rs, sub, &sm, out) && out->kind != AP_PYREF_ERROR)
-					out->kind = AP_PYREF_MODULE;
-				else if (out->kind != AP_PYREF_ERROR)
-					out->kind = AP_PYREF_UNBOUND;
-				free(sub);
-			}
+			from_import(rs, target, b->target, depth + 1, out);
+			free(target);
+			return;
+		case AP_PY_BIND_IMPORT: {
+			/* `import a.b` binds a; `import a.b as c` binds c to a.b */
+			size_t first = strcspn(b->module, ".");
+			out->kind = AP_PYREF_MODULE;
+			target = strlen(name) == first && strncmp(name, b->module, first) == 0
+			                 ? ap_xstrndup(b->module, first)
+			                 : ap_xstrdup(b->module);
+			out->module = absolute(rs, mod, target);
 			free(target);
 			return;
 		}
-		case AP_PY_BIND_IMPORT:
-			out->kind = AP_PYREF_MODULE;
-			return;
+		case AP_PY_BIND_ALIAS:
 		case AP_PY_BIND_STAR:
 		case AP_PY_BIND_OTHER:
 			out->kind = AP_PYREF_VALUE;
@@ -753,7 +1261,10 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 	out->kind = AP_PYREF_UNBOUND;
 	out->file = NULL;
 	out->line = 0;
-	/* A module-level __getattr__ (PEP 562) answers for any other name. */
+	/* A module-level __getattr__ (PEP 562) answers for any other name; the
+	 * one beside AITER's compat map is read with the map. */
+	if (ap_py_lookup(m, COMPAT_MAP) != NULL)
+		return;
 	for (size_t i = upto; i-- > 0;) {
 		const ap_py_binding *b = &m->bindings[i];
 		if (b->name != NULL && strcmp(b->name, "__getattr__") == 0) {
@@ -770,24 +1281,17 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 	}
 }
 
-static void remember(struct resolver *rs, const ap_buf *key, const ap_pyref *ref, bool missing)
-{
-	struct resolved *d;
-
-	ap_xgrow((void **)&rs->done, &rs->done_cap, rs->ndone + 1, sizeof *rs->done);
-	d = &rs->done[rs->ndone];
-	d->ref = *ref;
-	d->ref.why = ref->why ? ap_xstrdup(ref->why) : NULL;
-	d->missing = missing;
-	ap_xok(ap_map_put(rs->known, key->data, key->len, rs->ndone++));
-}
-
+/* Every result is kept, a cycle's too: each (module, name) is resolved once
+ * a resolution, so that star imports however entangled (a chain, modules
+ * importing each other) take time linear in the bindings they reach. An
+ * import that leads back to a (module, name) being resolved reads it as
+ * binding nothing: in CPython the module imported again is then only partly
+ * run, and binds no more than what came before the import. */
 static void resolve_in(struct resolver *rs, const char *module, const char *name, unsigned depth,
                        ap_pyref *out, bool *missing)
 {
 	struct module mod;
 	ap_buf key = AP_BUF_INIT;
-	unsigned outer_cut = rs->cut;
 	size_t at;
 
 	memset(out, 0, sizeof *out);
@@ -800,8 +1304,6 @@ static void resolve_in(struct resolver *rs, const char *module, const char *name
 		                   : ap_xasprintf("imports too entangled: more than %d bindings "
 		                                  "visited",
 		                                  RESOLVE_MAX_VISITS);
-		/* Where it was asked decided: no result above it is kept. */
-		rs->cut = 0;
 		return;
 	}
 	ap_buf_append(&key, module, strlen(module) + 1);
@@ -809,32 +1311,28 @@ static void resolve_in(struct resolver *rs, const char *module, const char *name
 	at = ap_map_get(rs->active, key.data, key.len);
 	if (at != AP_MAP_ABSENT && at != 0) {
 		out->kind = AP_PYREF_UNBOUND;
-		if (at - 1 < rs->cut)
-			rs->cut = (unsigned)(at - 1);
 		ap_buf_free(&key);
 		return;
 	}
 	at = ap_map_get(rs->known, key.data, key.len);
 	if (at != AP_MAP_ABSENT) {
-		*out = rs->done[at].ref;
-		out->why = out->why ? ap_xstrdup(out->why) : NULL;
+		pyref_copy(out, &rs->done[at].ref);
 		*missing = rs->done[at].missing;
 		ap_buf_free(&key);
 		return;
 	}
-	rs->cut = UINT_MAX;
-	if (!find_module(rs, module, &mod, out)) {
+	switch (find_module(rs, module, &mod, out)) {
+	case MISSING:
 		out->kind = AP_PYREF_UNBOUND;
 		*missing = true;
-	} else if (out->kind != AP_PYREF_ERROR) {
-		ap_xok(ap_map_put(rs->active, key.data, key.len, depth + 1));
+		break;
+	case FOUND:
+		ap_xok(ap_map_put(rs->active, key.data, key.len, 1));
 		resolve_binding(rs, &mod, name, mod.m->nbindings, depth, out);
 		ap_xok(ap_map_put(rs->active, key.data, key.len, 0));
+		break;
 	}
-	if (rs->cut >= depth)
-		remember(rs, &key, out, *missing);
-	if (outer_cut < rs->cut)
-		rs->cut = outer_cut;
+	remember(rs, &key, out, *missing);
 	ap_buf_free(&key);
 }
 
@@ -843,15 +1341,26 @@ void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, c
 {
 	char *top = ap_xstrndup(module, strcspn(module, "."));
 	struct resolver rs = {.r = r, .c = c, .top = top, .active = ap_xnonnull(ap_map_new()),
-	                      .cut = UINT_MAX, .known = ap_xnonnull(ap_map_new()),
+	                      .known = ap_xnonnull(ap_map_new()),
 	                      .modules = ap_xnonnull(ap_map_new())};
 
 	resolve_in(&rs, module, name, 0, out, missing);
+	if (out->kind == AP_PYREF_UNBOUND && !*missing) {
+		ap_pyref_free(out);
+		from_import(&rs, module, name, 0, out);
+	}
 	for (size_t i = 0; i < rs.ndone; i++)
-		free(rs.done[i].ref.why);
+		ap_pyref_free(&rs.done[i].ref);
 	free(rs.done);
 	ap_map_free(rs.known);
 	for (size_t i = 0; i < rs.nfound; i++) {
+		struct compat *cm = &rs.found[i]->compat;
+		for (size_t k = 0; k < cm->n; k++) {
+			free(cm->v[k].old);
+			free(cm->v[k].new);
+		}
+		free(cm->v);
+		free(cm->why);
 		free(rs.found[i]->name);
 		free(rs.found[i]->why);
 		free(rs.found[i]);

@@ -97,10 +97,14 @@ typedef struct ap_pyref {
 	const ap_py_def *def;  /* DEF */
 	unsigned line;         /* of the definition */
 	char *why;             /* ERROR, EXTERNAL, UNKNOWN: in words */
+	char *module;          /* MODULE: its dotted name when it is in the tree, else NULL */
 } ap_pyref;
 
-/* Resolves name in module (dotted, "aiter" or "aiter.ops.x"); the module
- * itself missing is UNBOUND with *missing set. */
+/* Resolves name in module (dotted, "aiter" or "aiter.ops.x") as `from module
+ * import name` binds it (a submodule of that name where the module binds
+ * none); the module itself missing is UNBOUND with *missing set. Each
+ * (module, name) on the way is resolved once; nesting, aliases and the
+ * bindings visited are bounded, each an ERROR that gives its figure. */
 void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, const char *name,
                          ap_pyref *out, bool *missing);
 void ap_pyref_free(ap_pyref *ref);

@@ -185,6 +185,7 @@ struct chunk;
 struct module {
 	ap_py_module pub;
 	struct chunk *arena;
+	size_t arena_bytes; /* its chunks' sizes */
 };
 
 void *ap_py_arena_alloc(struct module *mod, size_t size);
@@ -224,7 +225,7 @@ struct parser {
 	tok *sv;
 	size_t sn;
 	size_t scap;
-	size_t defs_cap, bindings_cap, all_cap, strings_cap;
+	size_t defs_cap, bindings_cap, all_cap, all_refs_cap, strings_cap;
 	/* For each binding, the ones of the same name before and after it
 	 * (SIZE_MAX: none), and each module-level name's last binding: what a statement that may
 	 * run one of several ways finds its names held before it. */
@@ -248,6 +249,10 @@ struct parser {
 	} *globals;
 	size_t nglobals;
 	enum { ALL_NONE, ALL_KNOWN, ALL_UNKNOWN } all_state;
+	/* what __all__ holds while ALL_KNOWN: list, tuple, set, or another module's (any) */
+	enum { ALLT_LIST, ALLT_TUPLE, ALLT_SET, ALLT_ANY } all_type;
+	/* __all__'s names and refs before the statement being read */
+	size_t all_base, all_rbase;
 };
 
 /* Statements that may run more than one way (if, for, while, try, with,

@@ -92,6 +92,17 @@ typedef struct ap_py_binding {
 	unsigned line;    /* line of the token naming the binding (of `*` for STAR) */
 } ap_py_binding;
 
+/* A part of __all__ that another module's __all__ makes: `x.__all__` or `x.y.__all__`
+ * (attr: x.y is a module), or a name bound to one (`from .x import __all__ as _x`, then
+ * `__all__ = _x + [...]`; `from .x import __all__` itself). What the name is bound to
+ * is what the module's bindings before index upto say. */
+typedef struct ap_py_all_ref {
+	const char *name; /* "x" or "x.y", as written */
+	bool attr;        /* NAME.__all__; else NAME's own value */
+	size_t upto;
+	unsigned line;
+} ap_py_all_ref;
+
 typedef struct ap_py_string {
 	char *value; /* the source text between the quotes, escapes not decoded */
 	unsigned line;
@@ -139,14 +150,22 @@ typedef struct ap_py_module {
 	/* module-level bindings in source order, from every live arm */
 	ap_py_binding *bindings;
 	size_t nbindings;
-	/* __all__ = [...] or (...) (or a bare tuple, or literals joined by +) of string
-	 * literals; `__all__ += [...]`, `__all__.extend([...])`, `__all__.append("x")` add.
-	 * When __all__ is given anything else (a comprehension, a call, a name), has_all is
-	 * false and nall 0 until a later readable assignment: a star import then falls back to
-	 * the public names, the conservative reading. */
+	/* __all__ as the module leaves it on import, where has_all: its str literals in order
+	 * (`__all__ = [...]`, a tuple, literals joined by +, list/tuple/sorted/set() of them,
+	 * `[n for n in ...]` over them; `+=`, extend and append add, remove and `del
+	 * __all__[i]` / `[i:j]` take out, as the list methods do) and, in all_refs, other
+	 * modules' __all__ spliced in, resolved by the import resolver. Statements in an
+	 * except handler do not count (as no binding there does). When __all__ is given
+	 * what the reader cannot evaluate (a call, a name it does not know, a method the
+	 * list raises on), has_all is false and all_why says why, at all_line, until a
+	 * later readable assignment; `del __all__` leaves none. */
 	char **all;
 	size_t nall;
+	ap_py_all_ref *all_refs;
+	size_t nall_refs;
 	bool has_all;
+	const char *all_why;
+	unsigned all_line;
 	/* string literals in code anywhere in the file, in order: not comments, not docstrings
 	 * (the first statement of the module, of a class or def body when it is a lone str
 	 * expression, implicitly concatenated or not, in parentheses or not: `("doc")`; a b""
@@ -168,6 +187,9 @@ typedef struct ap_py_module {
  * *out NULL. */
 int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_options *opt);
 void ap_py_module_free(ap_py_module *m);
+/* The memory m holds, about: its copy of the source, strings, parameters and
+ * arrays (at their length; they may have grown to twice that). */
+size_t ap_py_module_bytes(const ap_py_module *m);
 
 /* The last binding of name (the one a `from MOD import name` sees); NULL when none. */
 const ap_py_binding *ap_py_lookup(const ap_py_module *m, const char *name);
