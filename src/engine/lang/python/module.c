@@ -12,22 +12,6 @@
 
 /* --- Reader helpers ------------------------------------------------------- */
 
-static bool spelt(const struct parser *p, const tok *t, const char *w)
-{
-	return t->len == strlen(w) && memcmp(p->s + t->off, w, t->len) == 0;
-}
-
-static bool is_word(const struct parser *p, const tok *t, const char *w)
-{
-	return t->kind == T_NAME && spelt(p, t, w);
-}
-
-/* The number literal spelt exactly w (`0`, not `00` or `0.0`). */
-static bool is_number(const struct parser *p, const tok *t, const char *w)
-{
-	return t->kind == T_NUMBER && spelt(p, t, w);
-}
-
 static bool is_keyword(const tok *t)
 {
 	return t->kind == T_NAME && t->code != 0;
@@ -54,10 +38,20 @@ static char *scratch_str(struct parser *p)
 	return r;
 }
 
+/* What the statements of a try body read so far show of how it ends. */
+enum try_outcome {
+	TRY_RUNS,    /* to its end: every import was found, nothing else may raise */
+	TRY_FAILS,   /* with ModuleNotFoundError, at an import not found */
+	TRY_UNKNOWN, /* a statement may raise, or an import may not be found */
+};
+
 struct ctx {
 	const char *prefix; /* NULL at module level; "Cls." in a class body */
 	bool live;          /* the arm is taken on a default import, or may be */
-	bool in_except;
+	bool in_except;     /* in an except handler not known to run */
+	/* the module-level try whose body this is, at the body's own level
+	 * (not in blocks nested in it); NULL elsewhere */
+	enum try_outcome *trying;
 };
 
 static ap_py_binding *add_binding(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
@@ -103,7 +97,7 @@ static void collect_start(struct parser *p, struct collector *k, const struct ct
 	memset(k, 0, sizeof *k);
 	k->bind = bind;
 	k->keep = keep;
-	k->whole = is_word(p, &p->t, "__all__") || ap_py_is_kw(&p->t, KW_IMPORT) ||
+	k->whole = ap_py_is_word(p, &p->t, "__all__") || ap_py_is_kw(&p->t, KW_IMPORT) ||
 	           ap_py_is_kw(&p->t, KW_FROM);
 	p->sn = 0;
 }
@@ -172,15 +166,6 @@ static bool collect_header(struct parser *p, const struct ctx *bind, bool keep)
 	}
 }
 
-/* The index of the closer of the opener at v[i], or (size_t)-1 before b. */
-static size_t closer(const struct parser *p, size_t i, size_t b)
-{
-	for (size_t k = i + 1; k < b; k++)
-		if (p->sv[k].depth <= p->sv[i].depth)
-			return k;
-	return (size_t)-1;
-}
-
 /* --- Bindings ------------------------------------------------------------- */
 
 /* Binds the names of the target list sv[a, b), whose top level has depth d:
@@ -199,7 +184,7 @@ static void bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b
 		} else if (e - a == 2 && ap_py_is_op(&v[a], '*') && is_ident(&v[a + 1])) {
 			add_binding(p, c, AP_PY_BIND_OTHER, &v[a + 1]);
 		} else if (e - a >= 2 && (ap_py_is_op(&v[a], '(') || ap_py_is_op(&v[a], '[')) &&
-		           closer(p, a, e) == e - 1) {
+		           ap_py_closer(p, a, e) == e - 1) {
 			bind_names(p, c, a + 1, e - 1, d + 1);
 		}
 		a = e + 1;
@@ -210,6 +195,43 @@ static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t
 {
 	if (!cut(p, a, b))
 		bind_names(p, c, a, b, d);
+}
+
+/* In a try body whose end is still to be told, whether the import of module
+ * (as written) is found: false when it is not, and the body ends there. */
+static bool try_import(struct parser *p, const struct ctx *c, const char *module)
+{
+	const ap_py_options *o = p->opt;
+	int found;
+
+	if (c->trying == NULL || *c->trying != TRY_RUNS)
+		return true;
+	found = o != NULL && o->can_import != NULL ? o->can_import(o->ctx, module) : -1;
+	if (found == 0)
+		*c->trying = TRY_FAILS;
+	else if (found < 0)
+		*c->trying = TRY_UNKNOWN;
+	return found != 0;
+}
+
+/* Whether the statement in sv cannot raise: pass, a str, or names bound to
+ * one constant (`HAVE_X = True`). */
+static bool cannot_raise(const struct parser *p)
+{
+	const tok *v = p->sv;
+	size_t n = p->sn;
+	const tok *last = &v[n - 1];
+
+	if (n == 1)
+		return ap_py_is_kw(last, KW_PASS) || (last->kind == T_STRING && last->plain);
+	if (n % 2 == 0 || !(last->kind == T_NUMBER || last->kind == T_STRING ||
+	                    ap_py_is_kw(last, KW_TRUE) || ap_py_is_kw(last, KW_FALSE) ||
+	                    ap_py_is_kw(last, KW_NONE)))
+		return false;
+	for (size_t i = 0; i + 1 < n; i += 2)
+		if (!is_ident(&v[i]) || !ap_py_is_op(&v[i + 1], '='))
+			return false;
+	return true;
 }
 
 static void import_stmt(struct parser *p, const struct ctx *c)
@@ -234,6 +256,8 @@ static void import_stmt(struct parser *p, const struct ctx *c)
 			bound = &v[i + 1];
 			i += 2;
 		}
+		if (!try_import(p, c, p->scratch.data))
+			return;
 		b = add_binding(p, c, AP_PY_BIND_IMPORT, bound);
 		b->module = scratch_str(p);
 		if (i >= n || !ap_py_is_op(&v[i], ','))
@@ -253,6 +277,8 @@ static void from_stmt(struct parser *p, const struct ctx *c)
 		ap_buf_append(&p->scratch, p->s + v[i].off, v[i].len);
 	module = scratch_str(p);
 	i++;
+	if (!try_import(p, c, module))
+		return;
 	if (i < n && ap_py_is_op(&v[i], '*')) {
 		add_binding(p, c, AP_PY_BIND_STAR, &v[i])->module = module;
 		return;
@@ -335,7 +361,7 @@ static bool str_list(struct parser *p, size_t a, size_t b, unsigned d, bool take
 		bool tuple = ap_py_is_op(&v[a], '(');
 		if (!tuple && !ap_py_is_op(&v[a], '['))
 			return false;
-		e = closer(p, a, b);
+		e = ap_py_closer(p, a, b);
 		if (e == (size_t)-1 || !str_elems(p, a + 1, e, d + 1, tuple, take))
 			return false;
 		a = e + 1;
@@ -370,11 +396,11 @@ static void all_call(struct parser *p)
 	size_t n = p->sn;
 	bool extend, strings = n > 5;
 
-	if (n < 5 || !is_word(p, &v[0], "__all__") || !ap_py_is_op(&v[1], '.') ||
-	    !ap_py_is_op(&v[3], '(') || closer(p, 3, n) != n - 1)
+	if (n < 5 || !ap_py_is_word(p, &v[0], "__all__") || !ap_py_is_op(&v[1], '.') ||
+	    !ap_py_is_op(&v[3], '(') || ap_py_closer(p, 3, n) != n - 1)
 		return;
-	extend = is_word(p, &v[2], "extend");
-	if (!extend && !is_word(p, &v[2], "append"))
+	extend = ap_py_is_word(p, &v[2], "extend");
+	if (!extend && !ap_py_is_word(p, &v[2], "append"))
 		return;
 	if (extend) {
 		all_list(p, 4, n - 1, 1, true);
@@ -407,7 +433,7 @@ static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_
 		bind_targets(p, c, a, b, 0);
 		return;
 	}
-	if (is_word(p, &v[a], "__all__"))
+	if (ap_py_is_word(p, &v[a], "__all__"))
 		all_list(p, va, n, 0, false);
 	if (n - va == 1 && is_ident(&v[va]))
 		add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = tok_str(p, &v[va]);
@@ -477,7 +503,7 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 			return;
 		} else if (lambdas == 0 && is_augassign(&v[i])) {
 			if (i == 1 && is_ident(&v[0])) {
-				if (is_word(p, &v[0], "__all__")) {
+				if (ap_py_is_word(p, &v[0], "__all__")) {
 					if (ap_py_is_op(&v[i], OP_ADD_ASSIGN)) {
 						all_list(p, i + 1, n, 0, true);
 					} else {
@@ -495,6 +521,22 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 
 /* --- Statements ----------------------------------------------------------- */
 
+/* Whether the statement starting at t is a simple statement (or a match,
+ * which simple_line reads): not def, class, a decorator, async, if, for,
+ * while, with or try. */
+static bool simple_start(const tok *t)
+{
+	static const unsigned compound[] = {KW_DEF, KW_CLASS, KW_ASYNC, KW_IF,
+	                                    KW_FOR, KW_WHILE, KW_WITH,  KW_TRY};
+
+	if (ap_py_is_op(t, '@'))
+		return false;
+	for (size_t i = 0; i < sizeof compound / sizeof compound[0]; i++)
+		if (ap_py_is_kw(t, compound[i]))
+			return false;
+	return true;
+}
+
 static void statements(struct parser *p, const struct ctx *c, bool block, bool doc);
 static void statement(struct parser *p, const struct ctx *c, bool doc);
 
@@ -507,6 +549,7 @@ static void suite(struct parser *p, const struct ctx *c, bool doc);
 static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool one_line)
 {
 	bool analyze = c->prefix == NULL && c->live;
+	struct ctx nested;
 
 	for (;;) {
 		size_t mark = ap_py_string_mark(p);
@@ -515,6 +558,8 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 		size_t count = 0;
 		struct collector k;
 
+		/* After a try body's import that fails, nothing after it runs. */
+		analyze &= c->trying == NULL || *c->trying != TRY_FAILS;
 		collect_start(p, &k, analyze ? c : NULL, analyze);
 		while (p->t.kind != T_NEWLINE && p->t.kind != T_END &&
 		       !(p->t.depth == 0 && ap_py_is_op(&p->t, ';'))) {
@@ -529,9 +574,23 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 		if (doc && count > 0 && strings_only)
 			ap_py_drop_strings(p, mark);
 		doc = false;
-		if (analyze && count > 0 && !header)
+		if (analyze && count > 0 && !header) {
 			simple_stmt(p, c);
+			if (c->trying != NULL && *c->trying == TRY_RUNS &&
+			    !ap_py_is_kw(&p->sv[0], KW_IMPORT) && !ap_py_is_kw(&p->sv[0], KW_FROM) &&
+			    !cannot_raise(p))
+				*c->trying = TRY_UNKNOWN;
+		}
 		if (header) {
+			/* match or case: a block that may raise */
+			if (c->trying != NULL) {
+				if (*c->trying == TRY_RUNS)
+					*c->trying = TRY_UNKNOWN;
+				nested = *c;
+				nested.trying = NULL;
+				nested.live &= analyze;
+				c = &nested;
+			}
 			suite(p, c, false);
 			return;
 		}
@@ -743,93 +802,6 @@ static void class_stmt(struct parser *p, const struct ctx *c)
 	suite(p, &in, true);
 }
 
-enum cond { COND_UNKNOWN, COND_FALSE, COND_TRUE };
-
-/* Whether sv[a, b) is wrapped in one pair of parentheses. */
-static bool parenthesised(const struct parser *p, size_t a, size_t b)
-{
-	return b - a >= 3 && ap_py_is_op(&p->sv[a], '(') && closer(p, a, b) == b - 1;
-}
-
-static bool false_name(const struct parser *p, size_t a, size_t b)
-{
-	if (b - a != 1 || p->sv[a].kind != T_NAME || p->false_names == NULL)
-		return false;
-	for (const char *const *f = p->false_names; *f; f++)
-		if (is_word(p, &p->sv[a], *f))
-			return true;
-	return false;
-}
-
-/* Whether the module-level name, as bound so far, certainly holds what
- * `from typing import TYPE_CHECKING` (as_from) or `import typing` binds. Every
- * binding of it must be that one, since which arm of an unknown condition
- * bound it last is not known; and no star import may have come from elsewhere,
- * as it could rebind the name. Where the one binding is in an arm that may
- * not have run, the name is False or unbound (NameError): the arm is not
- * taken either way. */
-static bool typing_name(const struct parser *p, const char *name, bool as_from)
-{
-	const ap_py_module *m = p->m;
-	bool bound = false;
-
-	for (size_t i = 0; i < m->nbindings; i++) {
-		const ap_py_binding *b = &m->bindings[i];
-		if (b->kind == AP_PY_BIND_STAR && strcmp(b->module, "typing") != 0)
-			return false;
-		if (b->name == NULL || strcmp(b->name, name) != 0)
-			continue;
-		if (as_from ? b->kind != AP_PY_BIND_FROM || strcmp(b->target, "TYPE_CHECKING") != 0
-		            : b->kind != AP_PY_BIND_IMPORT)
-			return false;
-		if (strcmp(b->module, "typing") != 0)
-			return false;
-		bound = true;
-	}
-	return bound;
-}
-
-/* The value of sv[a, b) when it is one CPython knows before running the module:
- * typing.TYPE_CHECKING is False on import, the constants are what they say. */
-static enum cond constant(const struct parser *p, size_t a, size_t b)
-{
-	const tok *v = p->sv + a;
-
-	if (b - a == 3 && is_word(p, &v[0], "typing") && ap_py_is_op(&v[1], '.') &&
-	    is_word(p, &v[2], "TYPE_CHECKING"))
-		return typing_name(p, "typing", false) ? COND_FALSE : COND_UNKNOWN;
-	if (b - a != 1)
-		return COND_UNKNOWN;
-	if (ap_py_is_kw(v, KW_FALSE) || ap_py_is_kw(v, KW_NONE) || is_number(p, v, "0"))
-		return COND_FALSE;
-	if (ap_py_is_kw(v, KW_TRUE) || is_number(p, v, "1"))
-		return COND_TRUE;
-	if (is_word(p, v, "TYPE_CHECKING") && typing_name(p, "TYPE_CHECKING", true))
-		return COND_FALSE;
-	return COND_UNKNOWN;
-}
-
-/* The value of the condition sv[1, sn) of an if or elif. */
-static enum cond condition(const struct parser *p)
-{
-	size_t a = 1, b = p->sn;
-	bool negated = false;
-	enum cond value;
-
-	while (parenthesised(p, a, b))
-		a++, b--;
-	if (b - a >= 2 && ap_py_is_kw(&p->sv[a], KW_NOT)) {
-		negated = true;
-		a++;
-		while (parenthesised(p, a, b))
-			a++, b--;
-	}
-	value = false_name(p, a, b) ? COND_FALSE : constant(p, a, b);
-	if (value == COND_UNKNOWN || !negated)
-		return value;
-	return value == COND_TRUE ? COND_FALSE : COND_TRUE;
-}
-
 static void if_stmt(struct parser *p, const struct ctx *c)
 {
 	bool decided = false; /* an earlier arm is certainly taken */
@@ -842,7 +814,7 @@ static void if_stmt(struct parser *p, const struct ctx *c)
 		if (!collect_header(p, c->prefix == NULL && c->live && !decided ? c : NULL, true))
 			return;
 		if (!is_else)
-			cond = condition(p);
+			cond = ap_py_condition(p, 1, p->sn);
 		arm.live = c->live && !decided && cond != COND_FALSE;
 		suite(p, &arm, false);
 		decided |= cond == COND_TRUE;
@@ -858,6 +830,10 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	bool is_with = ap_py_is_kw(&p->t, KW_WITH);
 	bool is_try = ap_py_is_kw(&p->t, KW_TRY);
 	bool binds = c->prefix == NULL && c->live;
+	/* a try whose arms are not told runs them as every other compound
+	 * statement does: each may */
+	enum try_outcome outcome = is_try && binds ? TRY_RUNS : TRY_UNKNOWN;
+	bool caught = false;
 	const tok *v;
 
 	if (!collect_header(p, binds ? c : NULL, binds))
@@ -873,7 +849,7 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		/* with (a as b, c as d): the items are in the parentheses. */
 		size_t a = 1, b = p->sn;
 		unsigned d = 0;
-		if (parenthesised(p, a, b)) {
+		if (ap_py_parenthesised(p, a, b)) {
 			for (size_t k = a + 1; k + 1 < b && d == 0; k++)
 				if (v[k].depth == 1 && ap_py_is_kw(&v[k], KW_AS))
 					d = 1;
@@ -892,22 +868,58 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 			a = e + 1;
 		}
 	}
-	suite(p, c, false);
+	if (is_try && binds) {
+		struct ctx body = *c;
+		body.trying = &outcome;
+		suite(p, &body, false);
+	} else {
+		suite(p, c, false);
+	}
 	for (;;) {
 		struct ctx arm = *c;
-		if (is_try && ap_py_is_kw(&p->t, KW_EXCEPT))
+		bool is_except = is_try && ap_py_is_kw(&p->t, KW_EXCEPT);
+		bool is_else = ap_py_is_kw(&p->t, KW_ELSE);
+		if (is_except)
 			arm.in_except = true;
-		else if (!ap_py_is_kw(&p->t, KW_ELSE) &&
-		         !(is_try && ap_py_is_kw(&p->t, KW_FINALLY)))
+		else if (!is_else && !(is_try && ap_py_is_kw(&p->t, KW_FINALLY)))
 			return;
-		if (!collect_header(p, NULL, false))
+		if (!collect_header(p, NULL, is_except && outcome == TRY_FAILS && !caught))
 			return;
+		/* Which arms run once the body has run to its end, or failed at an
+		 * import: the first handler that catches ModuleNotFoundError, up
+		 * to one that cannot be told; finally always. */
+		if (is_except && outcome == TRY_RUNS) {
+			arm.live = false;
+		} else if (is_except && outcome == TRY_FAILS) {
+			enum cond catches = caught ? COND_FALSE : ap_py_catches_import(p, 1, p->sn);
+			arm.live &= catches != COND_FALSE;
+			arm.in_except = catches == COND_UNKNOWN;
+			/* a handler that may or may not catch it: the rest as before */
+			if (catches == COND_UNKNOWN)
+				outcome = TRY_UNKNOWN;
+			caught |= catches == COND_TRUE;
+		} else if (is_try && is_else && outcome == TRY_FAILS) {
+			arm.live = false;
+		}
 		suite(p, &arm, false);
 	}
 }
 
 static void statement(struct parser *p, const struct ctx *c, bool doc)
 {
+	struct ctx nested;
+
+	/* In a try body, a statement after an import that failed does not run,
+	 * and a compound one may raise: what blocks inside it do is not the
+	 * body's to tell. Simple statements tell it in simple_line. */
+	if (c->trying != NULL && (*c->trying == TRY_FAILS || !simple_start(&p->t))) {
+		if (*c->trying == TRY_RUNS)
+			*c->trying = TRY_UNKNOWN;
+		nested = *c;
+		nested.live &= *c->trying != TRY_FAILS;
+		nested.trying = NULL;
+		c = &nested;
+	}
 	if (ap_py_is_op(&p->t, '@')) {
 		while (ap_py_is_op(&p->t, '@')) {
 			while (p->t.kind != T_NEWLINE && p->t.kind != T_END)
@@ -958,7 +970,7 @@ void ap_py_module_free(ap_py_module *m)
 
 int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_options *opt)
 {
-	static const struct ctx top = {NULL, true, false};
+	static const struct ctx top = {.live = true};
 	struct parser *p;
 	struct module *mod;
 	ap_py_module *m;
@@ -995,6 +1007,7 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	p->m = m;
 	p->mod = mod;
 	p->false_names = opt ? opt->false_names : NULL;
+	p->opt = opt;
 	if (len >= 3 && memcmp(src, "\xef\xbb\xbf", 3) == 0)
 		p->pos = 3;
 	ap_py_advance(p);
