@@ -346,6 +346,17 @@ probe scan --aiter-root "$TREE" --no-launch --no-default-rules --rules "$TMP/fac
 probe verify "$TMP/v.json"
 expect_rc 0
 
+case_ "the schema takes the manifests' python"
+if /usr/bin/python3 -c 'import jsonschema; jsonschema.Draft202012Validator' 2>/dev/null; then
+	/usr/bin/python3 -c 'import json, sys, jsonschema
+v = jsonschema.Draft202012Validator(json.load(open(sys.argv[1])))
+for path in sys.argv[2:]:
+    for e in v.iter_errors(json.load(open(path))):
+        print(path, e.message)' "$AP_SRCDIR/schema/manifest-v1.schema.json" "$TMP/m.json" \
+		"$TMP/v.json" >"$TMP/schema-errors"
+	[ ! -s "$TMP/schema-errors" ] || { fail "not as the schema says"; cat "$TMP/schema-errors" >&2; }
+fi
+
 case_ "readers refuse a python that is not as the schema says"
 "${PYTHON3:-python3}" -c 'import json, sys
 m = json.load(open(sys.argv[1]))
