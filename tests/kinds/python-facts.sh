@@ -24,10 +24,12 @@ stand_in() {
 	shift 4
 	{
 		echo '#!/bin/sh'
-		echo "echo \"\${3:-facts}\" >>'$TMP/$name.log'"
-		echo 'case "$2" in'
-		echo "*aiter-probe-facts-1*) printf 'aiter-probe-facts-1\\n%s\\n%s\\n%s\\n%s\\n' \"\$0\" '$version' '$platform' '$os_name' ;;"
-		echo '*find_spec*) case "$3" in'
+		echo 'case "$*" in'
+		echo "*aiter-probe-facts-1*) echo facts >>'$TMP/$name.log'"
+		echo "    printf 'aiter-probe-facts-1\\n%s\\n%s\\n%s\\n%s\\n' \"\$0\" '$version' '$platform' '$os_name' ;;"
+		echo '*find_spec*) eval "module=\${$#}"'
+		echo "    echo \"\$module\" >>'$TMP/$name.log'"
+		echo '    case "$module" in'
 		for m in "$@"; do echo "    $m) echo found ;;"; done
 		echo '    *) echo absent ;;'
 		echo '    esac ;;'
@@ -141,7 +143,7 @@ expect_json '"python" in j' False
 
 case_ "the in-tree imports of a try are looked up in the tree, and are inputs"
 scan_facts --python "$TMP/bin/py312"
-expect_json "[i['path'] for i in j['inputs'] if 'ops' in i['path']]" "['aiter/ops/fast/__init__.py', 'aiter/ops/slow/__init__.py', 'aiter/ops/slow.py', 'aiter/ops/']"
+expect_json "[i['path'] for i in j['inputs'] if 'ops' in i['path']]" "['aiter/ops/fast/__init__.py', 'aiter/ops/slow/__init__.py', 'aiter/ops/slow.py', 'aiter/ops/slow/', 'aiter/ops/']"
 
 case_ "another interpreter: other arms"
 scan_facts --python "$TMP/bin/py39"
@@ -267,7 +269,7 @@ expect_rc 2
 expect_err "aiter-probe: cannot ask $TMP/bin/floods for its facts: $TMP/bin/floods wrote more than 1048576 bytes $hint"
 
 case_ "an interpreter that answers the facts but not where it finds modules"
-bad half "case \"\$2\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n' ;; *) echo maybe ;; esac"
+bad half "case \"\$*\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n' ;; *) echo maybe ;; esac"
 scan_facts --python "$TMP/bin/half"
 expect_rc 2
 expect_err "aiter-probe: cannot ask $TMP/bin/half where it finds modules: it printed what is no answer $hint"
@@ -278,7 +280,7 @@ expect_rc 2
 expect_err "aiter-probe: AITER_PROBE_PYTHON_TIMEOUT must be a positive number of seconds, not 'soon' $hint"
 
 case_ "find_spec that raises: the import is not known, and nothing is refused"
-bad raises "case \"\$2\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n' ;; *) echo error ;; esac"
+bad raises "case \"\$*\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n' ;; *) echo error ;; esac"
 scan_facts --python "$TMP/bin/raises"
 expect_rc 0
 expect_json '"finds" in j["python"]' False

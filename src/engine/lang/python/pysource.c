@@ -145,36 +145,46 @@ static char *absolute_import(const char *of, bool package, const char *written)
 	return out;
 }
 
-/* Whether the module (dotted, of the tree) is there: its package or file;
- * or, without either, a folder of its name (a namespace package), which the
- * parent's listing shows; a file of its name that another loader takes (an
- * extension module, bytecode) is not known. */
+/* Whether the module (dotted, of the tree) is there: its package or file,
+ * or a folder of its name (a namespace package, unless a module file beside
+ * it is taken first: found either way); without either, a file of its name
+ * that another loader takes (an extension module, bytecode), which the
+ * parent's listing shows, is not known. */
 static int in_tree(ap_reader *r, const char *name)
 {
 	const char *last = strrchr(name, '.');
-	char *dir;
+	char *base = ap_xstrdup(name), *folder;
 	const ap_file *listing;
 	size_t len;
 	bool package;
 	int found = 0;
 
-	if (module_file(r, name, &package) != NULL)
+	if (module_file(r, name, &package) != NULL) {
+		free(base);
 		return 1;
+	}
+	for (char *p = base; *p; p++)
+		if (*p == '.')
+			*p = '/';
+	folder = ap_xasprintf("%s/", base);
+	listing = ap_reader_get(r, folder);
+	free(folder);
+	if (listing->status == AP_FILE_OK) {
+		free(base);
+		return 1;
+	}
 	last = last ? last + 1 : name;
 	len = strlen(last);
-	dir = last == name ? ap_xstrdup("./") : ap_xasprintf("%.*s/", (int)(last - 1 - name), name);
-	for (char *p = dir; *p; p++)
-		if (*p == '.' && p[1] != '/')
-			*p = '/';
-	listing = ap_reader_get(r, dir);
-	free(dir);
+	base[strlen(base) - len] = '\0';
+	listing = ap_reader_get(r, base[0] ? base : "./");
+	free(base);
 	if (listing->status != AP_FILE_OK)
 		return listing->status == AP_FILE_MISSING ? 0 : -1;
 	for (const char *at = listing->data, *end = at + listing->len; at < end && found == 0;) {
 		const char *nl = memchr(at, '\n', (size_t)(end - at));
 		size_t n = nl ? (size_t)(nl - at) : (size_t)(end - at);
-		if (n > len && strncmp(at, last, len) == 0 && (at[len] == '/' || at[len] == '.'))
-			found = at[len] == '/' && n == len + 1 ? 1 : -1;
+		if (n > len && strncmp(at, last, len) == 0 && at[len] == '.')
+			found = -1;
 		at += n + 1;
 	}
 	return found;
