@@ -60,6 +60,26 @@ static char *slurp(const char *path)
 	return data;
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* o scans dir with the one pack, only it. */
+static void own_pack(aiter_probe_scan_options *o, const char **packs, const char *dir,
+                     const char *pack)
+{
+	packs[0] = pack;
+	o->aiter_root = dir;
+	o->rule_paths = packs;
+	o->rule_path_count = 1;
+	o->no_default_rules = 1;
+}
+
 static aiter_probe_manifest *scan_ok(const aiter_probe_scan_options *o)
 {
 	aiter_probe_manifest *m = NULL;
@@ -141,29 +161,18 @@ static void test_extra_packs(void **state)
 	const char *packs[1];
 	aiter_probe_manifest *m;
 	char *pack, *dir, *message;
-	FILE *f;
 
 	assert_true(asprintf(&dir, "%s/tree", tmp) > 0);
 	assert_true(asprintf(&pack, "%s/own.yaml", tmp) > 0);
 	assert_int_equal(mkdir(dir, 0755), 0);
-	f = fopen(pack, "w");
-	assert_non_null(f);
-	fputs("rules:\n  - id: own.readme\n    file: README\n    literal: \"x\"\n", f);
-	fclose(f);
-	packs[0] = pack;
-	o.aiter_root = dir;
-	o.rule_paths = packs;
-	o.rule_path_count = 1;
-	o.no_default_rules = 1;
+	write_text(pack, "rules:\n  - id: own.readme\n    file: README\n    literal: \"x\"\n");
+	own_pack(&o, packs, dir, pack);
 	m = scan_ok(&o);
 	assert_int_equal(aiter_probe_manifest_rule_count(m), 1);
 	assert_string_equal(aiter_probe_manifest_rule_status(m, "own.readme"), "missing");
 	aiter_probe_manifest_free(m);
 
-	f = fopen(pack, "w");
-	assert_non_null(f);
-	fputs("rules:\n  - id: own.readme\n    fiel: README\n", f);
-	fclose(f);
+	write_text(pack, "rules:\n  - id: own.readme\n    fiel: README\n");
 	m = (aiter_probe_manifest *)1;
 	assert_int_equal(aiter_probe_scan(&m, &o), AITER_PROBE_ERROR);
 	assert_null(m);
@@ -242,7 +251,6 @@ static void test_python_facts(void **state)
 	const char *packs[1];
 	aiter_probe_manifest *m;
 	char *dir, *pack, *module, *text;
-	FILE *f;
 
 	assert_true(asprintf(&dir, "%s/versioned", tmp) > 0);
 	assert_true(asprintf(&module, "%s/aiter", dir) > 0);
@@ -251,21 +259,11 @@ static void test_python_facts(void **state)
 	free(module);
 	assert_true(asprintf(&module, "%s/aiter/mla.py", dir) > 0);
 	assert_true(asprintf(&pack, "%s/versioned.yaml", tmp) > 0);
-	f = fopen(module, "w");
-	assert_non_null(f);
-	fputs("import sys\nif sys.version_info >= (3, 10):\n    def f(a, new=1): pass\n"
-	      "else:\n    def f(a): pass\n", f);
-	fclose(f);
-	f = fopen(pack, "w");
-	assert_non_null(f);
-	fputs("rules:\n  - id: f.new\n    file: aiter/mla.py\n    python-def: f\n"
-	      "    params: [new]\n", f);
-	fclose(f);
-	packs[0] = pack;
-	o.aiter_root = dir;
-	o.rule_paths = packs;
-	o.rule_path_count = 1;
-	o.no_default_rules = 1;
+	write_text(module, "import sys\nif sys.version_info >= (3, 10):\n    def f(a, new=1): pass\n"
+	                   "else:\n    def f(a): pass\n");
+	write_text(pack, "rules:\n  - id: f.new\n    file: aiter/mla.py\n    python-def: f\n"
+	                 "    params: [new]\n");
+	own_pack(&o, packs, dir, pack);
 	o.python_version = "3.9";
 	m = scan_ok(&o);
 	assert_string_equal(aiter_probe_manifest_rule_status(m, "f.new"), "unmatched");
