@@ -329,6 +329,8 @@ int ap_cli_python_changes(const json_t *manifest, const char *python, const char
 	/* Facts given as a version alone were not asked of anything. */
 	if (!json_is_object(recorded) || (python == NULL && version == NULL && executable == NULL))
 		return AP_EXIT_OK;
+	if (ap_pytarget_check_env() < 0)
+		return ap_cli_fail("%s", ap_error_last());
 	t = ap_pytarget_new(python != NULL || version != NULL ? python : executable, version);
 	if (ap_pytarget_compare(t, recorded, lines, n) < 0)
 		rc = ap_cli_fail("%s", ap_error_last());

@@ -175,10 +175,20 @@ static double time_limit(void)
 	return errno == 0 && end != env && *end == '\0' && v > 0 && v < 1e6 ? v : 0;
 }
 
+int ap_pytarget_check_env(void)
+{
+	if (time_limit() > 0)
+		return AP_OK;
+	ap_error_set("AITER_PROBE_PYTHON_TIMEOUT must be a positive number of seconds, not '%s'",
+	             getenv("AITER_PROBE_PYTHON_TIMEOUT"));
+	return AP_EINPUT;
+}
+
 /* Runs the interpreter on script (with arg, when not NULL) and returns what
- * it printed, or NULL after fail() said why (what: what was asked). The
- * facts need neither the environment nor site-packages: -I -S start it
- * fastest; where it finds modules needs both. */
+ * it printed, or NULL after fail() said why (what: what was asked); NULL
+ * too when that holds a NUL, which no answer does. The facts need neither
+ * the environment nor site-packages: -I -S start it fastest; where it finds
+ * modules needs both. */
 static char *run(ap_pytarget *t, const char *script, const char *arg, const char *what)
 {
 	bool bare = script == facts_py;
@@ -191,22 +201,23 @@ static char *run(ap_pytarget *t, const char *script, const char *arg, const char
 
 	if (t->error != NULL)
 		return NULL;
-	if (limit == 0) {
-		t->error = ap_xasprintf("AITER_PROBE_PYTHON_TIMEOUT must be a positive number of "
-		                        "seconds, not '%s'", getenv("AITER_PROBE_PYTHON_TIMEOUT"));
-		return NULL;
-	}
+	/* a bad limit, which a scan refuses first (ap_pytarget_check_env), is
+	 * the default */
+	if (limit == 0)
+		limit = AP_PYTARGET_TIMEOUT_S;
 	if ((rc = ap_child_start(&c, argv, limit)) != 0) {
 		fail(t, ap_xasprintf("%s: %s", what, strerror(rc)));
 		return NULL;
 	}
 	ap_children_wait(&c, 1);
-	if (!c.timed_out && !c.overflowed && WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0)
-		out = ap_buf_detach(&c.out);
-	else {
+	if (c.timed_out || c.overflowed || !WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
 		char *why = ap_child_failure(&c, t->python, limit);
 		fail(t, ap_xasprintf("%s: %s", what, why));
 		free(why);
+	} else if (c.out.len > 0 && memchr(c.out.data, '\0', c.out.len) != NULL) {
+		fail(t, ap_xasprintf("%s: it printed what is no answer", what));
+	} else {
+		out = c.out.len > 0 ? ap_buf_detach(&c.out) : ap_xstrdup("");
 	}
 	ap_child_free(&c);
 	return out;
@@ -234,37 +245,33 @@ static bool plain_word(const char *s)
 	                                 "0123456789._+-") == strlen(s);
 }
 
-static bool parse_facts(ap_pytarget *t, const char *out, size_t len)
+/* The five lines facts_py prints, each as it must be. */
+static bool parse_facts(ap_pytarget *t, const char *out)
 {
 	static const char *const levels[] = {"alpha", "beta", "candidate", "final"};
 	const char *p = out;
-	char *magic = NULL, *version = NULL, level[16];
-	int major, minor, micro, serial, end = 0;
+	char *magic, *version = NULL, level[16], canonical[96];
+	int major, minor, micro, serial;
 	bool ok = false;
 
-	if (strlen(out) != len)
-		return false;
 	magic = line_of(&p, 32);
 	if (magic == NULL || strcmp(magic, "aiter-probe-facts-1") != 0 ||
 	    (t->executable = line_of(&p, EXECUTABLE_MAX)) == NULL ||
 	    (version = line_of(&p, 64)) == NULL ||
-	    sscanf(version, "%4d %4d %4d %15s %4d%n", &major, &minor, &micro, level, &serial,
-	           &end) != 5 ||
-	    (size_t)end != strlen(version) || major < 0 || minor < 0 || micro < 0 ||
+	    sscanf(version, "%4d %4d %4d %15s %4d", &major, &minor, &micro, level, &serial) != 5 ||
+	    major < 0 || minor < 0 || micro < 0 || serial < 0 ||
 	    (t->platform = line_of(&p, WORD_MAX)) == NULL || !plain_word(t->platform) ||
 	    (t->os_name = line_of(&p, WORD_MAX)) == NULL || !plain_word(t->os_name) || *p != '\0')
 		goto out;
 	for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
 		if (strcmp(level, levels[i]) == 0)
 			ok = true;
-	if (!ok)
+	/* as printed: sscanf would take a sign, blanks, leading zeros, more after */
+	snprintf(canonical, sizeof canonical, "%d %d %d %s %d", major, minor, micro, level, serial);
+	if (!ok || strcmp(canonical, version) != 0) {
+		ok = false;
 		goto out;
-	/* digits only: sscanf would take signs and blanks */
-	for (const char *q = version; *q; q++)
-		if (!(*q == ' ' || (*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z')))
-			ok = false;
-	if (!ok)
-		goto out;
+	}
 	t->level = ap_xstrdup(level);
 	t->facts = (ap_py_facts){major, minor, micro, 3, t->level, t->platform, t->os_name};
 out:
@@ -278,7 +285,7 @@ const ap_py_facts *ap_pytarget_facts(ap_pytarget *t, unsigned need)
 	if (!t->asked) {
 		char *out = run(t, facts_py, NULL, "for its facts");
 		t->asked = true;
-		if (out != NULL && !(t->have = parse_facts(t, out, strlen(out))))
+		if (out != NULL && !(t->have = parse_facts(t, out)))
 			fail(t, ap_xstrdup("for its facts: it printed what is no answer"));
 		free(out);
 	}

@@ -19,6 +19,12 @@
  * overrides). */
 #define AP_PYTARGET_TIMEOUT_S 10.0
 
+/* AP_OK when AITER_PROBE_PYTHON_TIMEOUT is unset, empty or a positive
+ * number of seconds (below a million), else AP_EINPUT with the error set:
+ * checked before a scan, as a bad value would surface only once a run is
+ * needed. */
+int ap_pytarget_check_env(void);
+
 typedef struct ap_pytarget ap_pytarget;
 
 /* Whether version is what --python-version takes: X.Y or X.Y.Z, each part

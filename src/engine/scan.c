@@ -247,7 +247,7 @@ int ap_scan_tree(const ap_scan_request *req, ap_ruleset **rs, json_t **manifest)
 	int rc;
 
 	*manifest = NULL;
-	if ((rc = check_request(req)) < 0)
+	if ((rc = check_request(req)) < 0 || (rc = ap_pytarget_check_env()) < 0)
 		return rc;
 	/* Before the scan: a bad value would otherwise surface as a wrong
 	 * "generated" only after all the work. */

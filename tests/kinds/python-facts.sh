@@ -232,6 +232,10 @@ hint="(name the interpreter that will run the server with --python PATH, or its 
 for case in "no answer|echo hello" \
 	"a version that is no number|printf 'aiter-probe-facts-1\n/x\n3 a 3 final 0\nlinux\nposix\n'" \
 	"a signed version|printf 'aiter-probe-facts-1\n/x\n3 -12 3 final 0\nlinux\nposix\n'" \
+	"a leading zero|printf 'aiter-probe-facts-1\n/x\n3 012 3 final 0\nlinux\nposix\n'" \
+	"two blanks|printf 'aiter-probe-facts-1\n/x\n3  12 3 final 0\nlinux\nposix\n'" \
+	"more after the serial|printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0 1\nlinux\nposix\n'" \
+	"another magic line|printf 'aiter-probe-facts-2\n/x\n3 12 3 final 0\nlinux\nposix\n'" \
 	"an unknown release level|printf 'aiter-probe-facts-1\n/x\n3 12 3 gamma 0\nlinux\nposix\n'" \
 	"a platform with a space|printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlin ux\nposix\n'" \
 	"a line too many|printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\nmore\n'" \
@@ -274,10 +278,19 @@ scan_facts --python "$TMP/bin/half"
 expect_rc 2
 expect_err "aiter-probe: cannot ask $TMP/bin/half where it finds modules: it printed what is no answer $hint"
 
-case_ "a time limit that is no positive number"
-AITER_PROBE_PYTHON_TIMEOUT=soon scan_facts --python "$TMP/bin/py312"
+case_ "an interpreter whose find answer holds a NUL"
+bad nul "case \"\$*\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n' ;; *) printf 'found\n\000x' ;; esac"
+scan_facts --python "$TMP/bin/nul"
 expect_rc 2
-expect_err "aiter-probe: AITER_PROBE_PYTHON_TIMEOUT must be a positive number of seconds, not 'soon' $hint"
+expect_err "aiter-probe: cannot ask $TMP/bin/nul where it finds modules: it printed what is no answer $hint"
+
+case_ "a time limit that is no positive number"
+for bad in soon 0 -1 1e9 nan; do
+	AITER_PROBE_PYTHON_TIMEOUT=$bad scan_facts --python "$TMP/bin/py312"
+	expect_rc 2
+	expect_no_out
+	expect_err "aiter-probe: AITER_PROBE_PYTHON_TIMEOUT must be a positive number of seconds, not '$bad'"
+done
 
 case_ "find_spec that raises: the import is not known, and nothing is refused"
 bad raises "case \"\$*\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n' ;; *) echo error ;; esac"

@@ -182,6 +182,53 @@ static void test_facts_asked_lazily(void **state)
 	assert_string_equal(arms_taken(), "unknown");
 }
 
+/* Conditions from an untrusted tree: long runs of not, long chains of or
+ * and comparisons, brackets as deep as the tokenizer allows, are read in
+ * time linear in their length and without deep recursion; one longer than
+ * a statement keeps (PART_KEEP tokens) is unknown. */
+static void test_hostile_conditions(void **state)
+{
+	struct facts_stub stub;
+	ap_py_options opt = {.facts = stub_facts, .ctx = &stub};
+	ap_buf src = AP_BUF_INIT;
+
+	(void)state;
+	stub_set(&stub, "3.12.3-final/linux/posix");
+	ap_buf_puts(&src, "import sys\nif ");
+	for (int i = 0; i < 4000; i++)
+		ap_buf_puts(&src, "not ");
+	ap_buf_puts(&src, "sys.platform == 'linux':\n    x = 1\nelse:\n    y = 1\n");
+	parse_with(src.data, &opt);
+	assert_string_equal(arms_taken(), "true");
+	src.len = 0;
+	ap_buf_puts(&src, "import sys\nif ");
+	for (int i = 0; i < 200000; i++)
+		ap_buf_puts(&src, "not ");
+	ap_buf_puts(&src, "sys.platform == 'linux':\n    x = 1\nelse:\n    y = 1\n");
+	parse_with(src.data, &opt);
+	assert_string_equal(arms_taken(), "unknown");
+	src.len = 0;
+	ap_buf_puts(&src, "import sys\nif other");
+	for (int i = 0; i < 300; i++)
+		ap_buf_puts(&src, i % 2 ? " or q" : " and (3,) < sys.version_info < (4,)");
+	ap_buf_puts(&src, ":\n    x = 1\nelse:\n    y = 1\n");
+	parse_with(src.data, &opt);
+	assert_string_equal(arms_taken(), "unknown");
+	src.len = 0;
+	stub.calls = 0;
+	ap_buf_puts(&src, "import sys\nif ");
+	for (int i = 0; i < 150; i++)
+		ap_buf_puts(&src, "(not ");
+	ap_buf_puts(&src, "sys.platform == 'win32'");
+	for (int i = 0; i < 150; i++)
+		ap_buf_putc(&src, ')');
+	ap_buf_puts(&src, ":\n    x = 1\nelse:\n    y = 1\n");
+	parse_with(src.data, &opt);
+	assert_string_equal(arms_taken(), "false");
+	assert_int_equal(stub.calls, 1);
+	ap_buf_free(&src);
+}
+
 /* --- try: import ... except ImportError ---------------------------------- */
 
 /* Modules as written, found ("+m") or not ("-m"); others not known. */
@@ -278,7 +325,8 @@ static void test_try_import(void **state)
 	         missing, "a", "m");
 	try_case("try:\n    import m\nexcept:\n    a = 1\n", missing, "a", "m");
 	/* A handler that may catch it, or may not: it and the rest as before. */
-	try_case("try:\n    import m\nexcept SomeError:\n    a = 1\nexcept ImportError:\n    b = 1\n",
+	try_case("try:\n    import m\nexcept SomeError:\n    a = 1\nexcept ImportError:\n    b = 1\n"
+	         "else:\n    c = 1\n",
 	         missing, "a! b!", "m");
 	try_case("try:\n    import m\nexcept (ImportError, errors.Other):\n    a = 1\n", missing,
 	         "a!", "m");
@@ -312,6 +360,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_condition_table, teardown),
 		cmocka_unit_test_teardown(test_facts_asked_lazily, teardown),
+		cmocka_unit_test_teardown(test_hostile_conditions, teardown),
 		cmocka_unit_test_teardown(test_try_import, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -564,6 +564,8 @@ int ap_history_run(json_t **out, const ap_ruleset *rs, const char *git_dir, cons
 	int rc;
 
 	*out = NULL;
+	if ((rc = ap_pytarget_check_env()) < 0)
+		return rc;
 	h.max_bytes = opts && opts->max_bytes ? opts->max_bytes : AP_READER_DEFAULT_MAX_BYTES;
 	git_libgit2_init();
 	rc = open_repository(&h.repo, git_dir);

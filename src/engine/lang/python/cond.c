@@ -32,7 +32,7 @@ struct val {
 	size_t lens[MAX_ITEMS];
 	bool is_str[MAX_ITEMS];
 	size_t n, known;
-	bool strings; /* a literal of strings only (for `in`) */
+	bool strings; /* of strings only, at least one (str.startswith's prefixes) */
 	bool list;    /* a list literal: never equal to a tuple */
 };
 
@@ -49,8 +49,8 @@ static enum cond negate(enum cond c)
  * one, since which arm of an unknown condition bound it last is not known;
  * and no star import may have come from another module, as it could rebind
  * the name. Where the one binding is in an arm that may not have run, the
- * name is that or unbound (NameError): a condition reading it is not taken
- * either way when it would be false. */
+ * name is that or unbound, and unbound it raises NameError: the module does
+ * not import at all, and nothing it would bind matters. */
 static bool bound_as(const struct parser *p, const char *name, size_t len, ap_py_bind_kind kind,
                      const char *module, const char *target)
 {
@@ -301,19 +301,19 @@ static void value(const struct parser *p, size_t a, size_t b, struct val *v)
 
 /* --- Comparisons ---------------------------------------------------------- */
 
-enum op { OP_LT_, OP_LE_, OP_EQ_, OP_NE_, OP_GT_, OP_GE_, OP_IN_, OP_NOT_IN_, OP_OTHER_ };
+enum cmp { CMP_LT, CMP_LE, CMP_EQ, CMP_NE, CMP_GT, CMP_GE, CMP_IN, CMP_NOT_IN, CMP_OTHER };
 
-static enum cond from_order(enum op op, int order)
+static enum cond from_order(enum cmp op, int order)
 {
 	bool r;
 
 	switch (op) {
-	case OP_LT_: r = order < 0; break;
-	case OP_LE_: r = order <= 0; break;
-	case OP_EQ_: r = order == 0; break;
-	case OP_NE_: r = order != 0; break;
-	case OP_GT_: r = order > 0; break;
-	case OP_GE_: r = order >= 0; break;
+	case CMP_LT: r = order < 0; break;
+	case CMP_LE: r = order <= 0; break;
+	case CMP_EQ: r = order == 0; break;
+	case CMP_NE: r = order != 0; break;
+	case CMP_GT: r = order > 0; break;
+	case CMP_GE: r = order >= 0; break;
 	default: return COND_UNKNOWN;
 	}
 	return r ? COND_TRUE : COND_FALSE;
@@ -338,9 +338,9 @@ static int bytes_order(const char *a, size_t alen, const char *b, size_t blen)
  * and an integer is unequal to a string; ordering them is a TypeError,
  * unknown as items not known are. A tuple and a list are never equal, and
  * not ordered. */
-static enum cond tuples(enum op op, const struct val *l, const struct val *r)
+static enum cond tuples(enum cmp op, const struct val *l, const struct val *r)
 {
-	bool equality = op == OP_EQ_ || op == OP_NE_;
+	bool equality = op == CMP_EQ || op == CMP_NE;
 	size_t n = l->n < r->n ? l->n : r->n;
 
 	if (l->list != r->list)
@@ -361,9 +361,9 @@ static enum cond tuples(enum op op, const struct val *l, const struct val *r)
 	return from_order(op, sign((long long)l->n - (long long)r->n));
 }
 
-static enum cond compare(enum op op, const struct val *l, const struct val *r)
+static enum cond compare(enum cmp op, const struct val *l, const struct val *r)
 {
-	if (op == OP_IN_ || op == OP_NOT_IN_) {
+	if (op == CMP_IN || op == CMP_NOT_IN) {
 		enum cond c = COND_FALSE;
 		/* a str is equal to no integer */
 		if (l->kind != V_STR || r->kind != V_TUPLE)
@@ -371,11 +371,11 @@ static enum cond compare(enum op op, const struct val *l, const struct val *r)
 		for (size_t k = 0; k < r->n; k++)
 			if (r->is_str[k] && bytes_order(l->s, l->len, r->strs[k], r->lens[k]) == 0)
 				c = COND_TRUE;
-		return op == OP_IN_ ? c : negate(c);
+		return op == CMP_IN ? c : negate(c);
 	}
 	if (l->kind == V_MODNAME || r->kind == V_MODNAME) {
 		const struct val *s = l->kind == V_MODNAME ? r : l;
-		if ((op != OP_EQ_ && op != OP_NE_) || s->kind != V_STR || s->len != 8 ||
+		if ((op != CMP_EQ && op != CMP_NE) || s->kind != V_STR || s->len != 8 ||
 		    memcmp(s->s, "__main__", 8) != 0)
 			return COND_UNKNOWN;
 		return from_order(op, 1);
@@ -395,14 +395,14 @@ static enum cond compare(enum op op, const struct val *l, const struct val *r)
 }
 
 /* The comparison operator at sv[k], its length in tokens in *len (0: none
- * there); `is` and `is not` are OP_OTHER_. */
-static enum op comparison_op(const struct parser *p, size_t k, size_t b, size_t *len)
+ * there); `is` and `is not` are CMP_OTHER. */
+static enum cmp comparison_op(const struct parser *p, size_t k, size_t b, size_t *len)
 {
 	static const struct {
 		unsigned code;
-		enum op op;
-	} ops[] = {{'<', OP_LT_}, {OP_LE, OP_LE_}, {OP_EQ, OP_EQ_},
-	           {OP_NE, OP_NE_}, {'>', OP_GT_}, {OP_GE, OP_GE_}};
+		enum cmp op;
+	} ops[] = {{'<', CMP_LT}, {OP_LE, CMP_LE}, {OP_EQ, CMP_EQ},
+	           {OP_NE, CMP_NE}, {'>', CMP_GT}, {OP_GE, CMP_GE}};
 	const tok *t = &p->sv[k];
 
 	*len = 1;
@@ -410,15 +410,15 @@ static enum op comparison_op(const struct parser *p, size_t k, size_t b, size_t 
 		if (ap_py_is_op(t, ops[i].code))
 			return ops[i].op;
 	if (ap_py_is_kw(t, KW_IN))
-		return OP_IN_;
+		return CMP_IN;
 	if (ap_py_is_kw(t, KW_NOT) && k + 1 < b && ap_py_is_kw(&t[1], KW_IN)) {
 		*len = 2;
-		return OP_NOT_IN_;
+		return CMP_NOT_IN;
 	}
 	if (ap_py_is_kw(t, KW_IS))
-		return OP_OTHER_;
+		return CMP_OTHER;
 	*len = 0;
-	return OP_OTHER_;
+	return CMP_OTHER;
 }
 
 /* str.startswith on a value: `sys.platform.startswith("linux")`, or with a
@@ -500,19 +500,19 @@ static enum cond comparison(const struct parser *p, size_t a, size_t b)
 	const tok *t = p->sv;
 	unsigned d = t[a].depth;
 	size_t start = a, k = a, len = 0;
-	enum op op = OP_OTHER_, next = OP_OTHER_;
+	enum cmp op = CMP_OTHER, next = CMP_OTHER;
 	bool left = false;
 	enum cond c = COND_TRUE;
 	struct val l, r;
 
 	for (;;) {
 		if (k < b) {
-			next = t[k].depth == d ? comparison_op(p, k, b, &len) : OP_OTHER_;
+			next = t[k].depth == d ? comparison_op(p, k, b, &len) : CMP_OTHER;
 			if (t[k].depth != d || len == 0) {
 				k++;
 				continue;
 			}
-			if (next == OP_OTHER_)
+			if (next == CMP_OTHER)
 				return COND_UNKNOWN;
 		}
 		if (k == start)
@@ -566,26 +566,34 @@ static bool split(const struct parser *p, size_t a, size_t b, unsigned kw, enum 
 	return true;
 }
 
+/* The truth of sv[a, b). A run of `not` is read in a loop, so that only
+ * brackets, which the tokenizer bounds, nest the calls. */
 static enum cond truth(const struct parser *p, size_t a, size_t b)
 {
 	const tok *t = p->sv;
+	bool negated = false;
 	enum cond c;
 
-	while (ap_py_parenthesised(p, a, b))
-		a++, b--;
-	if (a >= b)
-		return COND_UNKNOWN;
-	/* A conditional expression, a lambda or := at this depth is not read. */
-	for (size_t k = a; k < b; k++)
-		if (t[k].depth == t[a].depth &&
-		    (ap_py_is_kw(&t[k], KW_IF) || ap_py_is_kw(&t[k], KW_LAMBDA) ||
-		     ap_py_is_op(&t[k], OP_WALRUS)))
+	for (;;) {
+		while (ap_py_parenthesised(p, a, b))
+			a++, b--;
+		if (a >= b)
 			return COND_UNKNOWN;
-	if (split(p, a, b, KW_OR, &c) || split(p, a, b, KW_AND, &c))
-		return c;
-	if (ap_py_is_kw(&t[a], KW_NOT))
-		return negate(truth(p, a + 1, b));
-	return comparison(p, a, b);
+		/* A conditional expression, a lambda or := at this depth is not read. */
+		for (size_t k = a; k < b; k++)
+			if (t[k].depth == t[a].depth &&
+			    (ap_py_is_kw(&t[k], KW_IF) || ap_py_is_kw(&t[k], KW_LAMBDA) ||
+			     ap_py_is_op(&t[k], OP_WALRUS)))
+				return COND_UNKNOWN;
+		if (split(p, a, b, KW_OR, &c) || split(p, a, b, KW_AND, &c))
+			return negated ? negate(c) : c;
+		if (!ap_py_is_kw(&t[a], KW_NOT))
+			break;
+		negated = !negated;
+		a++;
+	}
+	c = comparison(p, a, b);
+	return negated ? negate(c) : c;
 }
 
 /* --- Handlers ------------------------------------------------------------- */

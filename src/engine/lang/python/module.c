@@ -830,10 +830,10 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	bool is_with = ap_py_is_kw(&p->t, KW_WITH);
 	bool is_try = ap_py_is_kw(&p->t, KW_TRY);
 	bool binds = c->prefix == NULL && c->live;
-	/* a try whose arms are not told runs them as every other compound
-	 * statement does: each may */
+	/* Of a try that binds, how its body ends; of any other compound
+	 * statement, each arm may run. */
 	enum try_outcome outcome = is_try && binds ? TRY_RUNS : TRY_UNKNOWN;
-	bool caught = false;
+	bool failed, caught = false;
 	const tok *v;
 
 	if (!collect_header(p, binds ? c : NULL, binds))
@@ -875,6 +875,7 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	} else {
 		suite(p, c, false);
 	}
+	failed = outcome == TRY_FAILS;
 	for (;;) {
 		struct ctx arm = *c;
 		bool is_except = is_try && ap_py_is_kw(&p->t, KW_EXCEPT);
@@ -898,7 +899,7 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 			if (catches == COND_UNKNOWN)
 				outcome = TRY_UNKNOWN;
 			caught |= catches == COND_TRUE;
-		} else if (is_try && is_else && outcome == TRY_FAILS) {
+		} else if (is_try && is_else && failed) {
 			arm.live = false;
 		}
 		suite(p, &arm, false);
