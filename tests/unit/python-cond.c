@@ -188,43 +188,35 @@ static void test_facts_asked_lazily(void **state)
  * a statement keeps (PART_KEEP tokens) is unknown. */
 static void test_hostile_conditions(void **state)
 {
+	static const struct {
+		const char *before, *repeat, *middle, *after;
+		int times;
+		const char *value;
+	} cases[] = {
+		{"", "not ", "sys.platform == 'linux'", "", 4000, "true"},
+		{"", "not ", "sys.platform == 'linux'", "", 200000, "unknown"},
+		{"other", " and (3,) < sys.version_info < (4,) or q", "", "", 150, "unknown"},
+		{"", "(not ", "sys.platform == 'win32'", ")", 150, "false"},
+	};
 	struct facts_stub stub;
 	ap_py_options opt = {.facts = stub_facts, .ctx = &stub};
 	ap_buf src = AP_BUF_INIT;
 
 	(void)state;
-	stub_set(&stub, "3.12.3-final/linux/posix");
-	ap_buf_puts(&src, "import sys\nif ");
-	for (int i = 0; i < 4000; i++)
-		ap_buf_puts(&src, "not ");
-	ap_buf_puts(&src, "sys.platform == 'linux':\n    x = 1\nelse:\n    y = 1\n");
-	parse_with(src.data, &opt);
-	assert_string_equal(arms_taken(), "true");
-	src.len = 0;
-	ap_buf_puts(&src, "import sys\nif ");
-	for (int i = 0; i < 200000; i++)
-		ap_buf_puts(&src, "not ");
-	ap_buf_puts(&src, "sys.platform == 'linux':\n    x = 1\nelse:\n    y = 1\n");
-	parse_with(src.data, &opt);
-	assert_string_equal(arms_taken(), "unknown");
-	src.len = 0;
-	ap_buf_puts(&src, "import sys\nif other");
-	for (int i = 0; i < 300; i++)
-		ap_buf_puts(&src, i % 2 ? " or q" : " and (3,) < sys.version_info < (4,)");
-	ap_buf_puts(&src, ":\n    x = 1\nelse:\n    y = 1\n");
-	parse_with(src.data, &opt);
-	assert_string_equal(arms_taken(), "unknown");
-	src.len = 0;
-	stub.calls = 0;
-	ap_buf_puts(&src, "import sys\nif ");
-	for (int i = 0; i < 150; i++)
-		ap_buf_puts(&src, "(not ");
-	ap_buf_puts(&src, "sys.platform == 'win32'");
-	for (int i = 0; i < 150; i++)
-		ap_buf_putc(&src, ')');
-	ap_buf_puts(&src, ":\n    x = 1\nelse:\n    y = 1\n");
-	parse_with(src.data, &opt);
-	assert_string_equal(arms_taken(), "false");
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		stub_set(&stub, "3.12.3-final/linux/posix");
+		src.len = 0;
+		ap_buf_printf(&src, "import sys\nif %s", cases[c].before);
+		for (int i = 0; i < cases[c].times; i++)
+			ap_buf_puts(&src, cases[c].repeat);
+		ap_buf_puts(&src, cases[c].middle);
+		for (int i = 0; i < cases[c].times; i++)
+			ap_buf_puts(&src, cases[c].after);
+		ap_buf_puts(&src, ":\n    x = 1\nelse:\n    y = 1\n");
+		parse_with(src.data, &opt);
+		assert_string_equal(arms_taken(), cases[c].value);
+	}
+	/* The facts asked once a condition, however deep. */
 	assert_int_equal(stub.calls, 1);
 	ap_buf_free(&src);
 }
