@@ -245,7 +245,7 @@ void fuzz_scan(const ap_ruleset *rs, ap_reader *r, bool round_trip)
 		json_t *m = ap_manifest_build(s, r,
 		                              &(ap_aiter_info){.root = ap_reader_root(r),
 		                                               .version = version},
-		                              devices, "fuzz");
+		                              NULL, devices, "fuzz");
 		if (m == NULL)
 			fail("ap_manifest_build", NULL);
 		check_round_trip(m);

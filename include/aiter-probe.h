@@ -207,8 +207,9 @@ int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_
 
 /* What a scan reads and does. Initialise with AITER_PROBE_SCAN_OPTIONS_INIT
  * (every field its default), then set what differs; a later version of the
- * library reads only the fields of the version given. */
-#define AITER_PROBE_SCAN_OPTIONS_VERSION 1
+ * library reads only the fields of the version given (1: up to host; 2:
+ * python_version too). */
+#define AITER_PROBE_SCAN_OPTIONS_VERSION 2
 typedef struct aiter_probe_scan_options {
 	unsigned int version; /* AITER_PROBE_SCAN_OPTIONS_VERSION */
 	/* The folder holding the aiter package (site-packages, or a checkout);
@@ -216,7 +217,11 @@ typedef struct aiter_probe_scan_options {
 	 * not import it), else $AITER_META_DIR. */
 	const char *aiter_root;
 	/* The interpreter that will import AITER; NULL: $AITER_PROBE_PYTHON,
-	 * else python3 on PATH. Run only when aiter_root is NULL. */
+	 * else python3 on PATH. It finds the package when aiter_root is NULL,
+	 * and gives the facts the tree's conditions need (sys.version_info,
+	 * sys.platform, os.name, whether it finds a module the tree imports in
+	 * a try), run only when one does; an embedding interpreter passes its
+	 * own sys.executable. */
 	const char *python;
 	/* Rule packs (files or folders) loaded after the installed ones. */
 	const char *const *rule_paths;
@@ -230,9 +235,13 @@ typedef struct aiter_probe_scan_options {
 	double launch_timeout; /* seconds per launch; 0: 120 */
 	size_t max_file_size;  /* bytes; a larger file makes its rules `error`; 0: 16 MiB */
 	const char *host;      /* the manifest's "host"; NULL: this machine's host name */
+	/* Version 2: instead of python's facts, its version alone, "X.Y" or
+	 * "X.Y.Z" (nothing is run for them: the platform and the modules it
+	 * finds are not known); not with python. NULL: python is asked. */
+	const char *python_version;
 } aiter_probe_scan_options;
 #define AITER_PROBE_SCAN_OPTIONS_INIT {AITER_PROBE_SCAN_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, \
-                                       NULL, 0, 0, NULL}
+                                       NULL, 0, 0, NULL, NULL}
 
 /* Scans the tree opts describes (NULL: every default) into *out, a manifest
  * like the one `aiter-probe scan` writes, whose accessors above all work on

@@ -167,6 +167,7 @@ class _Checker:
             if key in aiter and not aiter[key].startswith("/"):
                 self.fail("'aiter.%s' must be an absolute path, not '%s'"
                           % (key, _terminal_text(aiter[key])))
+        self.python(doc)
         for i, item in enumerate(self.field(doc, "", "inputs", ("array",))):
             self.input(item, "inputs[%d]" % i)
         for rid, rule in self.field(doc, "", "rules", ("object",)).items():
@@ -182,6 +183,18 @@ class _Checker:
             self.fail("'plans.mla_heads' must not be empty")
         for i, row in enumerate(rows):
             self.plan_row(row, "plans.mla_heads[%d]" % i)
+
+    def python(self, doc):
+        """The interpreter whose facts answers read: absent when none did."""
+        py = self.field(doc, "", "python", ("object",), optional=True)
+        if py is None:
+            return
+        self.field(py, "python", "executable", ("string", "null"))
+        for key in ("version", "releaselevel", "platform", "os_name"):
+            self.field(py, "python", key, ("string",), optional=True)
+        for name, found in (self.field(py, "python", "finds", ("object",), optional=True)
+                            or {}).items():
+            self.kind(found, "python.finds.%s" % name, ("bool",))
 
     def input(self, item, where):
         self.kind(item, where, ("object",))

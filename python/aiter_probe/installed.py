@@ -10,8 +10,10 @@ that tree and its inputs are unchanged.
 """
 
 import hashlib
+import importlib.machinery
 import importlib.util
 import os
+import sys
 
 from . import ManifestError, StaleManifestError, load
 
@@ -99,11 +101,57 @@ def installed_aiter_root():
     return os.path.realpath(os.path.dirname(where)), None
 
 
+def _finds(name):
+    """Whether this interpreter finds the module (dotted) as the scan asks
+    it (src/engine/pytarget.c): find_spec for the top-level name, the path
+    finder for each submodule, so nothing is imported; None when that
+    raises."""
+    parts = name.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+        for k in range(1, len(parts)):
+            if spec is None or spec.submodule_search_locations is None:
+                return False
+            spec = importlib.machinery.PathFinder.find_spec(
+                ".".join(parts[:k + 1]), list(spec.submodule_search_locations))
+    except (ImportError, ValueError, AttributeError):
+        return None
+    return spec is not None
+
+
+def interpreter_changes(recorded):
+    """What differs between the facts a manifest's answers read (its
+    "python": the version, release level, platform, os.name, the modules
+    found) and this interpreter's, one line each ("version 3.12.3 when
+    scanned, now 3.11.2"); [] when nothing does or nothing was read."""
+    if not isinstance(recorded, dict):
+        return []
+    changes = []
+    v = sys.version_info
+    then = recorded.get("version")
+    if then is not None:
+        parts = tuple(int(p) for p in then.split("."))
+        if tuple(v[:len(parts)]) != parts:
+            changes.append("version %s when scanned, now %d.%d.%d" % ((then,) + tuple(v[:3])))
+    for key, now in (("releaselevel", v.releaselevel), ("platform", sys.platform),
+                     ("os_name", os.name)):
+        if key in recorded and recorded[key] != now:
+            changes.append("%s %s when scanned, now %s" % (key, recorded[key], now))
+    for name, found in (recorded.get("finds") or {}).items():
+        now = _finds(name)
+        if now is not found:
+            changes.append("finds %s: %s when scanned, now %s" % (
+                name, "yes" if found else "no",
+                "not known" if now is None else "yes" if now else "no"))
+    return changes
+
+
 def _manifest_for_root(root, path=None):
     """(Manifest, None) for the AITER tree at root, or (None, reason).
 
     path is the manifest to use (default: the saved one for root). It is
-    accepted only when its aiter.root is root and its inputs are fresh."""
+    accepted only when its aiter.root is root, its inputs are fresh, and the
+    facts of the interpreter its answers read are this interpreter's."""
     real = os.path.realpath(root)
     if path is None:
         folder, reason = _manifest_dir()
@@ -138,6 +186,11 @@ def _manifest_for_root(root, path=None):
             path, ", ".join("%s %s" % s for s in e.stale), redo)
     except ManifestError as e:
         return None, str(e)
+    # Its answers read facts of the interpreter that imports the tree: this one.
+    changes = interpreter_changes(m.data.get("python"))
+    if changes:
+        return None, "%s was made for another interpreter (%s): %s --python %s'" % (
+            path, ", ".join(changes), redo[:-1], sys.executable or "python3")
     return m, None
 
 

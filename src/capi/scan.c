@@ -59,9 +59,9 @@ int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options 
 	*out = NULL;
 	if (opts == NULL)
 		opts = &defaults;
-	if (opts->version != AITER_PROBE_SCAN_OPTIONS_VERSION) {
-		ap_error_set("%s: options of version %u, this library knows version %d", __func__,
-		             opts->version, AITER_PROBE_SCAN_OPTIONS_VERSION);
+	if (opts->version < 1 || opts->version > AITER_PROBE_SCAN_OPTIONS_VERSION) {
+		ap_error_set("%s: options of version %u, this library knows versions 1 to %d",
+		             __func__, opts->version, AITER_PROBE_SCAN_OPTIONS_VERSION);
 		return AITER_PROBE_INVALID;
 	}
 	if (opts->rule_path_count > 0 && opts->rule_paths == NULL) {
@@ -80,6 +80,8 @@ int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options 
 		.launch_timeout = opts->launch_timeout,
 		.max_file_size = opts->max_file_size,
 		.host = opts->host,
+		/* a caller of version 1 has no such field */
+		.python_version = opts->version >= 2 ? opts->python_version : NULL,
 	};
 	/* The engine allocates through ap_x*, which would end the process when
 	 * memory runs out: here they come back instead. */

@@ -16,6 +16,7 @@
 #include "cli/cmd.h"
 #include "core/manifest-read.h"
 #include "engine/manifest.h"
+#include "engine/pytarget.h"
 #include "engine/rules.h"
 #include "engine/scan.h"
 #include "core/text.h"
@@ -200,12 +201,44 @@ static int parse_bytes(const struct ap_cmd *cmd, const char *name, const char *t
 	return 1;
 }
 
+int ap_cli_python_option(const struct ap_cmd *cmd, const char **python, const char **version,
+                         int argc, char **argv, int *i)
+{
+	const char *v;
+	char *why;
+	int r;
+
+	if ((r = ap_cli_value(cmd, "--python", argc, argv, i, &v)) > 0) {
+		if ((why = ap_pytarget_refusal(v)) != NULL) {
+			ap_cli_usage_error(cmd, "--python: %s", why);
+			free(why);
+			return -1;
+		}
+		*python = v;
+	} else if (r == 0 && (r = ap_cli_value(cmd, "--python-version", argc, argv, i, &v)) > 0) {
+		if (!ap_pytarget_version_valid(v)) {
+			ap_cli_usage_error(cmd, "--python-version takes X.Y or X.Y.Z (such as 3.12), "
+			                   "not '%s'", v);
+			return -1;
+		}
+		*version = v;
+	}
+	if (r > 0 && *python != NULL && *version != NULL) {
+		ap_cli_usage_error(cmd, "--python and --python-version cannot both be given");
+		return -1;
+	}
+	return r;
+}
+
 int ap_scan_cli_option(const struct ap_cmd *cmd, struct ap_scan_cli *o, int argc, char **argv,
                        int *i)
 {
 	const char *v;
 	double number;
 	int r;
+
+	if ((r = ap_cli_python_option(cmd, &o->python, &o->python_version, argc, argv, i)) != 0)
+		return r;
 
 	if ((r = ap_cli_value(cmd, "--aiter-root", argc, argv, i, &v)) != 0) {
 		o->aiter_root = v;
@@ -259,6 +292,8 @@ int ap_scan_cli_run(const struct ap_scan_cli *o, ap_ruleset **rs, json_t **manif
 {
 	const ap_scan_request req = {
 		.aiter_root = o->aiter_root,
+		.python = o->python,
+		.python_version = o->python_version,
 		.rules = (const char *const *)o->rules,
 		.nrules = o->nrules,
 		.no_default_rules = o->no_default_rules,
@@ -277,13 +312,47 @@ int ap_scan_cli_run(const struct ap_scan_cli *o, ap_ruleset **rs, json_t **manif
 int ap_scan_cli_reads_tree(const struct ap_scan_cli *o)
 {
 	return o->aiter_root != NULL || o->no_launch || o->devices != NULL ||
-	       o->launch_timeout != 0 || o->max_file_size != 0;
+	       o->launch_timeout != 0 || o->max_file_size != 0 || o->python != NULL ||
+	       o->python_version != NULL;
 }
 
-/* A manifest answers only while it still describes its tree. */
+int ap_cli_python_changes(const json_t *manifest, const char *python, const char *version,
+                          char ***lines, size_t *n)
+{
+	const json_t *recorded = json_object_get(manifest, "python");
+	const char *executable = json_string_value(json_object_get(recorded, "executable"));
+	ap_pytarget *t;
+	int rc = AP_EXIT_OK;
+
+	*lines = NULL;
+	*n = 0;
+	/* Facts given as a version alone were not asked of anything. */
+	if (!json_is_object(recorded) || (python == NULL && version == NULL && executable == NULL))
+		return AP_EXIT_OK;
+	if (ap_pytarget_check_env() < 0)
+		return ap_cli_fail("%s", ap_error_last());
+	t = ap_pytarget_new(python != NULL || version != NULL ? python : executable, version);
+	if (ap_pytarget_compare(t, recorded, lines, n) < 0)
+		rc = ap_cli_fail("%s", ap_error_last());
+	ap_pytarget_free(t);
+	return rc;
+}
+
+void ap_cli_lines_free(char **lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+}
+
+/* A manifest answers only while it still describes its tree, and the
+ * interpreter it was made for (that one, asked again) still gives the
+ * facts its answers depended on. */
 int ap_cli_read_fresh_manifest(const char *path, json_t **manifest)
 {
 	ap_verify_result res = AP_VERIFY_RESULT_INIT;
+	char **changes = NULL;
+	size_t nchanges = 0;
 	int rc = AP_EXIT_OK;
 
 	if (ap_manifest_read_file(path, manifest) < 0)
@@ -294,7 +363,13 @@ int ap_cli_read_fresh_manifest(const char *path, json_t **manifest)
 		char *what = ap_xnonnull(ap_verify_describe(&res));
 		rc = ap_cli_fail("%s is stale (%s): run 'aiter-probe scan' again", path, what);
 		free(what);
+	} else if ((rc = ap_cli_python_changes(*manifest, NULL, NULL, &changes, &nchanges)) ==
+	                   AP_EXIT_OK &&
+	           nchanges > 0) {
+		rc = ap_cli_fail("%s is stale (the interpreter's %s): run 'aiter-probe scan' again",
+		                 path, changes[0]);
 	}
+	ap_cli_lines_free(changes, nchanges);
 	ap_verify_result_free(&res);
 	return rc;
 }

@@ -32,6 +32,10 @@ static const char usage[] =
 	"      --git DIR           the AITER repository (bare, or a work tree's top)\n"
 	"      --rules PATH        load this rule pack too (a file or a folder; repeatable)\n"
 	"      --no-default-rules  do not load the installed packs\n"
+	"      --python PATH       the python3 that will run the server, whose facts\n"
+	"                          the tree's conditions read (default\n"
+	"                          $AITER_PROBE_PYTHON, else python3)\n"
+	"      --python-version X.Y  its version alone, instead\n"
 	"      --format text|json  the report's format (default text)\n"
 	"      --color[=WHEN]      paint the text: auto (the default: on a terminal,\n"
 	"                          unless NO_COLOR or TERM=dumb), always (a bare\n"
@@ -280,6 +284,7 @@ typedef struct history_args {
 	size_t nrules;
 	int no_default_rules;
 	int json_out;
+	const char *python, *python_version;
 } history_args;
 
 /* Takes the option at argv[*i]: 1 taken, 0 not an option of ours, -1 after
@@ -313,6 +318,9 @@ static int take_option(history_args *a, int argc, char **argv, int *i)
 		a->no_default_rules = 1;
 		return 1;
 	}
+	if ((r = ap_cli_python_option(&ap_cmd_history, &a->python, &a->python_version, argc, argv,
+	                              i)) != 0)
+		return r;
 	return ap_cli_color_option(&ap_cmd_history, argv, i);
 }
 
@@ -362,6 +370,8 @@ static int history_exec(int argc, char **argv)
 	status = ap_cli_load_rules(&rs, a.rules, a.nrules, a.no_default_rules);
 	if (status != AP_EXIT_OK)
 		goto out;
+	opts.python = a.python;
+	opts.python_version = a.python_version;
 	if (isatty(STDERR_FILENO)) {
 		opts.progress = draw_progress;
 		opts.progress_ctx = &bar;

@@ -49,6 +49,8 @@ struct ap_scan_cli {
 	double launch_timeout; /* seconds; 0: default */
 	size_t max_file_size;  /* bytes; 0: default */
 	const char *host;      /* the manifest's "host"; NULL: gethostname */
+	const char *python;         /* --python; NULL: $AITER_PROBE_PYTHON, else python3 */
+	const char *python_version; /* --python-version X.Y instead */
 };
 
 /* Takes the scan option at argv[*i] (and its value, advancing *i). Returns
@@ -56,6 +58,15 @@ struct ap_scan_cli {
  * usage error. */
 int ap_scan_cli_option(const struct ap_cmd *cmd, struct ap_scan_cli *o, int argc, char **argv,
                        int *i);
+/* Takes --python PATH or --python-version X.Y at argv[*i] (and its value,
+ * advancing *i) into *python or *version: the interpreter that will import
+ * AITER, or its version alone. Returns 1 when taken, 0 when argv[*i] is
+ * neither, -1 after a usage error: "--python: /x: No such file or
+ * directory", "--python-version takes X.Y or X.Y.Z (such as 3.12), not 'x'",
+ * "--python and --python-version cannot both be given". */
+int ap_cli_python_option(const struct ap_cmd *cmd, const char **python, const char **version,
+                         int argc, char **argv, int *i);
+
 /* Runs the scan the options describe and returns the manifest in *manifest;
  * returns AP_EXIT_OK, or AP_EXIT_ERROR after printing why. The scan checks
  * the rule set in *rs when there is one, else loads it (after finding the
@@ -69,10 +80,22 @@ void ap_scan_cli_free(struct ap_scan_cli *o);
  * manifest read with --manifest). */
 int ap_scan_cli_reads_tree(const struct ap_scan_cli *o);
 
+/* What differs between the facts the manifest's answers depended on (its
+ * "python") and what the interpreter gives now: python, else version
+ * alone, else the recorded executable, asked again (none when the manifest
+ * records no python, or only a version that was given). One line a
+ * difference in *lines ("version 3.12.3 when scanned, now 3.11.2"), *n of
+ * them (ap_cli_lines_free). AP_EXIT_OK, or AP_EXIT_ERROR after printing
+ * why the interpreter cannot be asked. */
+int ap_cli_python_changes(const struct json_t *manifest, const char *python, const char *version,
+                          char ***lines, size_t *n);
+void ap_cli_lines_free(char **lines, size_t n);
+
 /* Reads the manifest at path into *manifest when it still describes its
- * tree (its inputs re-hashed unchanged): AP_EXIT_OK, else AP_EXIT_ERROR
- * after printing why ("m.json is stale (a.cu changed): run 'aiter-probe
- * scan' again"). */
+ * tree (its inputs re-hashed unchanged) and its interpreter
+ * (ap_cli_python_changes): AP_EXIT_OK, else AP_EXIT_ERROR after printing
+ * why ("m.json is stale (a.cu changed): run 'aiter-probe scan' again", "m.json
+ * is stale (the interpreter's version 3.12.3 when scanned, now 3.11.2): ..."). */
 int ap_cli_read_fresh_manifest(const char *path, struct json_t **manifest);
 
 /* Takes "--name VALUE" or "--name=VALUE" at argv[*i], and for a short name

@@ -207,6 +207,38 @@ static int check_host(const char *file, const json_t *m)
 	return AP_OK;
 }
 
+/* The interpreter whose facts answers read (manifests before it, and those
+ * whose answers read none, have none): what readers compare with the
+ * interpreter that will import the tree. */
+static int check_python(const char *file, const json_t *m)
+{
+	static const char *const facts[] = {"version", "releaselevel", "platform", "os_name"};
+	json_t *py, *v, *finds;
+	const char *name;
+	int rc;
+
+	if ((rc = field(file, m, "", "python", K_OBJECT | K_OPTIONAL, &py)) < 0 || py == NULL ||
+	    (rc = field(file, py, "python", "executable", K_STRING | K_NULL, &v)) < 0)
+		return rc;
+	for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
+		if ((rc = field(file, py, "python", facts[i], K_STRING | K_OPTIONAL, &v)) < 0)
+			return rc;
+	if ((rc = field(file, py, "python", "finds", K_OBJECT | K_OPTIONAL, &finds)) < 0 ||
+	    finds == NULL)
+		return rc;
+	json_object_foreach(finds, name, v) {
+		if (!json_is_boolean(v)) {
+			char *where = ap_asprintf("python.finds.%s", name);
+			if (where == NULL)
+				return AP_ENOMEM;
+			rc = wrong_kind(file, where, K_BOOL);
+			free(where);
+			return rc;
+		}
+	}
+	return AP_OK;
+}
+
 static int check_aiter(const char *file, const json_t *m)
 {
 	json_t *aiter, *v;
@@ -525,7 +557,7 @@ static int check_manifest(const char *file, const json_t *m)
 		return AP_EINPUT;
 	}
 	if ((rc = check_schema(file, m)) < 0 || (rc = check_host(file, m)) < 0 ||
-	    (rc = check_aiter(file, m)) < 0 ||
+	    (rc = check_aiter(file, m)) < 0 || (rc = check_python(file, m)) < 0 ||
 	    (rc = check_inputs(file, m)) < 0 ||
 	    (rc = check_keyed(file, m, "rules", check_rule)) < 0 ||
 	    (rc = check_keyed(file, m, "capabilities", check_capability)) < 0 ||

@@ -23,6 +23,9 @@ extern char **environ;
 #define KILL_GRACE_S 5.0
 /* How often exits are looked for while no output comes. */
 #define REAP_POLL_S 0.1
+/* Once every pipe is closed the exit is near: it is looked for this soon,
+ * then twice as late each time, up to REAP_POLL_S. */
+#define REAP_SOON_S 0.0005
 /* Enough of a child's stderr to explain a failure; the rest is dropped. */
 #define STDERR_KEEP 2048
 
@@ -207,6 +210,7 @@ static void add_fd(struct pollfd *fds, size_t *nfds, int fd)
 void ap_children_wait(ap_child *cs, size_t n)
 {
 	struct pollfd *fds = ap_xcalloc(2 * n, sizeof *fds);
+	double soon = REAP_SOON_S;
 	size_t i, k;
 
 	for (;;) {
@@ -226,7 +230,14 @@ void ap_children_wait(ap_child *cs, size_t n)
 		if (active == 0)
 			break;
 		/* Exits are noticed by polling waitpid too: a child can close its
-		 * pipes before it exits. */
+		 * pipes before it exits, as every child does an instant before. */
+		if (nfds == 0 && t + soon < next) {
+			struct timespec nap = {0, (long)(soon * 1e9)};
+			soon = soon * 2 < REAP_POLL_S ? soon * 2 : REAP_POLL_S;
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		soon = REAP_SOON_S;
 		wait_ms = next > t ? (int)((next - t) * 1000) + 1 : 0;
 		if (poll(fds, nfds, wait_ms) < 0 && errno != EINTR)
 			break;

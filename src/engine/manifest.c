@@ -195,8 +195,8 @@ static json_t *host_name(const char *given)
 	return ap_json_text(name);
 }
 
-json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
-                          const ap_aiter_info *aiter, const json_t *devices, const char *host)
+json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r, const ap_aiter_info *aiter,
+                          const json_t *python, const json_t *devices, const char *host)
 {
 	json_t *rules = json_object();
 	json_t *caps = json_object();
@@ -206,7 +206,8 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
 		json_object_set_new(rules, scan->rules[i].rule->id, build_rule(&scan->rules[i]));
 	for (i = 0; i < scan->ncaps; i++)
 		json_object_set_new(caps, scan->caps[i].probe->id, build_capability(&scan->caps[i]));
-	return json_pack("{s:s, s:{s:s, s:s}, s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:o, s:O, s:{s:o}}",
+	return json_pack("{s:s, s:{s:s, s:s}, s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:O*, s:o, s:o, s:o, "
+	                 "s:O, s:{s:o}}",
 	                 "schema", AP_MANIFEST_SCHEMA,
 	                 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
 	                 "generated", generated_now(),
@@ -214,6 +215,7 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
 	                 "aiter", "root", ap_json_text(aiter->root), "meta",
 	                 ap_json_text(aiter->meta ? aiter->meta : aiter->root), "version",
 	                 ap_json_text(aiter->version), "git_commit", ap_json_text(aiter->git_commit),
+	                 "python", python,
 	                 "inputs", build_inputs(r),
 	                 "rules", rules,
 	                 "capabilities", caps,

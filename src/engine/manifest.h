@@ -31,11 +31,13 @@ typedef struct ap_aiter_info {
  * kept instead of being dropped from the document. */
 json_t *ap_json_text(const char *s);
 
-/* devices: a JSON array (borrowed, may be empty). host: the node's name for
- * "host" (1 to AP_MANIFEST_HOST_MAX bytes); NULL: this machine's host name,
- * null when it has none. */
-json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r,
-                          const ap_aiter_info *aiter, const json_t *devices, const char *host);
+/* python: the manifest's "python" (borrowed; ap_pytarget_json), NULL when
+ * no answer depended on the interpreter. devices: a JSON array (borrowed,
+ * may be empty). host: the node's name for "host" (1 to
+ * AP_MANIFEST_HOST_MAX bytes); NULL: this machine's host name, null when it
+ * has none. */
+json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r, const ap_aiter_info *aiter,
+                          const json_t *python, const json_t *devices, const char *host);
 
 /* The largest SOURCE_DATE_EPOCH: 9999-12-31T23:59:59Z. */
 #define AP_SOURCE_DATE_MAX 253402300799ULL

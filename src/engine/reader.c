@@ -42,6 +42,7 @@ struct ap_reader {
 	size_t nfiles;
 	size_t files_cap;
 	ap_map *index;        /* path -> index into files */
+	struct ap_pytarget *python; /* borrowed; NULL: none */
 };
 
 /* --- Folder source ---------------------------------------------------------- */
@@ -297,6 +298,16 @@ const char *ap_reader_root(const ap_reader *r)
 const char *ap_reader_meta(const ap_reader *r)
 {
 	return r->meta != NULL ? r->meta : r->root;
+}
+
+void ap_reader_set_python(ap_reader *r, struct ap_pytarget *python)
+{
+	r->python = python;
+}
+
+struct ap_pytarget *ap_reader_python(const ap_reader *r)
+{
+	return r->python;
 }
 
 static void set_failure(ap_file *f, ap_file_status status, char *reason)

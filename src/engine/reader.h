@@ -63,6 +63,14 @@ const char *ap_reader_root(const ap_reader *r);
 /* The canonical meta folder (fs), else the root. */
 const char *ap_reader_meta(const ap_reader *r);
 
+/* The interpreter that will import the tree (engine/pytarget.h), which the
+ * Python kinds ask what the tree's conditions and imports depend on; it
+ * outlives the reader. NULL, the default: none, and such answers are not
+ * known. */
+struct ap_pytarget;
+void ap_reader_set_python(ap_reader *r, struct ap_pytarget *python);
+struct ap_pytarget *ap_reader_python(const ap_reader *r);
+
 /* The file at rel, read on first use and cached. Never NULL. */
 const ap_file *ap_reader_get(ap_reader *r, const char *rel);
 /* The normalized text of an OK file, computed on first use and cached per

@@ -14,6 +14,7 @@
 #include "engine/evaluate.h"
 #include "engine/launch.h"
 #include "engine/manifest.h"
+#include "engine/pytarget.h"
 #include "engine/reader.h"
 #include "engine/rules.h"
 #include "engine/scan.h"
@@ -77,6 +78,8 @@ int ap_scan_load_rules(ap_ruleset **out, const char *const *extra, size_t nextra
 /* A request from the C API has not been through the command line's checks. */
 static int check_request(const ap_scan_request *req)
 {
+	char *why = NULL;
+
 	if (req->devices != NULL && !ap_scan_devices_valid(req->devices))
 		ap_error_set("devices takes 'all' or indices like 0,1, not '%s'", req->devices);
 	else if (req->host != NULL &&
@@ -87,8 +90,16 @@ static int check_request(const ap_scan_request *req)
 		             AP_SCAN_MAX_FILE_SIZE_LIMIT, req->max_file_size);
 	else if (!(req->launch_timeout >= 0))
 		ap_error_set("the launch time limit must be positive");
+	else if (req->python_version != NULL && !ap_pytarget_version_valid(req->python_version))
+		ap_error_set("the python version takes X.Y or X.Y.Z (such as 3.12), not '%s'",
+		             req->python_version);
+	else if (req->python_version != NULL && req->python != NULL)
+		ap_error_set("the python and the python version cannot both be given");
+	else if (req->python != NULL && (why = ap_pytarget_refusal(req->python)) != NULL)
+		ap_error_set("the python: %s", why);
 	else
 		return 0;
+	free(why);
 	return AP_EINPUT;
 }
 
@@ -162,7 +173,7 @@ static int not_a_tree(const ap_aiter_info *info, size_t asked)
 }
 
 static int build_manifest(const ap_scan_request *req, ap_ruleset *rs, ap_reader *r,
-                          json_t **manifest)
+                          ap_pytarget *python, json_t **manifest)
 {
 	ap_launch_opts lopts = {
 		.devices = req->devices,
@@ -173,7 +184,7 @@ static int build_manifest(const ap_scan_request *req, ap_ruleset *rs, ap_reader 
 	ap_aiter_info info = {.root = ap_reader_root(r), .meta = ap_reader_meta(r)};
 	char *reason = NULL, *version, *commit;
 	int rc = 0;
-	json_t *all = json_array(), *devs, *inputs;
+	json_t *all = json_array(), *devs, *inputs, *facts;
 	ap_scan *scan;
 
 	if (req->no_launch) {
@@ -199,10 +210,21 @@ static int build_manifest(const ap_scan_request *req, ap_ruleset *rs, ap_reader 
 	commit = ap_discover_git_commit(info.root);
 	info.version = version;
 	info.git_commit = commit;
-	*manifest = ap_manifest_build(scan, r, &info, all, req->host);
+	facts = ap_pytarget_json(python);
+	*manifest = ap_manifest_build(scan, r, &info, facts, all, req->host);
+	json_decref(facts);
 	ap_scan_free(scan);
 	inputs = json_object_get(*manifest, "inputs");
-	if (!req->no_default_rules && json_array_size(inputs) > 0 && !found_any(inputs)) {
+	/* Answers that needed the interpreter, which could not give them, would
+	 * be unknown for no reason in the tree: the scan says why instead. */
+	if (ap_pytarget_error(python) != NULL) {
+		ap_error_set("%s (name the interpreter that will run the server with --python "
+		             "PATH, or its version with --python-version X.Y)",
+		             ap_pytarget_error(python));
+		rc = AP_EINPUT;
+		json_decref(*manifest);
+		*manifest = NULL;
+	} else if (!req->no_default_rules && json_array_size(inputs) > 0 && !found_any(inputs)) {
 		rc = not_a_tree(&info, json_array_size(inputs));
 		json_decref(*manifest);
 		*manifest = NULL;
@@ -217,6 +239,7 @@ static int build_manifest(const ap_scan_request *req, ap_ruleset *rs, ap_reader 
 
 int ap_scan_tree(const ap_scan_request *req, ap_ruleset **rs, json_t **manifest)
 {
+	ap_pytarget *python = NULL;
 	ap_reader *r = NULL;
 	ap_tree_location loc;
 	const char *epoch = getenv("SOURCE_DATE_EPOCH");
@@ -224,7 +247,7 @@ int ap_scan_tree(const ap_scan_request *req, ap_ruleset **rs, json_t **manifest)
 	int rc;
 
 	*manifest = NULL;
-	if ((rc = check_request(req)) < 0)
+	if ((rc = check_request(req)) < 0 || (rc = ap_pytarget_check_env()) < 0)
 		return rc;
 	/* Before the scan: a bad value would otherwise surface as a wrong
 	 * "generated" only after all the work. */
@@ -243,10 +266,13 @@ int ap_scan_tree(const ap_scan_request *req, ap_ruleset **rs, json_t **manifest)
 	}
 	if (*rs == NULL)
 		rc = ap_scan_load_rules(rs, req->rules, req->nrules, req->no_default_rules);
+	python = ap_pytarget_new(req->python, req->python_version);
+	ap_reader_set_python(r, python);
 	if (rc == 0)
-		rc = build_manifest(req, *rs, r, manifest);
+		rc = build_manifest(req, *rs, r, python, manifest);
 out:
 	ap_reader_free(r);
+	ap_pytarget_free(python);
 	ap_discover_free(&loc);
 	return rc;
 }

@@ -23,8 +23,13 @@ typedef struct ap_scan_request {
 	 * AITER finds itself (engine/discover.h). */
 	const char *aiter_root;
 	/* The interpreter that will import AITER, which finds its package when
-	 * aiter_root is NULL; NULL: $AITER_PROBE_PYTHON, else python3. */
+	 * aiter_root is NULL and gives the facts the tree's conditions and
+	 * imports need (engine/pytarget.h); NULL: $AITER_PROBE_PYTHON, else
+	 * python3. */
 	const char *python;
+	/* Instead, for the facts: its version alone, X.Y or X.Y.Z (the platform
+	 * and the modules it finds are then not known). */
+	const char *python_version;
 	/* Packs loaded after the installed ones (files or folders), in order. */
 	const char *const *rules;
 	size_t nrules;

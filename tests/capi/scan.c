@@ -60,6 +60,26 @@ static char *slurp(const char *path)
 	return data;
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* o scans dir with the one pack, only it. */
+static void own_pack(aiter_probe_scan_options *o, const char **packs, const char *dir,
+                     const char *pack)
+{
+	packs[0] = pack;
+	o->aiter_root = dir;
+	o->rule_paths = packs;
+	o->rule_path_count = 1;
+	o->no_default_rules = 1;
+}
+
 static aiter_probe_manifest *scan_ok(const aiter_probe_scan_options *o)
 {
 	aiter_probe_manifest *m = NULL;
@@ -141,29 +161,18 @@ static void test_extra_packs(void **state)
 	const char *packs[1];
 	aiter_probe_manifest *m;
 	char *pack, *dir, *message;
-	FILE *f;
 
 	assert_true(asprintf(&dir, "%s/tree", tmp) > 0);
 	assert_true(asprintf(&pack, "%s/own.yaml", tmp) > 0);
 	assert_int_equal(mkdir(dir, 0755), 0);
-	f = fopen(pack, "w");
-	assert_non_null(f);
-	fputs("rules:\n  - id: own.readme\n    file: README\n    literal: \"x\"\n", f);
-	fclose(f);
-	packs[0] = pack;
-	o.aiter_root = dir;
-	o.rule_paths = packs;
-	o.rule_path_count = 1;
-	o.no_default_rules = 1;
+	write_text(pack, "rules:\n  - id: own.readme\n    file: README\n    literal: \"x\"\n");
+	own_pack(&o, packs, dir, pack);
 	m = scan_ok(&o);
 	assert_int_equal(aiter_probe_manifest_rule_count(m), 1);
 	assert_string_equal(aiter_probe_manifest_rule_status(m, "own.readme"), "missing");
 	aiter_probe_manifest_free(m);
 
-	f = fopen(pack, "w");
-	assert_non_null(f);
-	fputs("rules:\n  - id: own.readme\n    fiel: README\n", f);
-	fclose(f);
+	write_text(pack, "rules:\n  - id: own.readme\n    fiel: README\n");
 	m = (aiter_probe_manifest *)1;
 	assert_int_equal(aiter_probe_scan(&m, &o), AITER_PROBE_ERROR);
 	assert_null(m);
@@ -184,7 +193,8 @@ static void test_refusals(void **state)
 
 	o.version = 99;
 	expect_scan_fails(&o, AITER_PROBE_INVALID,
-	                  "aiter_probe_scan: options of version 99, this library knows version 1");
+	                  "aiter_probe_scan: options of version 99, this library knows versions 1 "
+	                  "to 2");
 	o.version = AITER_PROBE_SCAN_OPTIONS_VERSION;
 
 	o.rule_path_count = 2;
@@ -217,7 +227,67 @@ static void test_refusals(void **state)
 	o.max_file_size = 0;
 	o.launch_timeout = -1;
 	expect_scan_fails(&o, AITER_PROBE_ERROR, "the launch time limit must be positive");
+	o.launch_timeout = 0;
+	o.python_version = "3";
+	expect_scan_fails(&o, AITER_PROBE_ERROR,
+	                  "the python version takes X.Y or X.Y.Z (such as 3.12), not '3'");
+	o.python = "/usr/bin/python3";
+	o.python_version = "3.12";
+	expect_scan_fails(&o, AITER_PROBE_ERROR,
+	                  "the python and the python version cannot both be given");
+	o.python_version = NULL;
+	o.python = "/nonexistent/python3";
+	expect_scan_fails(&o, AITER_PROBE_ERROR,
+	                  "the python: /nonexistent/python3: No such file or directory");
 	free(empty);
+}
+
+/* The facts of the interpreter the caller names decide the tree's version
+ * conditions, and the manifest records them; options of version 1, which
+ * have no python_version, are read as before. */
+static void test_python_facts(void **state)
+{
+	aiter_probe_scan_options o = AITER_PROBE_SCAN_OPTIONS_INIT;
+	const char *packs[1];
+	aiter_probe_manifest *m;
+	char *dir, *pack, *module, *text;
+
+	assert_true(asprintf(&dir, "%s/versioned", tmp) > 0);
+	assert_true(asprintf(&module, "%s/aiter", dir) > 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(mkdir(module, 0755), 0);
+	free(module);
+	assert_true(asprintf(&module, "%s/aiter/mla.py", dir) > 0);
+	assert_true(asprintf(&pack, "%s/versioned.yaml", tmp) > 0);
+	write_text(module, "import sys\nif sys.version_info >= (3, 10):\n    def f(a, new=1): pass\n"
+	                   "else:\n    def f(a): pass\n");
+	write_text(pack, "rules:\n  - id: f.new\n    file: aiter/mla.py\n    python-def: f\n"
+	                 "    params: [new]\n");
+	own_pack(&o, packs, dir, pack);
+	o.python_version = "3.9";
+	m = scan_ok(&o);
+	assert_string_equal(aiter_probe_manifest_rule_status(m, "f.new"), "unmatched");
+	text = aiter_probe_manifest_json(m);
+	assert_non_null(strstr(text, "\"python\": {\n    \"executable\": null,\n"
+	                             "    \"version\": \"3.9\"\n  }"));
+	free(text);
+	aiter_probe_manifest_free(m);
+	o.python_version = "3.12";
+	m = scan_ok(&o);
+	assert_string_equal(aiter_probe_manifest_rule_status(m, "f.new"), "matched");
+	aiter_probe_manifest_free(m);
+	/* A caller of version 1 has no python_version: what lies there is not read. */
+	o.version = 1;
+	o.python_version = "not read";
+	setenv("AITER_PROBE_PYTHON", AP_SRCDIR "/no-such-python", 1);
+	expect_scan_fails(&o, AITER_PROBE_ERROR,
+	                  "cannot ask " AP_SRCDIR "/no-such-python for its facts: No such file or "
+	                  "directory (name the interpreter that will run the server with --python "
+	                  "PATH, or its version with --python-version X.Y)");
+	unsetenv("AITER_PROBE_PYTHON");
+	free(module);
+	free(pack);
+	free(dir);
 }
 
 /* With launch set, the scan cross-checks on this node's GPUs, as the
@@ -282,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_same_as_the_command),
 		cmocka_unit_test(test_extra_packs),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_python_facts),
 		cmocka_unit_test(test_launch),
 		cmocka_unit_test(test_serialise_refusals),
 	};

@@ -238,7 +238,6 @@ rules:
   - {id: partial, file: aiter/ways.py, python-def: partial}
   - {id: decorated, file: aiter/ways.py, python-def: decorated}
   - {id: method, file: aiter/ways.py, python-def: K.m}
-  - {id: torch, file: aiter/ways.py, python-def: torch}
 EOF
 
 case_ "python-def: the stub, rebinding, lone CR and del edits of a def answer no"
@@ -257,7 +256,6 @@ rule by_env reason "what aiter/ways.py binds to by_env is not known without runn
 rule partial reason "what aiter/ways.py binds to partial is not known without running it: it is bound to what the call at line 12 returns"
 rule decorated reason "what aiter/ways.py binds to decorated is not known without running it: decorated (line 16) is decorated with @deco, which may bind it to something else"
 rule method reason "K.m (line 19) in aiter/ways.py is defined in a block that may not run on import"
-rule torch status unknown
 
 # Names as CPython binds them (PEP 3131): `def ﬁnd` binds find, and a rule
 # naming ﬁnd names it too; a def continued after `async \` is at the line

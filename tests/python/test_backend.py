@@ -208,6 +208,36 @@ class ForInstalledAiterTest(Env):
             None, "no manifest at %s (AITER_PROBE_MANIFEST): run 'aiter-probe scan -o %s'"
             % (missing, missing)))
 
+    @unittest.skipUnless(HAVE_AP, NEEDS_AP)
+    def test_made_for_another_interpreter(self):
+        root = self.tree()
+        path = self.scan(root, "--save")
+        with open(path) as f:
+            doc = json.load(f)
+        v = sys.version_info
+        here = {"executable": sys.executable, "version": "%d.%d.%d" % v[:3],
+                "releaselevel": v.releaselevel, "platform": sys.platform, "os_name": os.name,
+                "finds": {"json": True, "json.decoder": True, "no_such_module_here": False}}
+
+        def record(python):
+            doc["python"] = python
+            with open(path, "w") as f:
+                json.dump(doc, f)
+
+        # What the answers read is what this interpreter gives: accepted.
+        record(here)
+        m, why = aiter_probe.for_installed_aiter()
+        self.assertEqual((m and m.path, why), (path, None))
+        record(dict(here, version="%d.%d" % v[:2]))
+        self.assertIsNone(aiter_probe.for_installed_aiter()[1])
+        record(dict(here, version="2.7.18", platform="win32",
+                    finds={"json": False, "no_such_module_here": True}))
+        self.assertEqual(aiter_probe.for_installed_aiter(), (
+            None, "%s was made for another interpreter (version 2.7.18 when scanned, now "
+            "%d.%d.%d, platform win32 when scanned, now %s, finds json: no when scanned, now "
+            "yes, finds no_such_module_here: yes when scanned, now no): run 'aiter-probe scan "
+            "--save --python %s'" % ((path,) + tuple(v[:3]) + (sys.platform, sys.executable))))
+
     def test_unreadable_manifest(self):
         root = self.tree()
         path = aiter_probe.default_manifest_path(os.path.realpath(root))

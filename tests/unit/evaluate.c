@@ -99,7 +99,7 @@ static int setup(void **state)
 	assert_int_equal(ap_scan_run(&scan, fx->rs, reader, NULL), 0);
 	aiter.root = aiter.meta = fx->root;
 	devices = json_array();
-	fx->manifest = ap_manifest_build(scan, reader, &aiter, devices, "node");
+	fx->manifest = ap_manifest_build(scan, reader, &aiter, NULL, devices, "node");
 	json_decref(devices);
 	ap_scan_free(scan);
 	ap_reader_free(reader);

@@ -17,6 +17,7 @@
 #include "engine/report/history.h"
 #include "engine/source-git.h"
 #include "engine/manifest.h"
+#include "engine/pytarget.h"
 
 /* --- The walk ----------------------------------------------------------- */
 
@@ -46,6 +47,7 @@ typedef struct history {
 	ap_map *by_files; /* pathset index and what its paths resolve to -> verdict */
 	ap_map *by_commit;/* commit id -> verdict */
 	ap_derived_cache *cache; /* blobs and parsed modules of the last evaluation */
+	ap_pytarget *python;     /* asked by every commit's reader */
 	verdict *verdicts;
 	size_t nverdicts;
 	size_t verdicts_cap;
@@ -172,6 +174,7 @@ static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *
 	rc = ap_reader_new_git(&reader, h->repo, tree, hex, h->max_bytes, h->cache);
 	if (rc < 0)
 		return rc;
+	ap_reader_set_python(reader, h->python);
 	rc = ap_scan_run(&scan, h->rs, reader, NULL); /* history never launches */
 	if (rc < 0) {
 		ap_reader_free(reader);
@@ -508,6 +511,7 @@ static void history_free(history *h)
 {
 	size_t i;
 
+	ap_pytarget_free(h->python);
 	for (i = 0; i < h->nverdicts; i++) {
 		json_decref(h->verdicts[i].rules);
 		json_decref(h->verdicts[i].caps);
@@ -560,6 +564,8 @@ int ap_history_run(json_t **out, const ap_ruleset *rs, const char *git_dir, cons
 	int rc;
 
 	*out = NULL;
+	if ((rc = ap_pytarget_check_env()) < 0)
+		return rc;
 	h.max_bytes = opts && opts->max_bytes ? opts->max_bytes : AP_READER_DEFAULT_MAX_BYTES;
 	git_libgit2_init();
 	rc = open_repository(&h.repo, git_dir);
@@ -571,9 +577,15 @@ int ap_history_run(json_t **out, const ap_ruleset *rs, const char *git_dir, cons
 	h.by_files = ap_xnonnull(ap_map_new());
 	h.by_commit = ap_xnonnull(ap_map_new());
 	h.cache = ap_derived_cache_new();
+	h.python = ap_pytarget_new(opts ? opts->python : NULL, opts ? opts->python_version : NULL);
 	report = json_pack("{s:s, s:i, s:i, s:n, s:[]}", "range", range, "commits", 0,
 	                   "evaluated", 0, "initial", "changes");
 	rc = walk(&h, report, range, opts);
+	if (rc == 0 && ap_pytarget_error(h.python) != NULL) {
+		ap_error_set("%s (name the interpreter with --python PATH, or its version with "
+		             "--python-version X.Y)", ap_pytarget_error(h.python));
+		rc = AP_EINPUT;
+	}
 	json_object_set_new(report, "evaluated", json_integer((json_int_t)h.nverdicts));
 	history_free(&h);
 	git_libgit2_shutdown();

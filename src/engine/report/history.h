@@ -12,6 +12,11 @@
 
 typedef struct ap_history_opts {
 	size_t max_bytes; /* 0: AP_READER_DEFAULT_MAX_BYTES */
+	/* The interpreter that will import AITER, whose facts the tree's
+	 * conditions and imports read (engine/pytarget.h): python (NULL:
+	 * $AITER_PROBE_PYTHON, else python3), or python_version alone. */
+	const char *python;
+	const char *python_version;
 	/* Called after each commit of the range is handled; may be NULL. */
 	void (*progress)(void *ctx, size_t done, size_t total);
 	void *progress_ctx;

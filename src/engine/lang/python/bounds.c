@@ -530,7 +530,7 @@ static int int_literal(const char *s, size_t len, unsigned long long *v)
 	return !digits ? 0 : huge ? 2 : 1;
 }
 
-enum cond { C_FALSE, C_TRUE, C_VARIES, C_FIXED };
+enum bcond { C_FALSE, C_TRUE, C_VARIES, C_FIXED };
 
 /* [a, b) without parentheses around all of it. */
 static void unwrap(const walk *w, size_t *a, size_t *b)
@@ -544,10 +544,10 @@ static void unwrap(const walk *w, size_t *a, size_t *b)
 /* What decides the condition [a, b): a value CPython knows (constants,
  * TYPE_CHECKING, __name__, the names read as false), a local name (it may
  * differ from call to call), or nothing of the call's (the same on every call). */
-static enum cond condition(const walk *w, size_t a, size_t b)
+static enum bcond condition(const walk *w, size_t a, size_t b)
 {
 	bool neg = false;
-	enum cond c = C_FIXED;
+	enum bcond c = C_FIXED;
 	unsigned long long v;
 
 	unwrap(w, &a, &b);
@@ -935,7 +935,7 @@ static bool names_import_error(const walk *w, size_t a, size_t b)
 static void if_header(walk *w, frame *f, size_t a, size_t hc)
 {
 	const btok *t = &w->t[a];
-	enum cond c = C_TRUE;
+	enum bcond c = C_TRUE;
 	uint8_t at = w->next_reach;
 	cause at_why = w->next_why;
 

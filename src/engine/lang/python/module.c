@@ -14,42 +14,16 @@
 /* --- Reader helpers ------------------------------------------------------- */
 
 /* A name that is not ASCII as CPython binds it (see ap_py_name), in the
- * arena, or compared with w. */
-static __attribute__((noinline)) char *normal_name(const struct parser *p, const tok *t,
-                                                   const char *w, bool *eq)
+ * arena. */
+static __attribute__((noinline)) char *normal_name(const struct parser *p, const tok *t)
 {
 	ap_buf b = AP_BUF_INIT;
 	size_t len;
 	const char *s = ap_py_name(p, t, &b, &len);
-	char *r = NULL;
+	char *r = ap_py_arena_strndup(p->mod, s, len);
 
-	if (w != NULL)
-		*eq = len == strlen(w) && memcmp(s, w, len) == 0;
-	else
-		r = ap_py_arena_strndup(p->mod, s, len);
 	ap_buf_free(&b);
 	return r;
-}
-
-static bool spelt(const struct parser *p, const tok *t, const char *w)
-{
-	bool eq;
-
-	if (t->plain)
-		return t->len == strlen(w) && memcmp(p->s + t->off, w, t->len) == 0;
-	normal_name(p, t, w, &eq);
-	return eq;
-}
-
-static bool is_word(const struct parser *p, const tok *t, const char *w)
-{
-	return t->kind == T_NAME && spelt(p, t, w);
-}
-
-/* The number literal spelt exactly w (`0`, not `00` or `0.0`). */
-static bool is_number(const struct parser *p, const tok *t, const char *w)
-{
-	return t->kind == T_NUMBER && spelt(p, t, w);
 }
 
 static bool is_keyword(const tok *t)
@@ -67,7 +41,7 @@ static char *tok_str(const struct parser *p, const tok *t)
 {
 	if (t->plain)
 		return ap_py_arena_strndup(p->mod, p->s + t->off, t->len);
-	return normal_name(p, t, NULL, NULL);
+	return normal_name(p, t);
 }
 
 /* Appends the name token t to the scratch string. */
@@ -91,12 +65,22 @@ static char *scratch_str(struct parser *p)
 	return r;
 }
 
+/* What the statements of a try body read so far show of how it ends. */
+enum try_outcome {
+	TRY_RUNS,    /* to its end: every import was found, nothing else may raise */
+	TRY_FAILS,   /* with ModuleNotFoundError, at an import not found */
+	TRY_UNKNOWN, /* a statement may raise, or an import may not be found */
+};
+
 struct ctx {
 	const char *prefix; /* NULL at module level; "Cls." in a class body */
 	bool live;          /* the arm is taken on a default import, or may be */
 	/* the arm may not run (a condition not known, a loop, a handler): a
 	 * method it defines may not exist */
 	bool maybe;
+	/* the module-level try whose body this is, at the body's own level
+	 * (not in blocks nested in it); NULL elsewhere */
+	enum try_outcome *trying;
 };
 
 /* Appends a binding of name (NULL for STAR) at line. */
@@ -305,7 +289,7 @@ static void collect_start(struct parser *p, struct collector *k, const struct ct
 	memset(k, 0, sizeof *k);
 	k->bind = bind;
 	k->keep = keep;
-	k->whole = is_word(p, &p->t, "__all__") || ap_py_is_kw(&p->t, KW_IMPORT) ||
+	k->whole = ap_py_is_word(p, &p->t, "__all__") || ap_py_is_kw(&p->t, KW_IMPORT) ||
 	           ap_py_is_kw(&p->t, KW_FROM);
 	p->sn = 0;
 }
@@ -374,15 +358,6 @@ static bool collect_header(struct parser *p, const struct ctx *bind, bool keep)
 	}
 }
 
-/* The index of the closer of the opener at v[i], or (size_t)-1 before b. */
-static size_t closer(const struct parser *p, size_t i, size_t b)
-{
-	for (size_t k = i + 1; k < b; k++)
-		if (p->sv[k].depth <= p->sv[i].depth)
-			return k;
-	return (size_t)-1;
-}
-
 /* --- Bindings ------------------------------------------------------------- */
 
 /* Binds the names of the target list sv[a, b), whose top level has depth d:
@@ -402,7 +377,7 @@ static void bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b
 		} else if (e - a == 2 && ap_py_is_op(&v[a], '*') && is_ident(&v[a + 1])) {
 			add_binding(p, c, kind, &v[a + 1]);
 		} else if (e - a >= 2 && (ap_py_is_op(&v[a], '(') || ap_py_is_op(&v[a], '[')) &&
-		           closer(p, a, e) == e - 1) {
+		           ap_py_closer(p, a, e) == e - 1) {
 			bind_names(p, c, a + 1, e - 1, d + 1, kind);
 		}
 		a = e + 1;
@@ -413,6 +388,43 @@ static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t
 {
 	if (!cut(p, a, b))
 		bind_names(p, c, a, b, d, AP_PY_BIND_OTHER);
+}
+
+/* In a try body whose end is still to be told, whether the import of module
+ * (as written) is found: false when it is not, and the body ends there. */
+static bool try_import(struct parser *p, const struct ctx *c, const char *module)
+{
+	const ap_py_options *o = p->opt;
+	int found;
+
+	if (c->trying == NULL || *c->trying != TRY_RUNS)
+		return true;
+	found = o != NULL && o->can_import != NULL ? o->can_import(o->ctx, module) : -1;
+	if (found == 0)
+		*c->trying = TRY_FAILS;
+	else if (found < 0)
+		*c->trying = TRY_UNKNOWN;
+	return found != 0;
+}
+
+/* Whether the statement in sv cannot raise: pass, a str, or names bound to
+ * one constant (`HAVE_X = True`). */
+static bool cannot_raise(const struct parser *p)
+{
+	const tok *v = p->sv;
+	size_t n = p->sn;
+	const tok *last = &v[n - 1];
+
+	if (n == 1)
+		return ap_py_is_kw(last, KW_PASS) || (last->kind == T_STRING && last->plain);
+	if (n % 2 == 0 || !(last->kind == T_NUMBER || last->kind == T_STRING ||
+	                    ap_py_is_kw(last, KW_TRUE) || ap_py_is_kw(last, KW_FALSE) ||
+	                    ap_py_is_kw(last, KW_NONE)))
+		return false;
+	for (size_t i = 0; i + 1 < n; i += 2)
+		if (!is_ident(&v[i]) || !ap_py_is_op(&v[i + 1], '='))
+			return false;
+	return true;
 }
 
 static void import_stmt(struct parser *p, const struct ctx *c)
@@ -437,6 +449,8 @@ static void import_stmt(struct parser *p, const struct ctx *c)
 			bound = &v[i + 1];
 			i += 2;
 		}
+		if (!try_import(p, c, p->scratch.data))
+			return;
 		b = add_binding(p, c, AP_PY_BIND_IMPORT, bound);
 		b->module = scratch_str(p);
 		if (i >= n || !ap_py_is_op(&v[i], ','))
@@ -479,6 +493,8 @@ static void from_stmt(struct parser *p, const struct ctx *c)
 	module = scratch_str(p);
 	submodule(p, c, module, &v[1]);
 	i++;
+	if (!try_import(p, c, module))
+		return;
 	if (i < n && ap_py_is_op(&v[i], '*')) {
 		add_binding(p, c, AP_PY_BIND_STAR, &v[i])->module = module;
 		return;
@@ -673,7 +689,7 @@ static int all_term(struct parser *p, size_t a, size_t b, unsigned d)
 	if (a >= b)
 		return ALLT_BAD;
 	if ((ap_py_is_op(&v[a], '[') || ap_py_is_op(&v[a], '(') || ap_py_is_op(&v[a], '{')) &&
-	    closer(p, a, b) == b - 1) {
+	    ap_py_closer(p, a, b) == b - 1) {
 		bool list = ap_py_is_op(&v[a], '['), set = ap_py_is_op(&v[a], '{');
 		if (has_kw(p, a + 1, b - 1, d + 1, KW_FOR))
 			/* a bare generator is no sequence a star import reads twice */
@@ -692,9 +708,9 @@ static int all_term(struct parser *p, size_t a, size_t b, unsigned d)
 	}
 	if (!is_ident(&v[a]))
 		return ALLT_BAD;
-	if (b - a >= 3 && ap_py_is_op(&v[a + 1], '(') && closer(p, a + 1, b) == b - 1) {
+	if (b - a >= 3 && ap_py_is_op(&v[a + 1], '(') && ap_py_closer(p, a + 1, b) == b - 1) {
 		for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
-			if (!is_word(p, &v[a], calls[i].name) || bound_so_far(p, calls[i].name) ||
+			if (!ap_py_is_word(p, &v[a], calls[i].name) || bound_so_far(p, calls[i].name) ||
 			    has_comma(p, a + 2, b - 1, d + 1))
 				continue;
 			if (has_kw(p, a + 2, b - 1, d + 1, KW_FOR))
@@ -709,7 +725,7 @@ static int all_term(struct parser *p, size_t a, size_t b, unsigned d)
 		;
 	if (k != b)
 		return ALLT_BAD;
-	if (b - a == 1 && is_word(p, &v[a], "__all__")) {
+	if (b - a == 1 && ap_py_is_word(p, &v[a], "__all__")) {
 		if (p->all_state != ALL_KNOWN)
 			return ALLT_BAD;
 		all_self(p);
@@ -719,7 +735,7 @@ static int all_term(struct parser *p, size_t a, size_t b, unsigned d)
 		all_ref(p, a, b, false);
 		return ALLT_ANY;
 	}
-	if (!is_word(p, &v[b - 1], "__all__"))
+	if (!ap_py_is_word(p, &v[b - 1], "__all__"))
 		return ALLT_BAD;
 	all_ref(p, a, b - 2, true);
 	return ALLT_ANY;
@@ -883,7 +899,7 @@ static void all_del(struct parser *p, const struct ctx *c)
 		long long lo = 0, hi = (long long)m->nall, len = (long long)m->nall;
 		while (e < p->sn && !(v[e].depth == 0 && ap_py_is_op(&v[e], ',')))
 			e++;
-		if (!is_word(p, &v[a], "__all__")) {
+		if (!ap_py_is_word(p, &v[a], "__all__")) {
 			a = e + 1;
 			continue;
 		}
@@ -896,7 +912,7 @@ static void all_del(struct parser *p, const struct ctx *c)
 		}
 		if (!all_known(p, line, "__all__ is deleted from before it is bound (NameError)"))
 			return;
-		if (!ap_py_is_op(&v[a + 1], '[') || closer(p, a + 1, e) != e - 1) {
+		if (!ap_py_is_op(&v[a + 1], '[') || ap_py_closer(p, a + 1, e) != e - 1) {
 			all_unknown(p, line, "a del of __all__ the reader cannot follow");
 			return;
 		}
@@ -941,8 +957,8 @@ static void all_method(struct parser *p, const struct ctx *c)
 	unsigned line = v[0].line;
 	long long at;
 
-	if (n < 5 || !is_word(p, &v[0], "__all__") || !ap_py_is_op(&v[1], '.') ||
-	    !is_ident(&v[2]) || !ap_py_is_op(&v[3], '(') || closer(p, 3, n) != n - 1)
+	if (n < 5 || !ap_py_is_word(p, &v[0], "__all__") || !ap_py_is_op(&v[1], '.') ||
+	    !is_ident(&v[2]) || !ap_py_is_op(&v[3], '(') || ap_py_closer(p, 3, n) != n - 1)
 		return;
 	if (c->maybe) {
 		all_unknown(p, line, all_maybe);
@@ -951,31 +967,31 @@ static void all_method(struct parser *p, const struct ctx *c)
 	if (!all_known(p, line, "a method of __all__ is called before it is bound (NameError)"))
 		return;
 	for (size_t i = 0; i < sizeof pure / sizeof *pure; i++)
-		if (is_word(p, &v[2], pure[i]))
+		if (ap_py_is_word(p, &v[2], pure[i]))
 			return;
 	if (p->all_type == ALLT_TUPLE || p->all_type == ALLT_SET) {
 		all_unknown(p, line, "a method of __all__ its type lacks (AttributeError)");
 		return;
 	}
-	if (is_word(p, &v[2], "extend")) {
+	if (ap_py_is_word(p, &v[2], "extend")) {
 		if (has_comma(p, 4, n - 1, 1))
 			all_unknown(p, line, "__all__.extend() of more than one argument (TypeError)");
 		else
 			all_assign(p, c, 4, n - 1, 1, true);
-	} else if (is_word(p, &v[2], "append")) {
+	} else if (ap_py_is_word(p, &v[2], "append")) {
 		if (!all_strings(p, 4, n - 1))
 			all_unknown(p, line, "__all__.append() of what is no str literal");
-	} else if (is_word(p, &v[2], "insert")) {
+	} else if (ap_py_is_word(p, &v[2], "insert")) {
 		size_t comma = 4;
 		while (comma < n - 1 && !(v[comma].depth == 1 && ap_py_is_op(&v[comma], ',')))
 			comma++;
 		if (comma == n - 1 || !int_literal(p, 4, comma, &at) ||
 		    !all_strings(p, comma + 1, n - 1))
 			all_unknown(p, line, "__all__.insert() of what is no str literal");
-	} else if (is_word(p, &v[2], "clear") && n == 5) {
+	} else if (ap_py_is_word(p, &v[2], "clear") && n == 5) {
 		m->nall = 0;
 		m->nall_refs = 0;
-	} else if (is_word(p, &v[2], "remove")) {
+	} else if (ap_py_is_word(p, &v[2], "remove")) {
 		size_t had = m->nall, i;
 		if (!all_strings(p, 4, n - 1)) {
 			all_unknown(p, line, "__all__.remove() of what is no str literal");
@@ -1010,7 +1026,7 @@ static bool is_call(const struct parser *p, size_t a, size_t b)
 	while (i + 1 < b && ap_py_is_op(&v[i], '.') && v[i + 1].kind == T_NAME)
 		i += 2;
 	while (i < b && ap_py_is_op(&v[i], '(')) {
-		size_t e = closer(p, i, b);
+		size_t e = ap_py_closer(p, i, b);
 		if (e == (size_t)-1)
 			return false;
 		if (e == b - 1)
@@ -1031,7 +1047,7 @@ static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_
 		bind_targets(p, c, a, b, 0);
 		return;
 	}
-	if (is_word(p, &v[a], "__all__"))
+	if (ap_py_is_word(p, &v[a], "__all__"))
 		all_assign(p, c, va, n, 0, false);
 	if (n - va == 1 && is_ident(&v[va])) {
 		add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = tok_str(p, &v[va]);
@@ -1205,7 +1221,7 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 			return;
 		} else if (lambdas == 0 && is_augassign(&v[i])) {
 			if (i == 1 && is_ident(&v[0])) {
-				if (is_word(p, &v[0], "__all__")) {
+				if (ap_py_is_word(p, &v[0], "__all__")) {
 					if (ap_py_is_op(&v[i], OP_ADD_ASSIGN))
 						all_assign(p, c, i + 1, n, 0, true);
 					else
@@ -1221,6 +1237,22 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 
 /* --- Statements ----------------------------------------------------------- */
 
+/* Whether the statement starting at t is a simple statement (or a match,
+ * which simple_line reads): not def, class, a decorator, async, if, for,
+ * while, with or try. */
+static bool simple_start(const tok *t)
+{
+	static const unsigned compound[] = {KW_DEF, KW_CLASS, KW_ASYNC, KW_IF,
+	                                    KW_FOR, KW_WHILE, KW_WITH,  KW_TRY};
+
+	if (ap_py_is_op(t, '@'))
+		return false;
+	for (size_t i = 0; i < sizeof compound / sizeof compound[0]; i++)
+		if (ap_py_is_kw(t, compound[i]))
+			return false;
+	return true;
+}
+
 static void statements(struct parser *p, const struct ctx *c, bool block, bool doc);
 static void statement(struct parser *p, const struct ctx *c, bool doc);
 
@@ -1234,7 +1266,7 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
 {
 	struct arms *outer = p->match_arms, a;
 
-	if (outer != NULL && is_word(p, first, "case")) {
+	if (outer != NULL && ap_py_is_word(p, first, "case")) {
 		struct ctx arm = *c;
 		arm.maybe = true;
 		arm_begin(p, outer);
@@ -1243,7 +1275,7 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
 		p->match_arms = outer;
 		return;
 	}
-	if (!is_word(p, first, "match")) {
+	if (!ap_py_is_word(p, first, "match")) {
 		p->match_arms = NULL;
 		suite(p, c, false);
 		p->match_arms = outer;
@@ -1264,6 +1296,7 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
 static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool one_line)
 {
 	bool analyze = c->prefix == NULL && c->live;
+	struct ctx nested;
 
 	for (;;) {
 		size_t mark = ap_py_string_mark(p);
@@ -1273,6 +1306,8 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 		size_t count = 0;
 		struct collector k;
 
+		/* After a try body's import that fails, nothing after it runs. */
+		analyze &= c->trying == NULL || *c->trying != TRY_FAILS;
 		collect_start(p, &k, analyze ? c : NULL, analyze);
 		while (p->t.kind != T_NEWLINE && p->t.kind != T_END &&
 		       !(p->t.depth == 0 && ap_py_is_op(&p->t, ';'))) {
@@ -1287,9 +1322,23 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 		if (doc && ap_py_doc_is(&d))
 			ap_py_drop_strings(p, mark);
 		doc = false;
-		if (analyze && count > 0 && !header)
+		if (analyze && count > 0 && !header) {
 			simple_stmt(p, c);
+			if (c->trying != NULL && *c->trying == TRY_RUNS &&
+			    !ap_py_is_kw(&p->sv[0], KW_IMPORT) && !ap_py_is_kw(&p->sv[0], KW_FROM) &&
+			    !cannot_raise(p))
+				*c->trying = TRY_UNKNOWN;
+		}
 		if (header) {
+			/* match or case: a block that may raise */
+			if (c->trying != NULL) {
+				if (*c->trying == TRY_RUNS)
+					*c->trying = TRY_UNKNOWN;
+				nested = *c;
+				nested.trying = NULL;
+				nested.live &= analyze;
+				c = &nested;
+			}
 			block(p, c, &first);
 			return;
 		}
@@ -1508,93 +1557,6 @@ static void class_stmt(struct parser *p, const struct ctx *c)
 	suite(p, &in, true);
 }
 
-enum cond { COND_UNKNOWN, COND_FALSE, COND_TRUE };
-
-/* Whether sv[a, b) is wrapped in one pair of parentheses. */
-static bool parenthesised(const struct parser *p, size_t a, size_t b)
-{
-	return b - a >= 3 && ap_py_is_op(&p->sv[a], '(') && closer(p, a, b) == b - 1;
-}
-
-static bool false_name(const struct parser *p, size_t a, size_t b)
-{
-	if (b - a != 1 || p->sv[a].kind != T_NAME || p->false_names == NULL)
-		return false;
-	for (const char *const *f = p->false_names; *f; f++)
-		if (is_word(p, &p->sv[a], *f))
-			return true;
-	return false;
-}
-
-/* Whether the module-level name, as bound so far, certainly holds what
- * `from typing import TYPE_CHECKING` (as_from) or `import typing` binds. Every
- * binding of it must be that one, since which arm of an unknown condition
- * bound it last is not known; and no star import may have come from elsewhere,
- * as it could rebind the name. Where the one binding is in an arm that may
- * not have run, the name is False or unbound (NameError): the arm is not
- * taken either way. */
-static bool typing_name(const struct parser *p, const char *name, bool as_from)
-{
-	const ap_py_module *m = p->m;
-	bool bound = false;
-
-	for (size_t i = 0; i < m->nbindings; i++) {
-		const ap_py_binding *b = &m->bindings[i];
-		if (b->kind == AP_PY_BIND_STAR && strcmp(b->module, "typing") != 0)
-			return false;
-		if (b->name == NULL || strcmp(b->name, name) != 0)
-			continue;
-		if (as_from ? b->kind != AP_PY_BIND_FROM || strcmp(b->target, "TYPE_CHECKING") != 0
-		            : b->kind != AP_PY_BIND_IMPORT)
-			return false;
-		if (strcmp(b->module, "typing") != 0)
-			return false;
-		bound = true;
-	}
-	return bound;
-}
-
-/* The value of sv[a, b) when it is one CPython knows before running the module:
- * typing.TYPE_CHECKING is False on import, the constants are what they say. */
-static enum cond constant(const struct parser *p, size_t a, size_t b)
-{
-	const tok *v = p->sv + a;
-
-	if (b - a == 3 && is_word(p, &v[0], "typing") && ap_py_is_op(&v[1], '.') &&
-	    is_word(p, &v[2], "TYPE_CHECKING"))
-		return typing_name(p, "typing", false) ? COND_FALSE : COND_UNKNOWN;
-	if (b - a != 1)
-		return COND_UNKNOWN;
-	if (ap_py_is_kw(v, KW_FALSE) || ap_py_is_kw(v, KW_NONE) || is_number(p, v, "0"))
-		return COND_FALSE;
-	if (ap_py_is_kw(v, KW_TRUE) || is_number(p, v, "1"))
-		return COND_TRUE;
-	if (is_word(p, v, "TYPE_CHECKING") && typing_name(p, "TYPE_CHECKING", true))
-		return COND_FALSE;
-	return COND_UNKNOWN;
-}
-
-/* The value of the condition sv[1, sn) of an if or elif. */
-static enum cond condition(const struct parser *p)
-{
-	size_t a = 1, b = p->sn;
-	bool negated = false;
-	enum cond value;
-
-	while (parenthesised(p, a, b))
-		a++, b--;
-	if (b - a >= 2 && ap_py_is_kw(&p->sv[a], KW_NOT)) {
-		negated = true;
-		a++;
-		while (parenthesised(p, a, b))
-			a++, b--;
-	}
-	value = false_name(p, a, b) ? COND_FALSE : constant(p, a, b);
-	if (value == COND_UNKNOWN || !negated)
-		return value;
-	return value == COND_TRUE ? COND_FALSE : COND_TRUE;
-}
-
 static void if_stmt(struct parser *p, const struct ctx *c)
 {
 	bool decided = false; /* an earlier arm is certainly taken */
@@ -1610,7 +1572,7 @@ static void if_stmt(struct parser *p, const struct ctx *c)
 		if (!collect_header(p, c->prefix == NULL && c->live && !decided ? c : NULL, true))
 			break;
 		if (!is_else)
-			cond = condition(p);
+			cond = ap_py_condition(p, 1, p->sn);
 		arm.live = c->live && !decided && cond != COND_FALSE;
 		arm.maybe = c->maybe || open || cond != COND_TRUE;
 		open |= cond == COND_UNKNOWN;
@@ -1626,16 +1588,23 @@ static void if_stmt(struct parser *p, const struct ctx *c)
 }
 
 /* for, while, with and try, with the arms that may follow them. A with
- * block runs; a try's body runs, then maybe a handler instead of the rest,
- * and its finally whichever way the rest went; a loop's body (and a for's
- * target) may run or not, its else after it. */
+ * block runs; a loop's body (and a for's target) may run or not, its else
+ * after it. A try's body runs to its end (its handlers do not run), or fails
+ * at an import the target cannot find (what follows it does not run, and the
+ * first handler that catches ModuleNotFoundError runs after what ran), or
+ * either way as far as the reader can tell: then its handlers and else are
+ * ways it may run. Its finally runs whichever way the rest went. */
 static void compound_stmt(struct parser *p, const struct ctx *c)
 {
 	bool is_for = ap_py_is_kw(&p->t, KW_FOR);
 	bool is_with = ap_py_is_kw(&p->t, KW_WITH);
 	bool is_try = ap_py_is_kw(&p->t, KW_TRY);
 	bool binds = c->prefix == NULL && c->live, ended = false;
-	struct ctx body;
+	/* Of a try that binds, how its body ends; of any other compound
+	 * statement, each arm may run. */
+	enum try_outcome outcome = is_try && binds ? TRY_RUNS : TRY_UNKNOWN;
+	bool failed, caught = false;
+	struct ctx body = *c;
 	const tok *v;
 	struct arms a;
 
@@ -1659,7 +1628,7 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		/* with (a as b, c as d): the items are in the parentheses. */
 		size_t i = 1, b = p->sn;
 		unsigned d = 0;
-		if (parenthesised(p, i, b)) {
+		if (ap_py_parenthesised(p, i, b)) {
 			for (size_t k = i + 1; k + 1 < b && d == 0; k++)
 				if (v[k].depth == 1 && ap_py_is_kw(&v[k], KW_AS))
 					d = 1;
@@ -1678,25 +1647,45 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 			i = e + 1;
 		}
 	}
-	body = *c;
-	/* A loop's body may not run, a try's may stop at any statement. */
+	/* A loop's body may not run, a try's may stop at any statement: a
+	 * method defined there may not exist. */
 	body.maybe = c->maybe || !is_with;
+	if (is_try && binds)
+		body.trying = &outcome;
 	suite(p, &body, false);
+	failed = outcome == TRY_FAILS;
 	for (;;) {
 		struct ctx arm = *c;
+		bool is_except = is_try && ap_py_is_kw(&p->t, KW_EXCEPT);
+		bool is_else = ap_py_is_kw(&p->t, KW_ELSE);
 		bool is_finally = is_try && ap_py_is_kw(&p->t, KW_FINALLY);
-		if (!(is_try && ap_py_is_kw(&p->t, KW_EXCEPT)) && !ap_py_is_kw(&p->t, KW_ELSE) &&
-		    !is_finally)
+		/* the arm runs after what ran before it, not instead */
+		bool after = false;
+		if (!is_except && !is_else && !is_finally)
 			break;
-		if (!collect_header(p, NULL, false))
+		if (!collect_header(p, NULL, is_except && outcome == TRY_FAILS && !caught))
 			break;
+		if (is_except && outcome == TRY_RUNS) {
+			arm.live = false;
+		} else if (is_except && outcome == TRY_FAILS) {
+			enum cond catches = caught ? COND_FALSE : ap_py_catches_import(p, 1, p->sn);
+			arm.live &= catches != COND_FALSE;
+			after = catches == COND_TRUE;
+			/* a handler that may or may not catch it: the rest as before */
+			if (catches == COND_UNKNOWN)
+				outcome = TRY_UNKNOWN;
+			caught |= catches == COND_TRUE;
+		} else if (is_try && is_else) {
+			arm.live &= !failed;
+			after = outcome == TRY_RUNS;
+		}
 		if (is_finally && !ended) {
 			arms_end(p, c, &a);
 			ended = true;
-		} else if (!ended) {
+		} else if (!ended && arm.live && !after) {
 			arm_begin(p, &a);
 		}
-		arm.maybe = c->maybe || !is_finally;
+		arm.maybe = c->maybe || !(is_finally || after);
 		suite(p, &arm, false);
 	}
 	if (!ended)
@@ -1761,9 +1750,21 @@ static void decorator_line(struct parser *p, const struct ctx *c)
 
 static void statement(struct parser *p, const struct ctx *c, bool doc)
 {
+	struct ctx nested;
 	unsigned line;
 
 	p->decorator = NULL;
+	/* In a try body, a statement after an import that failed does not run,
+	 * and a compound one may raise: what blocks inside it do is not the
+	 * body's to tell. Simple statements tell it in simple_line. */
+	if (c->trying != NULL && (*c->trying == TRY_FAILS || !simple_start(&p->t))) {
+		if (*c->trying == TRY_RUNS)
+			*c->trying = TRY_UNKNOWN;
+		nested = *c;
+		nested.live &= *c->trying != TRY_FAILS;
+		nested.trying = NULL;
+		c = &nested;
+	}
 	if (ap_py_is_op(&p->t, '@')) {
 		while (ap_py_is_op(&p->t, '@'))
 			decorator_line(p, c);
@@ -1813,7 +1814,7 @@ void ap_py_module_free(ap_py_module *m)
 
 int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_options *opt)
 {
-	static const struct ctx top = {NULL, true, false};
+	static const struct ctx top = {.live = true};
 	struct parser *p;
 	struct module *mod;
 	ap_py_module *m;
@@ -1852,6 +1853,7 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	p->false_names = opt ? opt->false_names : NULL;
 	p->last_of = ap_xnonnull(ap_map_new());
 	p->submodules = ap_xnonnull(ap_map_new());
+	p->opt = opt;
 	if (len >= 3 && memcmp(src, "\xef\xbb\xbf", 3) == 0)
 		p->pos = 3;
 	ap_py_advance(p);

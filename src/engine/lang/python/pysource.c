@@ -8,6 +8,7 @@
 #include "core/ap-map.h"
 #include "core/ap-util.h"
 #include "engine/lang/python/pysource.h"
+#include "engine/pytarget.h"
 
 /* Import chains deeper than this are refused (AITER's are a few levels). */
 #define RESOLVE_MAX_DEPTH 64
@@ -61,9 +62,18 @@ void ap_pyconf_free(ap_pyconf *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* What a parse found of whether a module its try statements import is
+ * found: the parse holds only where each is still so. */
+struct assumed {
+	char *written; /* as the import wrote it */
+	int found;
+};
+
 struct parsed {
 	ap_py_module *m;
 	char *error;
+	struct assumed *assumed;
+	size_t nassumed;
 };
 
 static void parsed_free(void *p)
@@ -72,17 +82,190 @@ static void parsed_free(void *p)
 
 	ap_py_module_free(x->m);
 	free(x->error);
+	for (size_t i = 0; i < x->nassumed; i++)
+		free(x->assumed[i].written);
+	free(x->assumed);
 	free(x);
+}
+
+/* The file of the module (dotted) as Python's finder picks it: the package
+ * NAME/__init__.py before the module NAME.py beside it; NULL when neither
+ * is there, else *package says which. */
+static const ap_file *module_file(ap_reader *r, const char *name, bool *package)
+{
+	char *base = ap_xstrdup(name);
+	const ap_file *found = NULL;
+
+	for (char *p = base; *p; p++)
+		if (*p == '.')
+			*p = '/';
+	for (int pkg = 1; pkg >= 0 && found == NULL; pkg--) {
+		char *path = ap_xasprintf(pkg ? "%s/__init__.py" : "%s.py", base);
+		const ap_file *f = ap_reader_get(r, path);
+		free(path);
+		if (f->status != AP_FILE_MISSING) {
+			found = f;
+			*package = pkg;
+		}
+	}
+	free(base);
+	return found;
+}
+
+/* The dotted name of the module at path ("aiter/ops/x.py": "aiter.ops.x",
+ * *package false; "aiter/ops/__init__.py": "aiter.ops", true). */
+static char *module_of_path(const char *path, bool *package)
+{
+	size_t len = strlen(path);
+	char *name;
+
+	if (len > 3 && strcmp(path + len - 3, ".py") == 0)
+		len -= 3;
+	*package = len >= 9 && strncmp(path + len - 9, "/__init__", 9) == 0;
+	if (*package)
+		len -= 9;
+	name = ap_xstrndup(path, len);
+	for (char *p = name; *p; p++)
+		if (*p == '/')
+			*p = '.';
+	return name;
+}
+
+/* The absolute name of an import written in the module `of` (a package
+ * when package); NULL when its dots lead above the top. */
+static char *absolute_import(const char *of, bool package, const char *written)
+{
+	size_t dots = strspn(written, ".");
+	char *base, *out;
+
+	if (dots == 0)
+		return ap_xstrdup(written);
+	base = ap_xstrdup(of);
+	/* A module's package is its parent; a package is its own. */
+	for (size_t k = package ? 1 : 0; k < dots; k++) {
+		char *dot = strrchr(base, '.');
+		if (dot == NULL) {
+			free(base);
+			return NULL;
+		}
+		*dot = '\0';
+	}
+	out = written[dots] ? ap_xasprintf("%s.%s", base, written + dots) : ap_xstrdup(base);
+	free(base);
+	return out;
+}
+
+/* Whether the module (dotted, of the tree) is there: its package or file,
+ * or a folder of its name (a namespace package, unless a module file beside
+ * it is taken first: found either way); without either, a file of its name
+ * that another loader takes (an extension module, bytecode), which the
+ * parent's listing shows, is not known. */
+static int in_tree(ap_reader *r, const char *name)
+{
+	const char *last = strrchr(name, '.');
+	char *base = ap_xstrdup(name), *folder;
+	const ap_file *listing;
+	size_t len;
+	bool package;
+	int found = 0;
+
+	if (module_file(r, name, &package) != NULL) {
+		free(base);
+		return 1;
+	}
+	for (char *p = base; *p; p++)
+		if (*p == '.')
+			*p = '/';
+	folder = ap_xasprintf("%s/", base);
+	listing = ap_reader_get(r, folder);
+	free(folder);
+	if (listing->status == AP_FILE_OK) {
+		free(base);
+		return 1;
+	}
+	last = last ? last + 1 : name;
+	len = strlen(last);
+	base[strlen(base) - len] = '\0';
+	listing = ap_reader_get(r, base[0] ? base : "./");
+	free(base);
+	if (listing->status != AP_FILE_OK)
+		return listing->status == AP_FILE_MISSING ? 0 : -1;
+	for (const char *at = listing->data, *end = at + listing->len; at < end && found == 0;) {
+		const char *nl = memchr(at, '\n', (size_t)(end - at));
+		size_t n = nl ? (size_t)(nl - at) : (size_t)(end - at);
+		if (n > len && strncmp(at, last, len) == 0 && at[len] == '.')
+			found = -1;
+		at += n + 1;
+	}
+	return found;
+}
+
+/* A parse's questions to the tree and to the interpreter that will import
+ * it (the reader's), about the file f. */
+struct asking {
+	ap_reader *r;
+	const ap_file *f;
+	struct parsed *into; /* the parse's record of its answers; NULL: none */
+};
+
+static int import_found(const struct asking *a, const char *written)
+{
+	bool package, inside;
+	char *of = module_of_path(a->f->path, &package), *name = absolute_import(of, package, written);
+	struct ap_pytarget *t = ap_reader_python(a->r);
+	int found = -1;
+
+	if (name != NULL) {
+		size_t top = strcspn(of, ".");
+		inside = strncmp(name, of, top) == 0 && (name[top] == '\0' || name[top] == '.');
+		found = inside ? in_tree(a->r, name) : t != NULL ? ap_pytarget_finds(t, name) : -1;
+	}
+	free(of);
+	free(name);
+	return found;
+}
+
+static int can_import(void *ctx, const char *written)
+{
+	struct asking *a = ctx;
+	int found = import_found(a, written);
+	struct parsed *p = a->into;
+
+	p->assumed = ap_xrealloc(p->assumed, (p->nassumed + 1) * sizeof *p->assumed);
+	p->assumed[p->nassumed++] = (struct assumed){ap_xstrdup(written), found};
+	return found;
+}
+
+static const ap_py_facts *facts(void *ctx, unsigned need)
+{
+	const struct asking *a = ctx;
+	struct ap_pytarget *t = ap_reader_python(a->r);
+
+	return t != NULL ? ap_pytarget_facts(t, need) : NULL;
+}
+
+/* Whether a parse kept (maybe of the same bytes at another path, or in
+ * another commit) found what f in r would find. */
+static bool still_holds(ap_reader *r, const ap_file *f, const struct parsed *p)
+{
+	const struct asking a = {r, f, NULL};
+
+	for (size_t i = 0; i < p->nassumed; i++)
+		if (import_found(&a, p->assumed[i].written) != p->assumed[i].found)
+			return false;
+	return true;
 }
 
 const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_pyconf *c,
                                        const char **error)
 {
 	struct parsed *p = ap_reader_derived(r, f, c->key);
-	ap_py_options opt = {.false_names = (const char *const *)c->false_names};
 
-	if (p == NULL) {
-		p = ap_xcalloc(1, sizeof *p);
+	if (p == NULL || !still_holds(r, f, p)) {
+		struct asking a = {r, f, NULL};
+		ap_py_options opt = {.false_names = (const char *const *)c->false_names,
+		                     .facts = facts, .can_import = can_import, .ctx = &a};
+		p = a.into = ap_xcalloc(1, sizeof *p);
 		if (ap_py_parse(&p->m, f->data, f->len, &opt) < 0) {
 			p->error = ap_xstrdup(ap_error_last());
 		} else if (ap_reader_charge(r, ap_py_module_bytes(p->m), "parsing it") < 0) {
@@ -730,22 +913,9 @@ static char *compat_redirect(struct resolver *rs, const char *name, int *kind, a
 static void look_up_file(struct resolver *rs, struct found *fd)
 {
 	struct module *mod = &fd->mod;
-	char *base = ap_xstrdup(fd->name);
 	const char *error;
 
-	for (char *p = base; *p; p++)
-		if (*p == '.')
-			*p = '/';
-	for (int pkg = 1; pkg >= 0 && mod->file == NULL; pkg--) {
-		char *path = ap_xasprintf(pkg ? "%s/__init__.py" : "%s.py", base);
-		const ap_file *f = ap_reader_get(rs->r, path);
-		free(path);
-		if (f->status == AP_FILE_MISSING)
-			continue;
-		mod->file = f;
-		mod->package = pkg;
-	}
-	free(base);
+	mod->file = module_file(rs->r, fd->name, &mod->package);
 	mod->name = fd->name;
 	if (mod->file == NULL)
 		return;
@@ -823,28 +993,11 @@ static int find_module(struct resolver *rs, const char *name, struct module *mod
  * lies outside the package tree. */
 static char *absolute(const struct resolver *rs, const struct module *mod, const char *written)
 {
-	size_t dots = strspn(written, ".");
-	char *base, *out;
+	size_t len = strcspn(written, ".");
 
-	if (dots == 0) {
-		size_t len = strcspn(written, ".");
-		if (strlen(rs->top) != len || strncmp(written, rs->top, len) != 0)
-			return NULL;
-		return ap_xstrdup(written);
-	}
-	base = ap_xstrdup(mod->name);
-	/* A module's package is its parent; a package is its own. */
-	for (size_t k = mod->package ? 1 : 0; k < dots; k++) {
-		char *dot = strrchr(base, '.');
-		if (dot == NULL) {
-			free(base);
-			return NULL;
-		}
-		*dot = '\0';
-	}
-	out = written[dots] ? ap_xasprintf("%s.%s", base, written + dots) : ap_xstrdup(base);
-	free(base);
-	return out;
+	if (len > 0 && (strlen(rs->top) != len || strncmp(written, rs->top, len) != 0))
+		return NULL;
+	return absolute_import(mod->name, mod->package, written);
 }
 
 static void resolve_in(struct resolver *rs, const char *module, const char *name, unsigned depth,

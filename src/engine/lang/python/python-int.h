@@ -18,16 +18,18 @@
  *
  * lex.c reads one token from bytes, tokens.c makes the token stream (lines,
  * indentation, brackets, errors), skim.c passes over function bodies and the
- * tails of parameters, module.c reads the statements into the module,
- * bounds.c reads a def's body again for ap_py_def_bound; arena.c holds the
- * module's memory. Each calls only those named before it in lex.c, arena.c,
- * tokens.c, skim.c, module.c; bounds.c calls lex.c alone. */
+ * tails of parameters, cond.c tells the value of a condition on import,
+ * module.c reads the statements into the module, bounds.c reads a def's body
+ * again for ap_py_def_bound; arena.c holds the module's memory. Each calls
+ * only those named before it in lex.c, arena.c, tokens.c, skim.c, cond.c,
+ * module.c; bounds.c calls lex.c alone. */
 #ifndef AP_PYTHON_INT_H
 #define AP_PYTHON_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/ap-util.h"
 #include "engine/lang/python/python.h"
@@ -220,6 +222,7 @@ struct parser {
 	ap_py_param *pv;    /* the parameters of the def being read */
 	size_t pcap;
 	const char *const *false_names;
+	const ap_py_options *opt; /* NULL: none given */
 	int err;
 	/* the tokens of the statement or header being read */
 	tok *sv;
@@ -338,6 +341,43 @@ static inline bool ap_py_doc_is(const struct ap_py_doc *d)
 	return d->strings && d->shut == d->open;
 }
 
+/* Whether the name token t, not ASCII, is w as CPython binds it (NFKC). */
+bool ap_py_name_is(const struct parser *p, const tok *t, const char *w);
+
+/* The statement's token t spelt exactly w (a name as CPython binds it). */
+static inline bool ap_py_spelt(const struct parser *p, const tok *t, const char *w)
+{
+	if (t->kind == T_NAME && !t->plain)
+		return ap_py_name_is(p, t, w);
+	return t->len == strlen(w) && memcmp(p->s + t->off, w, t->len) == 0;
+}
+
+static inline bool ap_py_is_word(const struct parser *p, const tok *t, const char *w)
+{
+	return t->kind == T_NAME && ap_py_spelt(p, t, w);
+}
+
+/* The number literal spelt exactly w (`0`, not `00` or `0.0`). */
+static inline bool ap_py_is_number(const struct parser *p, const tok *t, const char *w)
+{
+	return t->kind == T_NUMBER && ap_py_spelt(p, t, w);
+}
+
+/* The index of the closer of the opener at sv[i], or (size_t)-1 before b. */
+static inline size_t ap_py_closer(const struct parser *p, size_t i, size_t b)
+{
+	for (size_t k = i + 1; k < b; k++)
+		if (p->sv[k].depth <= p->sv[i].depth)
+			return k;
+	return (size_t)-1;
+}
+
+/* Whether sv[a, b) is wrapped in one pair of parentheses. */
+static inline bool ap_py_parenthesised(const struct parser *p, size_t a, size_t b)
+{
+	return b - a >= 3 && ap_py_is_op(&p->sv[a], '(') && ap_py_closer(p, a, b) == b - 1;
+}
+
 /* --- Skimmer (skim.c) ----------------------------------------------------- */
 
 /* Moves p->pos over the tail of a parameter's segment, in a parameter list
@@ -348,5 +388,21 @@ bool ap_py_params_tail(struct parser *p, unsigned depth, bool has_name, bool *ha
  * recording where it lies in defs[di] and dropping the docstrings of the def
  * and of the defs and classes in it. */
 void ap_py_skip_body(struct parser *p, size_t di);
+
+/* --- Conditions (cond.c) ------------------------------------------------- */
+
+enum cond { COND_UNKNOWN, COND_FALSE, COND_TRUE };
+
+/* The value on import of the expression sv[a, b) taken as a condition,
+ * with the module's bindings so far and the target interpreter's facts
+ * (asked of p->opt only when the expression needs one). */
+enum cond ap_py_condition(const struct parser *p, size_t a, size_t b);
+
+/* Whether the except handler whose header (after `except`) is sv[a, b)
+ * catches the ModuleNotFoundError of an import not found: a bare except, or
+ * builtins ImportError, ModuleNotFoundError, Exception or BaseException,
+ * alone or in a tuple of builtins (COND_TRUE); builtins that are none of
+ * these (COND_FALSE); anything else, `except*` included, is unknown. */
+enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b);
 
 #endif

@@ -109,18 +109,23 @@ typedef struct ap_py_string {
 } ap_py_string;
 
 /* What the interpreter that will import the module reports; a field it has
- * not been asked is unset (version major 0, strings NULL), and a condition
- * that needs it is unknown. */
+ * not been asked is unset (nversion 0, strings NULL), and a condition that
+ * needs it is unknown. */
 typedef struct ap_py_facts {
 	int major, minor, micro;   /* sys.version_info[:3] */
+	/* how many of major, minor, micro are known: 0, 2 (only X.Y was given) or 3 */
+	unsigned nversion;
 	const char *releaselevel;  /* sys.version_info.releaselevel: "final", "beta", ... */
 	const char *platform;      /* sys.platform: "linux" */
 	const char *os_name;       /* os.name: "posix" */
 } ap_py_facts;
 
+/* The facts a condition is about to read (ap_py_options.facts' need). */
+enum { AP_PY_FACT_VERSION = 1, AP_PY_FACT_PLATFORM = 2, AP_PY_FACT_OS_NAME = 4 };
+
 /* Whether `import MODULE` (as written: leading dots for a relative import,
  * level dots counted in the string) succeeds in the target interpreter:
- * 1 yes, 0 no (ImportError), -1 not known. */
+ * 1 it is found, 0 no (ModuleNotFoundError), -1 not known. */
 typedef int (*ap_py_can_import_fn)(void *ctx, const char *module);
 
 typedef struct ap_py_options {
@@ -130,15 +135,26 @@ typedef struct ap_py_options {
 	 * do, whatever the options, the conditions CPython knows: False, None, 0, and
 	 * TYPE_CHECKING when every module-level binding of it so far is `from typing import
 	 * TYPE_CHECKING` (typing.TYPE_CHECKING when every one of typing is `import typing`),
-	 * and no star import from another module came before; True and 1 take only the body.
-	 * Any other condition is unknown: every arm counts. NULL-terminated; may be NULL. */
+	 * and no star import from another module came before; True and 1 take only the body;
+	 * `__name__ == "__main__"` is false; comparisons of sys.version_info (whole, [K],
+	 * [:K], .major ...), sys.platform (==, in, .startswith) and os.name with literals
+	 * take the facts, when sys and os are bound as typing must be; and, or and not
+	 * combine them in three-valued logic (cond.c). Any other condition is unknown:
+	 * every arm counts. NULL-terminated; may be NULL. */
 	const char *const *false_names;
 	/* The target interpreter's facts, asked only when a condition needs one
-	 * (sys.version_info, sys.platform, os.name): the call may start that
-	 * interpreter, once per scan. NULL, or NULL returned: every such
-	 * condition is unknown. */
-	const ap_py_facts *(*facts)(void *ctx);
-	/* For `try: import X` / `except ImportError:`; NULL: not known. */
+	 * (sys.version_info, sys.platform, os.name; need says which, as
+	 * AP_PY_FACT_* bits): the call may start that interpreter, once per
+	 * scan. NULL, or NULL returned: every such condition is unknown. */
+	const ap_py_facts *(*facts)(void *ctx, unsigned need);
+	/* For a module-level `try:` whose body is imports (and statements that
+	 * cannot raise: pass, NAME = constant): every import found, the body runs
+	 * and its handlers do not; one not found ends the body there and the
+	 * first handler catching ModuleNotFoundError runs (bare, ImportError,
+	 * ModuleNotFoundError, Exception, BaseException), else and later
+	 * handlers do not. A from-import's names are taken as bound once its
+	 * module is found. Anything else, or NULL: the body and each handler are
+	 * ways the try may run. */
 	ap_py_can_import_fn can_import;
 	void *ctx; /* for facts and can_import */
 } ap_py_options;

@@ -452,3 +452,14 @@ void ap_py_drop_strings(struct parser *p, size_t mark)
 	if (p->m->nstrings > mark)
 		p->m->nstrings = mark;
 }
+
+bool ap_py_name_is(const struct parser *p, const tok *t, const char *w)
+{
+	ap_buf b = AP_BUF_INIT;
+	size_t len;
+	const char *s = ap_py_name(p, t, &b, &len);
+	bool eq = len == strlen(w) && memcmp(s, w, len) == 0;
+
+	ap_buf_free(&b);
+	return eq;
+}

@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/ap-error.h"
+#include "core/ap-map.h"
+#include "core/ap-util.h"
+#include "engine/child.h"
+#include "engine/pytarget.h"
+
+/* Prints the facts in five lines. sys.executable may be empty. */
+static const char facts_py[] =
+	"import os, sys\n"
+	"v = sys.version_info\n"
+	"sys.stdout.write('aiter-probe-facts-1\\n%s\\n%d %d %d %s %d\\n%s\\n%s\\n' % (sys.executable "
+	"or '', v[0], v[1], v[2], v[3], v[4], sys.platform, os.name))\n";
+
+/* Whether the module argv[1] is found, without importing it or its parents:
+ * the top-level name by find_spec, each submodule by the path finder over
+ * its parent's locations, as the import system would look. Not the folder
+ * the scan runs in, which `-c` puts first on the path. */
+static const char finds_py[] =
+	"import sys\n"
+	"if sys.path and sys.path[0] == '':\n"
+	"    del sys.path[0]\n"
+	"import importlib.machinery as m, importlib.util as u\n"
+	"parts = sys.argv[1].split('.')\n"
+	"try:\n"
+	"    s = u.find_spec(parts[0])\n"
+	"    for k in range(1, len(parts)):\n"
+	"        if s is None or s.submodule_search_locations is None:\n"
+	"            s = None\n"
+	"            break\n"
+	"        s = m.PathFinder.find_spec('.'.join(parts[:k + 1]), list(s.submodule_search_locations))\n"
+	"    print('found' if s is not None else 'absent')\n"
+	"except Exception:\n"
+	"    print('error')\n";
+
+/* Longest a module name asked may be, and sys.executable, platform, os.name. */
+#define NAME_MAX_BYTES 512
+#define EXECUTABLE_MAX 4096
+#define WORD_MAX 64
+
+struct ap_pytarget {
+	char *python;  /* as given, or the default; NULL with a version alone */
+	bool version_only;
+	bool asked;    /* the facts were looked for */
+	bool have;     /* and found */
+	ap_py_facts facts;
+	char *executable, *level, *platform, *os_name;
+	unsigned used; /* AP_PY_FACT_* that answers read */
+	ap_map *finds; /* module -> index into names */
+	char **names;
+	int *found;
+	size_t nfinds, finds_cap;
+	char *error;
+};
+
+bool ap_pytarget_version_valid(const char *version)
+{
+	const char *p = version;
+
+	for (int part = 0; part < 3; part++) {
+		size_t digits = strspn(p, "0123456789");
+		if (digits == 0 || digits > 4)
+			return false;
+		p += digits;
+		if (*p == '\0')
+			return part >= 1;
+		if (*p++ != '.')
+			return false;
+	}
+	return false;
+}
+
+char *ap_pytarget_refusal(const char *python)
+{
+	struct stat st;
+	const char *path = getenv("PATH");
+
+	if (python[0] == '\0')
+		return ap_xstrdup("'' names no interpreter");
+	if (strchr(python, '/') != NULL) {
+		if (stat(python, &st) != 0)
+			return ap_xasprintf("%s: %s", python, strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return ap_xasprintf("%s: not a regular file", python);
+		if (access(python, X_OK) != 0)
+			return ap_xasprintf("%s: %s", python, strerror(errno));
+		return NULL;
+	}
+	/* As posix_spawnp will look, with the same default. */
+	if (path == NULL)
+		path = "/bin:/usr/bin";
+	while (*path != '\0') {
+		size_t len = strcspn(path, ":");
+		char *cand = ap_xasprintf("%.*s%s%s", (int)len, path, len ? "/" : "", python);
+		bool ok = stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0;
+		free(cand);
+		if (ok)
+			return NULL;
+		path += len + (path[len] == ':');
+	}
+	return ap_xasprintf("%s: not found in PATH", python);
+}
+
+ap_pytarget *ap_pytarget_new(const char *python, const char *version)
+{
+	ap_pytarget *t = ap_xcalloc(1, sizeof *t);
+	const char *env = getenv("AITER_PROBE_PYTHON");
+
+	t->finds = ap_xnonnull(ap_map_new());
+	if (version != NULL) {
+		t->version_only = true;
+		t->asked = t->have = true;
+		t->facts.nversion = (unsigned)sscanf(version, "%d.%d.%d", &t->facts.major,
+		                                     &t->facts.minor, &t->facts.micro);
+		return t;
+	}
+	t->python = ap_xstrdup(python != NULL ? python
+	                       : env != NULL && *env != '\0' ? env
+	                                                     : "python3");
+	return t;
+}
+
+void ap_pytarget_free(ap_pytarget *t)
+{
+	if (t == NULL)
+		return;
+	for (size_t i = 0; i < t->nfinds; i++)
+		free(t->names[i]);
+	free(t->names);
+	free(t->found);
+	ap_map_free(t->finds);
+	free(t->python);
+	free(t->executable);
+	free(t->level);
+	free(t->platform);
+	free(t->os_name);
+	free(t->error);
+	free(t);
+}
+
+const char *ap_pytarget_error(const ap_pytarget *t)
+{
+	return t->error;
+}
+
+static void fail(ap_pytarget *t, char *why)
+{
+	if (t->error == NULL)
+		t->error = ap_xasprintf("cannot ask %s %s", t->python, why);
+	free(why);
+}
+
+/* The time limit of a run: AITER_PROBE_PYTHON_TIMEOUT, else the default;
+ * 0 when the variable is no positive number. */
+static double time_limit(void)
+{
+	const char *env = getenv("AITER_PROBE_PYTHON_TIMEOUT");
+	char *end;
+	double v;
+
+	if (env == NULL || *env == '\0')
+		return AP_PYTARGET_TIMEOUT_S;
+	errno = 0;
+	v = strtod(env, &end);
+	return errno == 0 && end != env && *end == '\0' && v > 0 && v < 1e6 ? v : 0;
+}
+
+int ap_pytarget_check_env(void)
+{
+	if (time_limit() > 0)
+		return AP_OK;
+	ap_error_set("AITER_PROBE_PYTHON_TIMEOUT must be a positive number of seconds, not '%s'",
+	             getenv("AITER_PROBE_PYTHON_TIMEOUT"));
+	return AP_EINPUT;
+}
+
+/* Runs the interpreter on script (with arg, when not NULL) and returns what
+ * it printed, or NULL after fail() said why (what: what was asked); NULL
+ * too when that holds a NUL, which no answer does. The facts need neither
+ * the environment nor site-packages: -I -S start it fastest; where it finds
+ * modules needs both. */
+static char *run(ap_pytarget *t, const char *script, const char *arg, const char *what)
+{
+	bool bare = script == facts_py;
+	char *argv[] = {t->python, bare ? "-I" : "-c", bare ? "-S" : (char *)script,
+	                bare ? "-c" : (char *)arg, bare ? (char *)script : NULL, NULL};
+	double limit = time_limit();
+	ap_child c;
+	char *out = NULL;
+	int rc;
+
+	if (t->error != NULL)
+		return NULL;
+	/* a bad limit, which a scan refuses first (ap_pytarget_check_env), is
+	 * the default */
+	if (limit == 0)
+		limit = AP_PYTARGET_TIMEOUT_S;
+	if ((rc = ap_child_start(&c, argv, limit)) != 0) {
+		fail(t, ap_xasprintf("%s: %s", what, strerror(rc)));
+		return NULL;
+	}
+	ap_children_wait(&c, 1);
+	if (c.timed_out || c.overflowed || !WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
+		char *why = ap_child_failure(&c, t->python, limit);
+		fail(t, ap_xasprintf("%s: %s", what, why));
+		free(why);
+	} else if (c.out.len > 0 && memchr(c.out.data, '\0', c.out.len) != NULL) {
+		fail(t, ap_xasprintf("%s: it printed what is no answer", what));
+	} else {
+		out = c.out.len > 0 ? ap_buf_detach(&c.out) : ap_xstrdup("");
+	}
+	ap_child_free(&c);
+	return out;
+}
+
+/* The line at *p (ended by '\n') as a string, *p past it; NULL when there
+ * is none or it holds a control byte. */
+static char *line_of(const char **p, size_t max)
+{
+	const char *s = *p, *nl = strchr(s, '\n');
+
+	if (nl == NULL || (size_t)(nl - s) > max)
+		return NULL;
+	for (const char *q = s; q < nl; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			return NULL;
+	*p = nl + 1;
+	return ap_xstrndup(s, (size_t)(nl - s));
+}
+
+/* Whether s is a word of letters, digits and ._+- (sys.platform, os.name). */
+static bool plain_word(const char *s)
+{
+	return s[0] != '\0' && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                                 "0123456789._+-") == strlen(s);
+}
+
+/* The five lines facts_py prints, each as it must be. */
+static bool parse_facts(ap_pytarget *t, const char *out)
+{
+	static const char *const levels[] = {"alpha", "beta", "candidate", "final"};
+	const char *p = out;
+	char *magic, *version = NULL, level[16], canonical[96];
+	int major, minor, micro, serial;
+	bool ok = false;
+
+	magic = line_of(&p, 32);
+	if (magic == NULL || strcmp(magic, "aiter-probe-facts-1") != 0 ||
+	    (t->executable = line_of(&p, EXECUTABLE_MAX)) == NULL ||
+	    (version = line_of(&p, 64)) == NULL ||
+	    sscanf(version, "%4d %4d %4d %15s %4d", &major, &minor, &micro, level, &serial) != 5 ||
+	    major < 0 || minor < 0 || micro < 0 || serial < 0 ||
+	    (t->platform = line_of(&p, WORD_MAX)) == NULL || !plain_word(t->platform) ||
+	    (t->os_name = line_of(&p, WORD_MAX)) == NULL || !plain_word(t->os_name) || *p != '\0')
+		goto out;
+	for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+		if (strcmp(level, levels[i]) == 0)
+			ok = true;
+	/* as printed: sscanf would take a sign, blanks, leading zeros, more after */
+	snprintf(canonical, sizeof canonical, "%d %d %d %s %d", major, minor, micro, level, serial);
+	if (!ok || strcmp(canonical, version) != 0) {
+		ok = false;
+		goto out;
+	}
+	t->level = ap_xstrdup(level);
+	t->facts = (ap_py_facts){major, minor, micro, 3, t->level, t->platform, t->os_name};
+out:
+	free(magic);
+	free(version);
+	return ok;
+}
+
+const ap_py_facts *ap_pytarget_facts(ap_pytarget *t, unsigned need)
+{
+	if (!t->asked) {
+		char *out = run(t, facts_py, NULL, "for its facts");
+		t->asked = true;
+		if (out != NULL && !(t->have = parse_facts(t, out)))
+			fail(t, ap_xstrdup("for its facts: it printed what is no answer"));
+		free(out);
+	}
+	if (!t->have)
+		return NULL;
+	t->used |= need;
+	return &t->facts;
+}
+
+/* Whether s is a dotted module name of ASCII identifiers, which a
+ * manifest can record as they are (others are not asked: not known). */
+static bool module_name(const char *s)
+{
+	size_t len = strlen(s);
+	bool start = true;
+
+	if (len == 0 || len > NAME_MAX_BYTES)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '.') {
+			if (start)
+				return false;
+			start = true;
+		} else if ((c >= '0' && c <= '9') ? !start
+		                                   : (c == '_' || (unsigned)((c | 0x20) - 'a') < 26)) {
+			start = false;
+		} else {
+			return false;
+		}
+	}
+	return !start;
+}
+
+int ap_pytarget_finds(ap_pytarget *t, const char *module)
+{
+	size_t at = ap_map_get_str(t->finds, module);
+	int found = -1;
+	char *out;
+
+	if (at != AP_MAP_ABSENT)
+		return t->found[at];
+	if (!t->version_only && module_name(module) &&
+	    (out = run(t, finds_py, module, "where it finds modules")) != NULL) {
+		if (strcmp(out, "found\n") == 0)
+			found = 1;
+		else if (strcmp(out, "absent\n") == 0)
+			found = 0;
+		else if (strcmp(out, "error\n") != 0)
+			fail(t, ap_xstrdup("where it finds modules: it printed what is no answer"));
+		free(out);
+	}
+	ap_xgrow((void **)&t->names, &t->finds_cap, t->nfinds + 1, sizeof *t->names);
+	t->found = ap_xrealloc(t->found, t->finds_cap * sizeof *t->found);
+	t->names[t->nfinds] = ap_xstrdup(module);
+	t->found[t->nfinds] = found;
+	ap_xok(ap_map_put_str(t->finds, module, t->nfinds++));
+	return found;
+}
+
+static char *version_text(const ap_py_facts *f)
+{
+	return f->nversion >= 3 ? ap_xasprintf("%d.%d.%d", f->major, f->minor, f->micro)
+	                        : ap_xasprintf("%d.%d", f->major, f->minor);
+}
+
+json_t *ap_pytarget_json(const ap_pytarget *t)
+{
+	unsigned used = t->have ? t->used : 0;
+	json_t *o = json_object(), *finds = json_object(), *which;
+	const ap_py_facts *f = &t->facts;
+
+	if ((used & AP_PY_FACT_VERSION) && f->nversion >= 2) {
+		char *v = version_text(f);
+		json_object_set_new(o, "version", json_string(v));
+		free(v);
+		if (f->releaselevel != NULL)
+			json_object_set_new(o, "releaselevel", json_string(f->releaselevel));
+	}
+	if ((used & AP_PY_FACT_PLATFORM) && f->platform != NULL)
+		json_object_set_new(o, "platform", json_string(f->platform));
+	if ((used & AP_PY_FACT_OS_NAME) && f->os_name != NULL)
+		json_object_set_new(o, "os_name", json_string(f->os_name));
+	for (size_t i = 0; i < t->nfinds; i++)
+		if (t->found[i] >= 0)
+			json_object_set_new(finds, t->names[i], json_boolean(t->found[i]));
+	if (json_object_size(finds) > 0)
+		json_object_set(o, "finds", finds);
+	json_decref(finds);
+	if (json_object_size(o) == 0) {
+		json_decref(o);
+		return NULL;
+	}
+	/* Which interpreter: what it calls itself, else as it was named. */
+	which = json_pack("{s:o}", "executable",
+	                  t->version_only ? json_null()
+	                  : json_string(t->executable != NULL && *t->executable ? t->executable
+	                                                                        : t->python));
+	json_object_update(which, o);
+	json_decref(o);
+	return which;
+}
+
+static void differs(char ***lines, size_t *n, char *line)
+{
+	*lines = ap_xrealloc(*lines, (*n + 1) * sizeof **lines);
+	(*lines)[(*n)++] = line;
+}
+
+static void compare_word(const json_t *rec, const char *key, const char *now, char ***lines,
+                         size_t *n)
+{
+	const char *then = json_string_value(json_object_get(rec, key));
+
+	if (then != NULL && now != NULL && strcmp(then, now) != 0)
+		differs(lines, n, ap_xasprintf("%s %s when scanned, now %s", key, then, now));
+}
+
+static const char *yes_no(int found)
+{
+	return found > 0 ? "yes" : found == 0 ? "no" : "not known";
+}
+
+int ap_pytarget_compare(ap_pytarget *t, const json_t *rec, char ***lines, size_t *n)
+{
+	const char *then = json_string_value(json_object_get(rec, "version"));
+	const json_t *finds = json_object_get(rec, "finds"), *v;
+	const ap_py_facts *f = NULL;
+	const char *name;
+
+	if (then != NULL || json_object_get(rec, "platform") || json_object_get(rec, "os_name") ||
+	    json_object_get(rec, "releaselevel"))
+		f = ap_pytarget_facts(t, 0);
+	if (t->error != NULL) {
+		ap_error_set("%s", t->error);
+		return AP_EINPUT;
+	}
+	if (then != NULL && f != NULL) {
+		int part[3] = {0, 0, 0}, now[3] = {f->major, f->minor, f->micro};
+		int k = sscanf(then, "%d.%d.%d", &part[0], &part[1], &part[2]);
+		int known = k < (int)f->nversion ? k : (int)f->nversion;
+		for (int i = 0; i < known; i++) {
+			if (part[i] != now[i]) {
+				char *v2 = version_text(f);
+				differs(lines, n, ap_xasprintf("version %s when scanned, now %s", then, v2));
+				free(v2);
+				break;
+			}
+		}
+	}
+	if (f != NULL) {
+		compare_word(rec, "releaselevel", f->releaselevel, lines, n);
+		compare_word(rec, "platform", f->platform, lines, n);
+		compare_word(rec, "os_name", f->os_name, lines, n);
+	}
+	if (!t->version_only && json_is_object(finds)) {
+		json_object_foreach((json_t *)finds, name, v) {
+			int found = ap_pytarget_finds(t, name);
+			if (t->error != NULL) {
+				ap_error_set("%s", t->error);
+				return AP_EINPUT;
+			}
+			if (found != (json_is_true(v) ? 1 : 0))
+				differs(lines, n, ap_xasprintf("finds %s: %s when scanned, now %s", name,
+				                               json_is_true(v) ? "yes" : "no",
+				                               yes_no(found)));
+		}
+	}
+	return 0;
+}
