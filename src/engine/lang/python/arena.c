@@ -67,3 +67,12 @@ size_t ap_py_module_bytes(const ap_py_module *m)
 	       m->nall * sizeof *m->all + m->nall_refs * sizeof *m->all_refs +
 	       m->nstrings * sizeof *m->strings;
 }
+
+char *ap_py_scratch_str(struct parser *p)
+{
+	char *r = ap_py_arena_strndup(p->mod, p->scratch.len ? p->scratch.data : "",
+	                              p->scratch.len);
+
+	p->scratch.len = 0;
+	return r;
+}

@@ -313,32 +313,27 @@ ap_match *ap_pysource_match(ap_kind_run *run, const ap_file *f, unsigned line)
 }
 
 /* The dotted name of the module a file under the root is ("aiter/mla.py":
- * "aiter.mla", "aiter/__init__.py": "aiter"); NULL when no import names it. */
+ * "aiter.mla", "aiter/__init__.py": "aiter"); NULL when no import names it
+ * (a part of it no ASCII name). */
 static char *module_of(const char *path)
 {
 	size_t len = strlen(path);
+	bool package, start = true;
 	char *name;
 
 	if (len < 4 || strcmp(path + len - 3, ".py") != 0)
 		return NULL;
-	name = ap_xstrndup(path, len - 3);
-	len -= 3;
-	if (len > 9 && strcmp(name + len - 9, "/__init__") == 0)
-		name[len - 9] = '\0';
-	for (char *p = name; *p; p++) {
-		bool start = p == name || p[-1] == '.';
-		if (*p == '/')
-			*p = '.';
-		else if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		           (!start && *p >= '0' && *p <= '9')))
-			break;
-		if (*p == '.' && (start || p[1] == '\0'))
-			break;
-		if (p[1] == '\0')
-			return name;
+	name = module_of_path(path, &package);
+	for (const char *p = name; *p; p++) {
+		bool ok = *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		          (!start && *p >= '0' && *p <= '9') || (!start && *p == '.' && p[1] != '\0');
+		start = *p == '.';
+		if (!ok) {
+			free(name);
+			return NULL;
+		}
 	}
-	free(name);
-	return NULL;
+	return name;
 }
 
 /* The binding import leaves to the first component of qualname when only a
@@ -463,175 +458,6 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 	}
 	ap_buf_free(&tried);
 	return NULL;
-}
-
-/* --- Calls and signatures -------------------------------------------------- */
-
-static int call_load(const char *pack, const ap_ynode *n, ap_pycall *call)
-{
-	static const char *const keys[] = {"positional", "keywords"};
-	ap_yfield f[2];
-	int rc;
-
-	call->given = true;
-	if ((rc = ap_y_need_map(pack, n, "'binds'")) < 0 ||
-	    (rc = ap_y_fields(pack, n, "'binds'", keys, 2, f)) < 0)
-		return rc;
-	if (f[0].key != NULL &&
-	    (rc = ap_y_int(pack, f[0].val, "positional", 0, 255, &call->positional)) < 0)
-		return rc;
-	if (f[1].key != NULL)
-		rc = ap_y_strings(pack, f[1].val, "keywords", &call->keywords, &call->nkeywords);
-	if (rc == 0)
-		normalize_names(call->keywords, call->nkeywords);
-	return rc;
-}
-
-int ap_pydef_check_load(const char *pack, const ap_yfield *opts, ap_pydef_check *c)
-{
-	int rc = 0;
-
-	memset(c, 0, sizeof *c);
-	if (opts[0].key != NULL &&
-	    (rc = ap_y_strings(pack, opts[0].val, "params", &c->params, &c->nparams)) < 0)
-		return rc;
-	normalize_names(c->params, c->nparams);
-	if (opts[1].key != NULL && (rc = call_load(pack, opts[1].val, &c->call)) < 0)
-		return rc;
-	if (opts[2].key != NULL)
-		rc = ap_y_int(pack, opts[2].val, "param_at", 1, 255, &c->param_at);
-	return rc;
-}
-
-void ap_pydef_check_free(ap_pydef_check *c)
-{
-	ap_y_strings_free(c->params, c->nparams);
-	ap_y_strings_free(c->call.keywords, c->call.nkeywords);
-	memset(c, 0, sizeof *c);
-}
-
-static const ap_py_param *param_named(const ap_py_def *d, const char *name)
-{
-	for (size_t i = 0; i < d->nparams; i++)
-		if (strcmp(d->params[i].name, name) == 0)
-			return &d->params[i];
-	return NULL;
-}
-
-static bool positional_kind(ap_py_param_kind k)
-{
-	return k == AP_PY_POSONLY || k == AP_PY_POS;
-}
-
-/* Python's binding of a call to a signature (inspect.Signature.bind): NULL
- * when it binds, else why not. */
-static char *bind_refusal(const ap_py_def *d, const ap_pycall *call)
-{
-	bool *bound = ap_xcalloc(d->nparams + 1, sizeof *bound);
-	bool varargs = false, varkw = false;
-	size_t npos = 0, given = 0;
-	char *why = NULL;
-
-	for (size_t i = 0; i < d->nparams; i++) {
-		varargs |= d->params[i].kind == AP_PY_VARARGS;
-		varkw |= d->params[i].kind == AP_PY_VARKW;
-		npos += positional_kind(d->params[i].kind);
-	}
-	if ((size_t)call->positional > npos && !varargs) {
-		why = ap_xasprintf("it takes at most %zu positional arguments", npos);
-		goto done;
-	}
-	for (size_t i = 0; i < d->nparams && given < (size_t)call->positional; i++)
-		if (positional_kind(d->params[i].kind))
-			bound[i] = true, given++;
-	for (size_t k = 0; k < call->nkeywords && why == NULL; k++) {
-		const char *kw = call->keywords[k];
-		const ap_py_param *p = param_named(d, kw);
-		size_t i = p ? (size_t)(p - d->params) : 0;
-
-		if (p == NULL || p->kind == AP_PY_VARARGS || p->kind == AP_PY_VARKW ||
-		    (p->kind == AP_PY_POSONLY && !bound[i])) {
-			/* **kwargs takes it, positional-only names included */
-			if (!varkw)
-				why = p != NULL && p->kind == AP_PY_POSONLY
-				              ? ap_xasprintf("'%s' is positional-only, given by keyword", kw)
-				              : ap_xasprintf("no parameter '%s' (and no **kwargs)", kw);
-		} else if (bound[i]) {
-			why = p->kind == AP_PY_POSONLY && varkw
-			              ? NULL
-			              : ap_xasprintf("'%s' given both by position and by keyword", kw);
-		} else {
-			bound[i] = true;
-		}
-	}
-	for (size_t i = 0; i < d->nparams && why == NULL; i++) {
-		const ap_py_param *p = &d->params[i];
-		if (!bound[i] && !p->has_default && p->kind != AP_PY_VARARGS && p->kind != AP_PY_VARKW)
-			why = ap_xasprintf("required parameter '%s' left unbound", p->name);
-	}
-done:
-	free(bound);
-	return why;
-}
-
-char *ap_pydef_check_refusal(const ap_pydef_check *c, const ap_py_def *d)
-{
-	for (size_t i = 0; i < c->nparams; i++) {
-		const ap_py_param *p = param_named(d, c->params[i]);
-		if (p == NULL || p->kind == AP_PY_VARARGS || p->kind == AP_PY_VARKW)
-			return ap_xasprintf("%s has no parameter '%s'", d->qualname, c->params[i]);
-	}
-	if (c->call.given) {
-		char *why = bind_refusal(d, &c->call);
-		if (why != NULL) {
-			char *full = ap_xasprintf("a call of %s with %ld positional%s%s does not bind: %s",
-			                          d->qualname, c->call.positional,
-			                          c->call.positional == 1 ? "" : "s",
-			                          c->call.nkeywords ? " and its keywords" : "", why);
-			free(why);
-			return full;
-		}
-	}
-	return NULL;
-}
-
-char *ap_py_signature(const ap_py_def *d)
-{
-	ap_buf b = AP_BUF_INIT;
-	bool star = false;
-
-	for (size_t i = 0; i < d->nparams; i++) {
-		const ap_py_param *p = &d->params[i];
-		bool last_posonly = p->kind == AP_PY_POSONLY &&
-		                    (i + 1 == d->nparams || d->params[i + 1].kind != AP_PY_POSONLY);
-
-		if (p->kind == AP_PY_KWONLY && !star)
-			ap_buf_puts(&b, b.len ? ", *" : "*");
-		star |= p->kind == AP_PY_VARARGS || p->kind == AP_PY_KWONLY;
-		ap_buf_printf(&b, "%s%s%s%s", b.len ? ", " : "",
-		              p->kind == AP_PY_VARARGS ? "*" : p->kind == AP_PY_VARKW ? "**" : "",
-		              p->name, p->has_default ? "=…" : "");
-		if (last_posonly)
-			ap_buf_puts(&b, ", /");
-	}
-	return ap_buf_detach(&b);
-}
-
-void ap_pydef_capture(const ap_pydef_check *c, const ap_py_def *d, ap_match *m)
-{
-	char *sig = ap_py_signature(d);
-
-	ap_match_capture(m, "params", sig, strlen(sig));
-	free(sig);
-	if (c->param_at > 0) {
-		long k = 0;
-		for (size_t i = 0; i < d->nparams; i++) {
-			if (positional_kind(d->params[i].kind) && ++k == c->param_at) {
-				ap_match_capture(m, "param", d->params[i].name, strlen(d->params[i].name));
-				break;
-			}
-		}
-	}
 }
 
 /* --- Resolving names through imports -------------------------------------- */

@@ -19,10 +19,11 @@
  * lex.c reads one token from bytes, tokens.c makes the token stream (lines,
  * indentation, brackets, errors), skim.c passes over function bodies and the
  * tails of parameters, cond.c tells the value of a condition on import,
- * module.c reads the statements into the module, bounds.c reads a def's body
- * again for ap_py_def_bound; arena.c holds the module's memory. Each calls
- * only those named before it in lex.c, arena.c, tokens.c, skim.c, cond.c,
- * module.c; bounds.c calls lex.c alone. */
+ * module.c reads the statements into the module and all.c what they do to
+ * __all__, bounds.c reads a def's body again for ap_py_def_bound; arena.c
+ * holds the module's memory. Each calls only those named before it in lex.c,
+ * arena.c, tokens.c, skim.c, cond.c, all.c, module.c; bounds.c calls lex.c
+ * and tokens.c. */
 #ifndef AP_PYTHON_INT_H
 #define AP_PYTHON_INT_H
 
@@ -377,6 +378,29 @@ static inline bool ap_py_parenthesised(const struct parser *p, size_t a, size_t 
 {
 	return b - a >= 3 && ap_py_is_op(&p->sv[a], '(') && ap_py_closer(p, a, b) == b - 1;
 }
+
+/* A name that an assignment can bind. */
+static inline bool ap_py_is_ident(const tok *t)
+{
+	return t->kind == T_NAME && t->code == 0;
+}
+
+/* The scratch string into the arena; scratch emptied (arena.c). */
+char *ap_py_scratch_str(struct parser *p);
+
+/* --- __all__ (all.c), on the statement in sv; maybe: it is in a block that
+ * may not run on import, so what it does to __all__ is not known. --------- */
+
+/* __all__ = sv[a, b), at depth d (add: `+=`, or extend). */
+void ap_py_all_assign(struct parser *p, bool maybe, size_t a, size_t b, unsigned d, bool add);
+/* `from M import __all__`: M's, whatever it is. */
+void ap_py_all_imported(struct parser *p, bool maybe, const ap_py_binding *b);
+/* del __all__, del __all__[i], del __all__[i:j] */
+void ap_py_all_del(struct parser *p, bool maybe);
+/* __all__.extend(...), .append(...) and the other list methods */
+void ap_py_all_method(struct parser *p, bool maybe);
+/* __all__ given what the reader cannot evaluate */
+void ap_py_all_unreadable(struct parser *p, unsigned line, bool maybe);
 
 /* --- Skimmer (skim.c) ----------------------------------------------------- */
 
