@@ -224,6 +224,10 @@ def deco(f):
     return f
 @deco
 def decorated(q, causal): pass
+def other(f):
+    return print
+@other
+def replaced(q, causal): pass
 class K:
     if os.environ.get("X"):
         def m(self, causal): pass
@@ -237,6 +241,7 @@ rules:
   - {id: by_env, file: aiter/ways.py, python-def: by_env, params: [causal]}
   - {id: partial, file: aiter/ways.py, python-def: partial}
   - {id: decorated, file: aiter/ways.py, python-def: decorated}
+  - {id: replaced, file: aiter/ways.py, python-def: replaced}
   - {id: method, file: aiter/ways.py, python-def: K.m}
 EOF
 
@@ -254,8 +259,12 @@ case_ "python-def: what only a run decides is unknown, with why"
 rule by_env status unknown
 rule by_env reason "what aiter/ways.py binds to by_env is not known without running it: it is bound differently by the ways the \`if\` at line 3 may run"
 rule partial reason "what aiter/ways.py binds to partial is not known without running it: it is bound to what the call at line 12 returns"
-rule decorated reason "what aiter/ways.py binds to decorated is not known without running it: decorated (line 16) is decorated with @deco, which may bind it to something else"
-rule method reason "K.m (line 19) in aiter/ways.py is defined in a block that may not run on import"
+rule replaced reason "what aiter/ways.py binds to replaced is not known without running it: replaced (line 20) is decorated with @other, which may bind it to something else"
+rule method reason "K.m (line 23) in aiter/ways.py is defined in a block that may not run on import"
+
+case_ "python-def: a decorator of the tree that returns what it is given keeps the def"
+rule decorated status matched
+lines decorated "[16]"
 
 # Names as CPython binds them (PEP 3131): `def ﬁnd` binds find, and a rule
 # naming ﬁnd names it too; a def continued after `async \` is at the line

@@ -8,6 +8,7 @@
 #include "core/ap-map.h"
 #include "core/ap-util.h"
 #include "engine/lang/python/pysource.h"
+#include "engine/lang/space.h"
 #include "engine/pytarget.h"
 
 /* Import chains deeper than this are refused (AITER's are a few levels). */
@@ -864,6 +865,53 @@ static void from_import(struct resolver *rs, const char *target, const char *nam
 static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
                             size_t upto, unsigned depth, ap_pyref *out);
 
+/* The first tokens of d's body, up to max (comments end the reading: such a
+ * body is not one of the forms read here); their number. */
+static size_t body_tokens(const ap_py_module *m, const ap_py_def *d, const char **tok,
+                          size_t *len, size_t max)
+{
+	const char *s = m->src;
+	size_t i = d->body_off, n = d->body_end, k = 0;
+
+	while (i < n) {
+		size_t e;
+		if (ap_is_space_byte((unsigned char)s[i])) {
+			i++;
+			continue;
+		}
+		if (s[i] == '#' || s[i] == '\\' || k == max)
+			return max + 1;
+		e = ap_py_token_end(s, i, n);
+		tok[k] = s + i;
+		len[k++] = e - i;
+		i = e;
+	}
+	return k;
+}
+
+static bool tok_is(const char *t, size_t len, const char *w)
+{
+	return len == strlen(w) && memcmp(t, w, len) == 0;
+}
+
+/* Whether the decorator d gives back what it is given: its body is `return
+ * FN` of its first parameter, or, applied with arguments (a factory), it is
+ * `def INNER(FN): return FN` then `return INNER`. */
+static bool returns_argument(const ap_py_module *m, const ap_py_def *d, bool called)
+{
+	const char *t[11];
+	size_t len[11], n = body_tokens(m, d, t, len, 10);
+
+	if (!called)
+		return n == 2 && d->nparams >= 1 && d->params[0].kind == AP_PY_POS &&
+		       tok_is(t[0], len[0], "return") && tok_is(t[1], len[1], d->params[0].name);
+	return n == 10 && tok_is(t[0], len[0], "def") && tok_is(t[2], len[2], "(") &&
+	       tok_is(t[4], len[4], ")") && tok_is(t[5], len[5], ":") &&
+	       tok_is(t[6], len[6], "return") && len[7] == len[3] &&
+	       memcmp(t[7], t[3], len[3]) == 0 && tok_is(t[8], len[8], "return") &&
+	       len[9] == len[1] && memcmp(t[9], t[1], len[1]) == 0;
+}
+
 static void decorated(struct resolver *rs, const struct module *mod, unsigned depth, ap_pyref *out)
 {
 	const char *dec = out->def->decorator;
@@ -877,9 +925,10 @@ static void decorated(struct resolver *rs, const struct module *mod, unsigned de
 		if (ref.kind == AP_PYREF_DEF && ref.file != NULL && ref.file->status == AP_FILE_OK) {
 			const char *error;
 			const ap_py_module *dm = ap_pysource_module(rs->r, ref.file, rs->c, &error);
-			keeps = dm != NULL && memmem(dm->src + ref.def->body_off,
-			                             ref.def->body_end - ref.def->body_off,
-			                             "wraps(", 6) != NULL;
+			keeps = dm != NULL && (memmem(dm->src + ref.def->body_off,
+			                              ref.def->body_end - ref.def->body_off, "wraps(",
+			                              6) != NULL ||
+			                       returns_argument(dm, ref.def, out->def->decorator_called));
 		}
 	}
 	ap_pyref_free(&ref);
