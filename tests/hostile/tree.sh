@@ -336,4 +336,16 @@ expect_json 'j["rules"]["late"]["status"], j["rules"]["late"]["reason"].split(" 
 expect_json '[(i["bytes"], i["sha256"][:8]) for i in j["inputs"] if i["path"] == "aiter/late.py"]' \
 	"[(4000000, '$(head -c 4000000 /dev/zero | tr '\0' '#' | sha256sum | cut -c1-8)')]"
 
+case_ "normalized texts count in the scan's memory budget"
+T="$TMP/texts"
+mkdir -p "$T/csrc"
+head -c 16777000 /dev/zero | tr '\0' a >"$T/csrc/a0.cu"
+for i in 1 2; do ln "$T/csrc/a0.cu" "$T/csrc/a$i.cu"; done
+pack "rules:" "  - {id: r0, file: csrc/a0.cu, literal: b}" "  - {id: r1, file: csrc/a1.cu, literal: b}" \
+	"  - {id: r2, file: csrc/a2.cu, literal: b}"
+bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
+expect_rc 0
+expect_json '[(r["status"], (r.get("reason") or "").split(" (")[0]) for r in j["rules"].values()]' \
+	"[('unmatched', ''), ('unmatched', ''), ('error', 'csrc/a2.cu: normalizing it would pass the 268435456-byte budget of what one scan holds')]"
+
 finish

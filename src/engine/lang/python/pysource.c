@@ -517,7 +517,9 @@ struct found {
 		const ap_py_module *m;
 	} mod;                  /* file NULL: no such module */
 	char *name;
-	ap_pyref_kind failed;   /* ERROR (cannot be read or parsed) or UNKNOWN: why; else 0 */
+	/* ERROR (cannot be read or parsed) or UNKNOWN (which file it is), why says
+	 * so; 0 (AP_PYREF_DEF, never a failure) when found or missing */
+	ap_pyref_kind failed;
 	char *why;
 	struct compat compat;
 };
