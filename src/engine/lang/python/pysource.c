@@ -836,6 +836,29 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 
 /* What `from target import name` binds: what target binds to name, else
  * its submodule of that name (which the import then imports). */
+/* `from target import name` of a name target does not bind: a module-level
+ * __getattr__ (PEP 562) answers for it, so what it gets is unknown (a star
+ * import without __all__ never asks it). AITER's compat map's __getattr__
+ * is read with the map. */
+static void getattr_unknown(struct resolver *rs, const char *target, const char *name,
+                            ap_pyref *out)
+{
+	struct module mod;
+	ap_pyref err = {0};
+	const ap_py_binding *b;
+
+	if (find_module(rs, target, &mod, &err) != FOUND || ap_py_lookup(mod.m, COMPAT_MAP) != NULL ||
+	    (b = ap_py_lookup(mod.m, "__getattr__")) == NULL || b->kind == AP_PY_BIND_DEL) {
+		ap_pyref_free(&err);
+		return;
+	}
+	pyref_set(out, AP_PYREF_UNKNOWN,
+	          ap_xasprintf("%s is not bound in %s, whose __getattr__ (line %u) answers for it",
+	                       name, mod.file->path, b->line));
+	out->file = mod.file;
+	out->line = b->line;
+}
+
 static void from_import(struct resolver *rs, const char *target, const char *name,
                         unsigned depth, ap_pyref *out)
 {
@@ -855,6 +878,7 @@ static void from_import(struct resolver *rs, const char *target, const char *nam
 		return;
 	case MISSING:
 		out->kind = AP_PYREF_UNBOUND;
+		getattr_unknown(rs, target, name, out);
 		break;
 	}
 	free(sub);
@@ -1291,24 +1315,6 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 	out->kind = AP_PYREF_UNBOUND;
 	out->file = NULL;
 	out->line = 0;
-	/* A module-level __getattr__ (PEP 562) answers for any other name; the
-	 * one beside AITER's compat map is read with the map. */
-	if (ap_py_lookup(m, COMPAT_MAP) != NULL)
-		return;
-	for (size_t i = upto; i-- > 0;) {
-		const ap_py_binding *b = &m->bindings[i];
-		if (b->name != NULL && strcmp(b->name, "__getattr__") == 0) {
-			if (b->kind != AP_PY_BIND_DEL) {
-				out->kind = AP_PYREF_UNKNOWN;
-				out->file = mod->file;
-				out->line = b->line;
-				out->why = ap_xasprintf("%s is not bound in %s, whose __getattr__ (line "
-				                        "%u) answers for it", name, mod->file->path,
-				                        b->line);
-			}
-			return;
-		}
-	}
 }
 
 /* Every result is kept, a cycle's too: each (module, name) is resolved once
