@@ -112,7 +112,7 @@ static void check(int ok, const char *what)
 
 static void consume_rules(const aiter_probe_manifest *am, const json_t *m)
 {
-	static const char *const statuses[] = {"matched", "unmatched", "missing", "error"};
+	static const char *const statuses[] = {"matched", "unmatched", "missing", "error", "unknown"};
 	size_t n = aiter_probe_manifest_rule_count(am);
 
 	for (size_t i = 0; i < n; i++) {

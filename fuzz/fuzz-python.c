@@ -29,9 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(src, data, size);
 	if (ap_py_parse(&m, src, size, &opt) == 0) {
 		for (size_t i = 0; i < m->ndefs; i++) {
-			long long bound;
-			bool found;
-			ap_py_def_bound(m, &m->defs[i], "nhead", &bound, &line, &found);
+			ap_py_bound bound;
+			ap_py_def_bound(m, &m->defs[i], "nhead", false_names, &bound);
 			(void)ap_py_find_def(m, m->defs[i].qualname);
 		}
 		for (size_t i = 0; i < m->nbindings; i++)

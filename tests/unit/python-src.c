@@ -1838,6 +1838,10 @@ static void test_empty_inputs(void **state)
 	parse_ok("\xef\xbb\xbf");
 	parse_ok("\n\n   \n\t\n# only a comment");
 	assert_int_equal(mod->nbindings, 0);
+	/* An assignment whose value is missing: nothing read past its tokens
+	 * (fuzz-python found the read). */
+	(void)parse_n("x = y =\n", 8, NULL);
+	(void)parse_n("x = y =", 7, NULL);
 	parse_ok("try:\n    x = f()\nexcept E:\n    y = 1\n");
 	assert_int_equal(ap_py_lookup(mod, "y")->kind, AP_PY_BIND_UNKNOWN);
 }

@@ -546,7 +546,7 @@ static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_
 		ap_py_all_assign(p, c->maybe, va, n, 0, false);
 	if (n - va == 1 && ap_py_is_ident(&v[va])) {
 		add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = tok_str(p, &v[va]);
-	} else if (ap_py_is_kw(&v[va], KW_LAMBDA)) {
+	} else if (va < n && ap_py_is_kw(&v[va], KW_LAMBDA)) {
 		add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = "it is bound to a lambda";
 	} else if (is_call(p, va, n)) {
 		/* functools.partial(f, ...), a factory, a decorator applied by hand:
