@@ -19,6 +19,12 @@ AP_VMEM=1000000
 AP_TIME=20
 [ -z "${AP_SAN:-}${AP_WRAPPER:-}" ] || { AP_VMEM=unlimited; AP_TIME=600; }
 
+# The wrapper by its path, so that a test may run the tool under another PATH.
+if [ -n "${AP_WRAPPER:-}" ]; then
+	ap_wrapper_cmd=${AP_WRAPPER%% *}
+	AP_WRAPPER="$(command -v "$ap_wrapper_cmd")${AP_WRAPPER#"$ap_wrapper_cmd"}"
+fi
+
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/aiter-probe-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 failures=0
