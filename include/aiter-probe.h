@@ -83,7 +83,11 @@ typedef struct aiter_probe_manifest aiter_probe_manifest;
  * result (AITER_PROBE_INVALID when out or path is NULL) with *out NULL and aiter_probe_last_error() saying why, e.g.
  * "m.json: schema 'aiter-probe.manifest/2' is newer than this reader
  * understands (aiter-probe.manifest/1)" or
- * "m.json: stale: csrc/kernels/mla/reduce.cu changed". */
+ * "m.json: stale: csrc/kernels/mla/reduce.cu changed". Only a manifest no
+ * one but the reading user and root could have written is read: the file
+ * and its folder owned by either, neither writable by group or others,
+ * neither a symlink ("m.json: not trusted: its folder /srv/shared is
+ * writable by others"). */
 int aiter_probe_manifest_open(aiter_probe_manifest **out, const char *path, unsigned flags);
 
 /* 1 supported, 0 not supported, -1 no such capability in the manifest. Not

@@ -168,7 +168,12 @@ class _Checker:
                 self.fail("'aiter.%s' must be an absolute path, not '%s'"
                           % (key, _terminal_text(aiter[key])))
         self.python(doc)
-        for i, item in enumerate(self.field(doc, "", "inputs", ("array",))):
+        inputs = self.field(doc, "", "inputs", ("array",))
+        if not inputs:
+            # Freshness is that every input still hashes the same.
+            self.fail("'inputs' is empty: a manifest that records no input would be fresh "
+                      "for ever")
+        for i, item in enumerate(inputs):
             self.input(item, "inputs[%d]" % i)
         for rid, rule in self.field(doc, "", "rules", ("object",)).items():
             self.rule(rule, 'rules["%s"]' % rid)
@@ -722,24 +727,61 @@ def _not_regular(path, mode):
     return ManifestError("%s: not a regular file (%s)" % (path, kind))
 
 
+def _untrusted(path, st, file=None):
+    """Why path (lstat st) may not be trusted, as src/core/trust.c says it,
+    or None: a manifest tells a server how to run, so only the reading user
+    and root may have written it or its folder (ssh's rule); file: the
+    manifest, when path is its folder."""
+    me = os.geteuid()
+    if stat.S_ISLNK(st.st_mode):
+        why = "a symlink"
+    elif st.st_uid not in (me, 0):
+        why = "owned by uid %d, neither the reading user (uid %d) nor root" % (st.st_uid, me)
+    elif st.st_mode & stat.S_IWOTH:
+        why = "writable by others"
+    elif st.st_mode & stat.S_IWGRP:
+        why = "writable by its group"
+    else:
+        return None
+    if file is not None:
+        return ManifestError("%s: not trusted: its folder %s is %s" % (file, path, why))
+    return ManifestError("%s: not trusted: it is %s" % (path, why))
+
+
+def _check_trusted(path, st):
+    refused = _untrusted(path, st)
+    if refused is None:
+        slash = path.rfind("/")
+        folder = "." if slash < 0 else path[:max(slash, 1)]
+        refused = _untrusted(folder, os.lstat(folder), path)
+    if refused is not None:
+        raise refused
+
+
 def _read_manifest(path):
     """The bytes of the regular file at path, read as the C reader reads them
-    (slurp in src/core/manifest-read.c): a FIFO would block for ever, a device
-    read without end, so anything else is refused, looked at before opening
-    (opening a device can do things) and again once opened, non-blocking;
-    at most one byte past MANIFEST_MAX_BYTES is read."""
+    (slurp in src/core/manifest-read.c): only a file the reading user may
+    trust (_untrusted), and only a regular one: a FIFO would block for ever,
+    a device read without end, so anything else is refused, looked at before
+    opening (not followed; opening a device can do things) and again once
+    opened, non-blocking; at most one byte past MANIFEST_MAX_BYTES is read."""
     too_large = ManifestError("%s: larger than %d MiB, the limit for a manifest"
                               % (path, MANIFEST_MAX_BYTES >> 20))
-    st = os.stat(path)
+    st = os.lstat(path)
+    _check_trusted(path, st)
     if not stat.S_ISREG(st.st_mode):
         raise _not_regular(path, st.st_mode)
-    fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+                 | getattr(os, "O_NOFOLLOW", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise _not_regular(path, st.st_mode)
         if st.st_size > MANIFEST_MAX_BYTES:
             raise too_large
+        refused = _untrusted(path, st)
+        if refused is not None:
+            raise refused
         chunks, size = [], 0
         while size <= MANIFEST_MAX_BYTES:
             chunk = os.read(fd, min(1 << 16, MANIFEST_MAX_BYTES + 1 - size))
@@ -776,6 +818,8 @@ def load(path, verify_fresh=False):
     except RecursionError:
         # Only when load() itself is called this deep in the stack.
         raise ManifestError("%s: nested too deeply for this reader" % path) from None
+    except MemoryError:
+        raise ManifestError("%s: out of memory while parsing" % path) from None
     _Checker(path).manifest(data)
     m = Manifest(data, path)
     if verify_fresh:

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "core/confine.h"
 #include "core/manifest-path.h"
 #include "core/text.h"
+#include "core/trust.h"
 
 /* Hex digits of the root's digest in the file name: 64 bits, no collision
  * among the trees of one node. */
@@ -126,9 +128,13 @@ static int prepare_component(const char *dir, const char *upto)
 
 	if (stat(upto, &st) != 0) {
 		/* Absent: made here (or meanwhile by another scan), then looked at
-		 * again; a dangling symlink is no folder to make. */
-		if (errno != ENOENT || (mkdir(upto, 0755) != 0 && errno != EEXIST) ||
-		    stat(upto, &st) != 0) {
+		 * again; a dangling symlink is no folder to make. A umask that
+		 * leaves group write would make a folder no reader trusts. */
+		bool made;
+
+		if (errno != ENOENT || (!(made = mkdir(upto, 0755) == 0) && errno != EEXIST) ||
+		    stat(upto, &st) != 0 ||
+		    (made && (st.st_mode & 022) != 0 && chmod(upto, st.st_mode & 07755) != 0)) {
 			char why[256];
 			snprintf(why, sizeof why, ": %s", strerror(errno));
 			return cannot_save(dir, upto, why, AP_EIO);
@@ -137,6 +143,22 @@ static int prepare_component(const char *dir, const char *upto)
 	if (!S_ISDIR(st.st_mode))
 		return cannot_save(dir, upto, " is not a folder", AP_EINPUT);
 	return AP_OK;
+}
+
+/* The manifest folder itself as the readers will look at it. */
+static int trusted_folder(const char *dir)
+{
+	struct stat st;
+	int rc;
+
+	if (lstat(dir, &st) != 0) {
+		char why[256];
+		snprintf(why, sizeof why, ": %s", strerror(errno));
+		return cannot_save(dir, dir, why, AP_EIO);
+	}
+	if ((rc = ap_trust_stat(dir, NULL, &st)) < 0)
+		ap_error_prefix("cannot save the manifest");
+	return rc;
 }
 
 int ap_manifest_dir_prepare(const char *dir)
@@ -164,5 +186,5 @@ int ap_manifest_dir_prepare(const char *dir)
 			break;
 	}
 	free(upto);
-	return rc;
+	return rc == AP_OK ? trusted_folder(dir) : rc;
 }

@@ -25,10 +25,13 @@ int ap_manifest_default_path(const char *root, char **path);
  * or NULL with the error set when memory runs out. */
 char *ap_meta_of_root(const char *root);
 
-/* Creates dir and its missing parents (mode 0755, less the umask). Every
- * component of dir must be a folder, not a symlink to one: a symlink planted
- * there would send the manifest elsewhere. Returns AP_OK, or AP_EINPUT,
- * AP_EIO or AP_ENOMEM with the error set. */
+/* Creates dir and its missing parents (mode 0755, less the umask, never
+ * group or others writable). Every component of dir must be a folder (a
+ * symlink to one is followed: a /home that links to /var/home), and dir
+ * itself one the readers trust (core/trust.h): not a symlink, owned by the
+ * user or root, writable by no one else, or the manifest saved there would
+ * be refused. Returns AP_OK, or AP_EINPUT, AP_EIO or AP_ENOMEM with the
+ * error set. */
 int ap_manifest_dir_prepare(const char *dir);
 
 #endif

@@ -19,6 +19,7 @@
 #include "core/manifest-read.h"
 #include "core/mla-route.h"
 #include "core/text.h"
+#include "core/trust.h"
 
 /* Manifests nest a few levels; more is refused before parsing, by this
  * reader and the Python one alike (python/aiter_probe/__init__.py, _MAX_DEPTH). */
@@ -312,6 +313,12 @@ static int check_inputs(const char *file, const json_t *m)
 	rc = field(file, m, "", "inputs", K_ARRAY, &inputs);
 	if (rc < 0)
 		return rc;
+	if (json_array_size(inputs) == 0) {
+		/* Freshness is that every input still hashes the same. */
+		ap_error_set("%s: 'inputs' is empty: a manifest that records no input would be fresh "
+		             "for ever", file);
+		return AP_EINPUT;
+	}
 	json_array_foreach(inputs, i, input) {
 		char *where = ap_asprintf("inputs[%zu]", i);
 		if (where == NULL)
@@ -750,24 +757,27 @@ static int too_large(const char *path)
 }
 
 /* The whole file, or AP_EIO / AP_EINPUT with the message set. Only a regular
- * file is read: a FIFO would block for ever, a device read without end. The
- * path (symlinks followed) is looked at before opening, as opening a device
- * can do things, and what was opened again, non-blocking, in case the path
- * changed in between; at most one byte past the cap is read, so a file that
- * grows while it is read is refused too. */
+ * file is read, and only one the reading user may trust (core/trust.h): a
+ * FIFO would block for ever, a device read without end. The path (not
+ * followed, as a symlink is not trusted) is looked at before opening, as
+ * opening a device can do things, and what was opened again, non-blocking,
+ * in case the path changed in between; at most one byte past the cap is
+ * read, so a file that grows while it is read is refused too. */
 static int slurp(const char *path, ap_buf *into)
 {
 	char chunk[65536];
 	struct stat st;
 	int fd, rc = AP_OK;
 
-	if (stat(path, &st) != 0) {
+	if (lstat(path, &st) != 0) {
 		ap_error_set("%s: %s", path, strerror(errno));
 		return AP_EIO;
 	}
+	if ((rc = ap_trust_stat(path, NULL, &st)) < 0 || (rc = ap_trust_folder_of(path)) < 0)
+		return rc;
 	if (!S_ISREG(st.st_mode))
 		return not_regular(path, st.st_mode);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
 	if (fd < 0) {
 		ap_error_set("%s: %s", path, strerror(errno));
 		return AP_EIO;
@@ -779,6 +789,8 @@ static int slurp(const char *path, ap_buf *into)
 		rc = not_regular(path, st.st_mode);
 	} else if ((uintmax_t)st.st_size > MANIFEST_MAX_BYTES) {
 		rc = too_large(path);
+	} else {
+		rc = ap_trust_stat(path, NULL, &st);
 	}
 	while (rc == AP_OK) {
 		size_t want = MANIFEST_MAX_BYTES + 1 - into->len;

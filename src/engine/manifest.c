@@ -478,8 +478,9 @@ int ap_manifest_write(const json_t *m, const char *path)
 	mask = umask(0);
 	umask(mask);
 	/* A new manifest is for every reader the umask allows; a replaced one
-	 * keeps the mode of the one it replaces. */
-	mode = st.st_mode != 0 ? st.st_mode & 0777 : 0666 & ~mask;
+	 * keeps the mode of the one it replaces; neither is writable by group
+	 * or others, as the readers would not trust it (core/trust.h). */
+	mode = (st.st_mode != 0 ? st.st_mode & 0777 : 0666 & ~mask) & ~(mode_t)022;
 	if (slash != NULL)
 		tmp = ap_xasprintf("%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
 	else

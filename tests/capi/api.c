@@ -460,9 +460,9 @@ static void test_refusals(void **state)
 	                            "newer than this reader understands (aiter-probe.manifest/1)");
 	expect_open_fails(MANIFESTS "nowhere.json", 0, AITER_PROBE_ERROR,
 	                  MANIFESTS "nowhere.json: No such file or directory");
-	/* Refused by its type, never read: it has no end. */
+	/* Refused before it is opened: anyone may write it, and it has no end. */
 	expect_open_fails("/dev/zero", 0, AITER_PROBE_ERROR,
-	                  "/dev/zero: not a regular file (a device)");
+	                  "/dev/zero: not trusted: it is writable by others");
 	expect_open_fails(MANIFESTS "good.json", 0x4, AITER_PROBE_ERROR,
 	                  MANIFESTS "good.json: unknown flags 0x4");
 	expect_open_fails(MANIFESTS "good.json", AITER_PROBE_VERIFY_FRESH, AITER_PROBE_ERROR,

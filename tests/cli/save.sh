@@ -101,6 +101,30 @@ if [ "$(id -u)" != 0 ]; then
 	expect_err "aiter-probe: cannot save the manifest in $TMP/ro/m: $TMP/ro/m: Permission denied"
 fi
 
+case_ "a manifest folder others may write (a planted manifest would be trusted): refused"
+mkdir -m 1777 "$TMP/shared"
+AITER_PROBE_MANIFEST_DIR="$TMP/shared" probe scan --aiter-root "$SAMPLE" --no-launch --save
+expect_rc 2
+expect_err "aiter-probe: cannot save the manifest: $TMP/shared: not trusted: it is writable by others"
+[ ! -e "$TMP/shared/$NAME" ] || fail "saved in a folder no reader trusts"
+
+case_ "a manifest folder that is a symlink: refused (the readers refuse it)"
+ln -s "$TMP/real" "$TMP/linked-dir"
+AITER_PROBE_MANIFEST_DIR="$TMP/linked-dir" probe scan --aiter-root "$SAMPLE" --no-launch --save
+expect_rc 2
+expect_err "aiter-probe: cannot save the manifest: $TMP/linked-dir: not trusted: it is a symlink"
+
+case_ "a folder it makes under a umask that leaves group write: made without it"
+mask=$(umask)
+umask 002
+AITER_PROBE_MANIFEST_DIR="$TMP/g/m" probe scan --aiter-root "$SAMPLE" --no-launch --save
+umask "$mask"
+expect_rc 0
+[ "$(stat -c %a "$TMP/g/m")" = 755 ] || fail "made $TMP/g/m with mode $(stat -c %a "$TMP/g/m")"
+[ "$(stat -c %a "$TMP/g/m/$NAME")" = 644 ] || fail "wrote mode $(stat -c %a "$TMP/g/m/$NAME")"
+probe verify "$TMP/g/m/$NAME"
+expect_rc 0
+
 case_ "scan --help names --save"
 probe scan --help
 expect_out_has "  --save                 write it where consumers find it: the file for this"

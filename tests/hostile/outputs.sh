@@ -115,6 +115,13 @@ chmod 0604 "$TMP/kept.json"
 [ "$(stat -c %a "$TMP/kept.json")" = 604 ] || fail "replaced manifest mode $(stat -c %a "$TMP/kept.json")"
 grep -q '"schema": "aiter-probe.manifest/1"' "$TMP/kept.json" || fail "not replaced"
 
+case_ "-o: never writable by group or others (the readers would not trust it), whatever the umask or the replaced mode"
+(ulimit -v "$AP_VMEM" 2>/dev/null; umask 000 && exec timeout 20 ${AP_WRAPPER:-} "$AP" $SCAN -o "$TMP/open.json") 2>"$TMP/err"
+[ "$(stat -c %a "$TMP/open.json")" = 644 ] || fail "new manifest mode $(stat -c %a "$TMP/open.json")"
+chmod 0666 "$TMP/open.json"
+(ulimit -v "$AP_VMEM" 2>/dev/null; exec timeout 20 ${AP_WRAPPER:-} "$AP" $SCAN -o "$TMP/open.json") 2>"$TMP/err"
+[ "$(stat -c %a "$TMP/open.json")" = 644 ] || fail "replaced manifest mode $(stat -c %a "$TMP/open.json")"
+
 # --- 2. stdout on a full device ---------------------------------------------
 
 if [ -c /dev/full ]; then

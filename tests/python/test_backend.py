@@ -185,6 +185,22 @@ class ForInstalledAiterTest(Env):
         self.assertEqual((m and m.path, why), (path, None))
 
     @unittest.skipUnless(HAVE_AP, NEEDS_AP)
+    def test_planted_in_a_shared_folder(self):
+        """A manifest another user could have written in a folder anyone may
+        write (mode 1777) is refused, saying why, and the backend takes the
+        conservative answers with one warning."""
+        root = self.tree()
+        path = self.scan(root, "--save")
+        os.chmod(self.saved, 0o1777)
+        why = "%s: not trusted: its folder %s is writable by others" % (path, self.saved)
+        self.assertEqual(aiter_probe.for_installed_aiter(), (None, why))
+        with LogCapture() as log:
+            b = for_this_process()
+        self.assertIs(b.native_h24(), False)
+        self.assertEqual(log.lines(), ["no AITER capability manifest, so every AITER decision "
+                                       "takes the conservative answer: " + why])
+
+    @unittest.skipUnless(HAVE_AP, NEEDS_AP)
     def test_named_by_environment(self):
         other = self.tree("other")
         sys.path.remove(other)

@@ -372,22 +372,59 @@ class HostileTest(unittest.TestCase):
         self.assertGreater(len(spots), 50)
 
     def test_not_regular_or_too_large(self):
-        """A FIFO would block, /dev/zero (behind a symlink) be read for ever;
-        a file past the cap is refused unread. The C reader says the same."""
-        fifo, zero, big = (os.path.join(self.tmp, n) for n in ("fifo", "zero", "big"))
+        """A FIFO would block, /dev/zero be read for ever (behind a symlink,
+        it is not even looked at); a file past the cap is refused unread. The
+        C reader says the same."""
+        fifo, zero, big, folder = (os.path.join(self.tmp, n)
+                                   for n in ("fifo", "zero", "big", "folder"))
         os.mkfifo(fifo)
+        os.mkdir(folder)
         os.symlink("/dev/zero", zero)
         with open(big, "wb") as f:
             f.truncate(aiter_probe.MANIFEST_MAX_BYTES + 1)
         for path, message in [(fifo, "not a regular file (a FIFO)"),
-                              (zero, "not a regular file (a device)"),
-                              (self.tmp, "not a regular file (a folder)"),
+                              (zero, "not trusted: it is a symlink"),
+                              ("/dev/zero", "not trusted: it is writable by others"),
+                              (folder, "not a regular file (a folder)"),
                               (big, "larger than 64 MiB, the limit for a manifest")]:
             with self.assertRaises(aiter_probe.ManifestError) as cm:
                 aiter_probe.load(path)
             self.assertEqual(str(cm.exception), "%s: %s" % (path, message))
             if HAVE_AP:
                 self.assertEqual(c_refusal(path), str(cm.exception))
+
+    def test_untrusted(self):
+        """Only what no one but the reading user and root could have written
+        is trusted: the file and its folder; the C reader says the same."""
+        path = os.path.join(self.tmp, "m.json")
+        link = os.path.join(self.tmp, "link.json")
+        with open(path, "w") as f:
+            json.dump(self.good, f)
+        os.symlink("m.json", link)
+        cases = [(path, 0o664, path, "it is writable by its group"),
+                 (path, 0o646, path, "it is writable by others"),
+                 (self.tmp, 0o1777, path, "its folder %s is writable by others" % self.tmp),
+                 (self.tmp, 0o770, path, "its folder %s is writable by its group" % self.tmp),
+                 (None, None, link, "it is a symlink")]
+        if os.geteuid() == 0:
+            cases.append((path, -65534, path, "it is owned by uid 65534, neither the reading "
+                                              "user (uid 0) nor root"))
+        for what, mode, read, why in cases:
+            os.chmod(path, 0o644)
+            os.chmod(self.tmp, 0o700)
+            os.chown(path, os.geteuid(), -1)
+            if mode is not None and mode < 0:
+                os.chown(what, -mode, -1)
+            elif mode is not None:
+                os.chmod(what, mode)
+            with self.assertRaises(aiter_probe.ManifestError) as cm:
+                aiter_probe.load(read)
+            self.assertEqual(str(cm.exception), "%s: not trusted: %s" % (read, why))
+            if HAVE_AP:
+                self.assertEqual(c_refusal(read), str(cm.exception))
+        os.chown(path, os.geteuid(), -1)
+        os.chmod(path, 0o644)
+        os.chmod(self.tmp, 0o700)
 
     def test_recursion_deep_in_the_caller(self):
         """Even when load() is called near the recursion limit."""

@@ -63,10 +63,14 @@ static void test_missing_file(void **state)
 	               MANIFESTS "nowhere.json: No such file or directory");
 }
 
+/* A folder of this test's own: /tmp is writable by others, so no manifest
+ * there is trusted (core/trust.h). */
+static char scratch[] = "/tmp/ap-test-manifest-XXXXXX";
+
 /* Writes text to a temporary file; returns its path (caller frees, unlinks). */
 static char *temp_file(const char *text)
 {
-	char *path = ap_xstrdup("/tmp/ap-test-manifest-XXXXXX");
+	char *path = ap_xasprintf("%s/m-XXXXXX", scratch);
 	int fd = mkstemp(path);
 	size_t len = strlen(text);
 
@@ -288,7 +292,7 @@ static void test_edits(void **state)
 }
 
 /* Only a regular file is read, and only up to the cap: a FIFO would block,
- * /dev/zero (here behind a symlink) read for ever. */
+ * /dev/zero read for ever (behind a symlink, it is not even looked at). */
 static void test_not_regular_or_too_large(void **state)
 {
 	static const struct {
@@ -296,11 +300,11 @@ static void test_not_regular_or_too_large(void **state)
 		const char *message;
 	} cases[] = {
 		{"/fifo.json", "not a regular file (a FIFO)"},
-		{"/zero.json", "not a regular file (a device)"},
+		{"/zero.json", "not trusted: it is a symlink"},
 		{"", "not a regular file (a folder)"},
 		{"/big.json", "larger than 64 MiB, the limit for a manifest"},
 	};
-	char dir[] = "/tmp/ap-test-manifest-XXXXXX";
+	char *dir = ap_xasprintf("%s/d-XXXXXX", scratch);
 	char *path, *want;
 	size_t i;
 	int fd;
@@ -329,6 +333,86 @@ static void test_not_regular_or_too_large(void **state)
 		free(path);
 	}
 	rmdir(dir);
+	free(dir);
+	expect_refusal("/dev/zero", AP_EINPUT, "/dev/zero: not trusted: it is writable by others");
+}
+
+/* Gives what (path or its folder) mode, and expects path refused. */
+static void chmod_and_expect(const char *what, mode_t mode, const char *path, const char *message)
+{
+	assert_int_equal(chmod(what, mode), 0);
+	expect_refusal(path, AP_EINPUT, message);
+}
+
+/* A manifest is trusted only where no one but the reading user and root
+ * could have written it, and only one that records inputs can be fresh. */
+static void test_untrusted(void **state)
+{
+	json_t *doc = json_load_file(MANIFESTS "good.json", 0, NULL);
+	char *text = json_dumps(doc, 0);
+	char *dir = ap_xasprintf("%s/d-XXXXXX", scratch);
+	char *path, *want, *link;
+	json_t *m;
+
+	assert_non_null(mkdtemp(dir));
+	path = ap_xasprintf("%s/m.json", dir);
+	link = ap_xasprintf("%s/link.json", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+
+	want = ap_xasprintf("%s: not trusted: it is writable by its group", path);
+	chmod_and_expect(path, 0664, path, want);
+	free(want);
+	want = ap_xasprintf("%s: not trusted: it is writable by others", path);
+	chmod_and_expect(path, 0646, path, want);
+	free(want);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(ap_manifest_read_file(path, &m), AP_OK);
+	json_decref(m);
+
+	want = ap_xasprintf("%s: not trusted: its folder %s is writable by others", path, dir);
+	chmod_and_expect(dir, 01777, path, want);
+	free(want);
+	want = ap_xasprintf("%s: not trusted: its folder %s is writable by its group", path, dir);
+	chmod_and_expect(dir, 0770, path, want);
+	free(want);
+	assert_int_equal(chmod(dir, 0700), 0);
+
+	assert_int_equal(symlink("m.json", link), 0);
+	want = ap_xasprintf("%s: not trusted: it is a symlink", link);
+	expect_refusal(link, AP_EINPUT, want);
+	free(want);
+	unlink(link);
+
+	/* Only root can give a file away. */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(path, 65534, (gid_t)-1), 0);
+		want = ap_xasprintf("%s: not trusted: it is owned by uid 65534, neither the reading "
+		                    "user (uid 0) nor root", path);
+		expect_refusal(path, AP_EINPUT, want);
+		free(want);
+		assert_int_equal(chown(path, 0, (gid_t)-1), 0);
+	}
+	unlink(path);
+	free(path);
+	free(text);
+
+	json_object_set_new(doc, "inputs", json_array());
+	text = json_dumps(doc, 0);
+	path = temp_file(text);
+	want = ap_xasprintf("%s: 'inputs' is empty: a manifest that records no input would be "
+	                    "fresh for ever", path);
+	expect_refusal(path, AP_EINPUT, want);
+	free(want);
+	unlink(path);
+	free(path);
+	free(text);
+	rmdir(dir);
+	free(dir);
+	free(link);
+	json_decref(doc);
 }
 
 /* Keys a later v1 writer may add are ignored, so readers keep working. */
@@ -418,8 +502,17 @@ int main(void)
 		cmocka_unit_test(test_refused_before_parsing),
 		cmocka_unit_test(test_edits),
 		cmocka_unit_test(test_not_regular_or_too_large),
+		cmocka_unit_test(test_untrusted),
 		cmocka_unit_test(test_unknown_keys_ignored),
 		cmocka_unit_test(test_text_read_again),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed;
+
+	if (mkdtemp(scratch) == NULL) {
+		perror(scratch);
+		return 99;
+	}
+	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	rmdir(scratch);
+	return failed;
 }
