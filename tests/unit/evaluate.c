@@ -201,11 +201,12 @@ static void test_text(void **state)
 	json_t *m = json_deep_copy(fx->manifest);
 	const char *id;
 	json_t *v;
+	void *next;
 	capture c;
 
 	/* The head line holds the tree's path: make it a fixed one. */
 	json_object_set_new(json_object_get(m, "aiter"), "root", json_string("/opt/aiter"));
-	json_object_foreach(json_object_get(m, "capabilities"), id, v)
+	json_object_foreach_safe(json_object_get(m, "capabilities"), next, id, v)
 		if (strcmp(id, "p.plain") != 0 && strcmp(id, "p.all") != 0)
 			json_object_del(json_object_get(m, "capabilities"), id);
 	ap_manifest_print_text(m, capture_open(&c), false, 72);
