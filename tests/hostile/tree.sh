@@ -143,14 +143,15 @@ PY
 	swapper=$!
 	i=0
 	seen=0
-	while [ $i -lt 200 ]; do
+	# Only scans while the swapper runs race it (under valgrind, a handful).
+	while [ $i -lt 200 ] && kill -0 $swapper 2>/dev/null; do
 		bounded scan --aiter-root "$TREE/root" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --format json
 		grep -q '"status": "matched"' "$TMP/out" && seen=$((seen + 1))
 		i=$((i + 1))
 	done
 	kill $swapper 2>/dev/null
 	wait $swapper 2>/dev/null
-	[ $seen = 0 ] || fail "$seen of 200 scans read the outside file"
+	[ $seen = 0 ] || fail "$seen of $i scans read the outside file"
 else
 	echo "SKIP [$current]: no renameat2 in the C library" >&2
 fi
