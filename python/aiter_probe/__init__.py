@@ -841,6 +841,14 @@ def _checked(text, path):
     return Manifest(data, path)
 
 
+def _logger():
+    """The package's logger, "aiter_probe". logging is imported only when
+    something is said: it is a fifth of a fresh interpreter's time from
+    `import aiter_probe` to the first answer."""
+    import logging
+    return logging.getLogger("aiter_probe")
+
+
 # The manifest of the AITER this interpreter imports (installed.py).
 from .installed import default_manifest_path, for_installed_aiter  # noqa: E402
 

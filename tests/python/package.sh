@@ -25,6 +25,7 @@ unset PYTHONPATH PYTHONHOME PIP_INDEX_URL PIP_FIND_LINKS
 # AITER_PROBE_DATADIR names for the command); like probe, $rc, $TMP/out and
 # $TMP/err.
 mkdir "$TMP/elsewhere"
+expect_no_err() { [ ! -s "$TMP/err" ] || { fail "unexpected stderr"; sed 's/^/  /' "$TMP/err" >&2; }; }
 pyrun() {
 	venv=$1
 	shift
@@ -110,6 +111,7 @@ cp -R "$AP_SRCDIR/sample/aiter-root" "$TMP/tree" && chmod -R u+w "$TMP/tree"
 MANIFEST="$TMP/m.json"
 probe scan --aiter-root "$TMP/tree" --no-launch -o "$MANIFEST"
 [ "$rc" = 0 ] || { fail "scan: exit $rc"; cat "$TMP/err" >&2; }
+tree_real=$(cd "$TMP/tree" && pwd -P)
 
 for v in venv venv-src; do
 	case_ "$v: the scan in process with the installed packs, as the command's"
@@ -125,6 +127,47 @@ for key in ("aiter", "python", "inputs", "rules", "capabilities", "plans"):
 	expect_rc 0
 	expect_out "the scan of $TMP/tree"
 done
+
+# No saved manifest anywhere: for_this_process scans the tree it imports.
+export AITER_PROBE_MANIFEST_DIR="$TMP/saved"
+unset AITER_PROBE_MANIFEST
+for v in venv venv-src; do
+	case_ "$v: for_this_process with no manifest answers as the command's scan, every capability"
+	pyrun "$TMP/$v" -c 'import json, sys
+sys.path.insert(0, sys.argv[1])
+import aiter_probe
+from aiter_probe.backend import Backend, for_this_process, _CAPABILITIES, _RULES
+b = for_this_process()
+want = aiter_probe.load(sys.argv[2])
+print(b.reason, b.manifest.path)
+for cap in want.data["capabilities"]:
+    if b.manifest.data["capabilities"][cap] != want.data["capabilities"][cap]:
+        print("differs:", cap)
+cli = Backend(want)
+for name in list(_CAPABILITIES) + list(_RULES) + ["gluon_max_heads", "reducer_cases",
+                                                  "mla_decode_fwd_keywords"]:
+    if getattr(b, name)() != getattr(cli, name)():
+        print("differs:", name)
+if [b.mla_launch_heads(h) for h in range(1, 129)] != [cli.mla_launch_heads(h) for h in range(1, 129)]:
+    print("differs: mla_launch_heads")' "$TMP/tree" "$MANIFEST"
+	expect_rc 0
+	expect_out "None the scan of $tree_real"
+	expect_no_err
+done
+
+case_ "for_this_process, the engine cannot load and no manifest: conservative, one warning"
+rc=0
+(cd "$TMP/elsewhere" && AITER_PROBE_LIBRARY="$TMP/none.so" "$TMP/venv/bin/python" -I -c 'import sys
+sys.path.insert(0, sys.argv[1])
+from aiter_probe.backend import for_this_process
+b = for_this_process()
+print(b.native_h24(), b.mla_launch_heads(24))
+for_this_process()' "$TMP/tree") >"$TMP/out" 2>"$TMP/err" || rc=$?
+expect_rc 0
+expect_out "False (32, 'tile-slice')"
+root_hash=$("$PY" -c 'import hashlib, os, sys
+print(hashlib.sha256(os.fsencode(os.path.realpath(sys.argv[1]))).hexdigest()[:16])' "$TMP/tree")
+expect_err "no AITER capability manifest, so every AITER decision takes the conservative answer: no manifest at $TMP/saved/aiter-$root_hash.json: run 'aiter-probe scan --save'; and cannot load the engine $TMP/none.so: $TMP/none.so: cannot open shared object file: No such file or directory"
 
 case_ "an engine that cannot load: its error"
 rc=0
@@ -145,7 +188,6 @@ case_ "-m aiter_probe MANIFEST: every capability, as check prints them"
 pyrun "$TMP/venv" -m aiter_probe "$MANIFEST"
 expect_rc 1
 diff -u "$TMP/check.out" "$TMP/out" >&2 || fail "differs from aiter-probe check"
-expect_no_err() { [ ! -s "$TMP/err" ] || { fail "unexpected stderr"; sed 's/^/  /' "$TMP/err" >&2; }; }
 expect_no_err
 
 case_ "-m aiter_probe MANIFEST CAP: supported"
