@@ -34,9 +34,11 @@ SAMPLE = os.path.join(SRCDIR, "sample", "aiter-root")
 ENV_VARS = ("AITER_PROBE_MANIFEST", "AITER_PROBE_MANIFEST_DIR", "XDG_CACHE_HOME", "HOME",
             "AITER_META_DIR", "AITER_PROBE_LIBRARY", "AITER_PROBE_DATADIR")
 # The engine, as make builds it (the package's own is pip's: package.sh).
+# Instrumented (AP_SAN), it loads only into a process whose first library is
+# the sanitizer's runtime: not this interpreter.
 LIBRARY = os.path.join(BUILDDIR or "", ".libs", "libaiter-probe.so")
-HAVE_LIBRARY = bool(BUILDDIR) and os.path.exists(LIBRARY)
-NEEDS_LIBRARY = "needs the build's libaiter-probe (AP_BUILDDIR)"
+HAVE_LIBRARY = bool(BUILDDIR) and os.path.exists(LIBRARY) and not os.environ.get("AP_SAN")
+NEEDS_LIBRARY = "needs the build's libaiter-probe (AP_BUILDDIR), not a sanitizer build"
 NO_FOLDER = ("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME "
              "or HOME")
 
