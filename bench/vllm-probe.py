@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""vLLM's two MLA probes, re-implemented for the side-by-side benchmark:
-read AITER's source, drop every whitespace character, look for a literal."""
+"""vLLM's two MLA probes, re-implemented for the side-by-side benchmarks:
+read AITER's source, drop every whitespace character, look for a literal.
+A script (bench-scan.py runs it whole) or a module (bench-in-process.py
+calls native_h24 in the process)."""
 import os
 import sys
 
@@ -14,8 +16,11 @@ def probe(root, rel, needle):
     return "".join(needle.split()) in "".join(src.split())
 
 
-root = sys.argv[1]
-reduce_ok = probe(root, "csrc/kernels/mla/reduce.cu",
-                  "MLA_REDUCE_CASE_EF(NUM_HEAD,24,HEAD_DIM,512,")
-meta_ok = probe(root, "csrc/kernels/mla/metadata/v1_2_device.cuh", "num_heads==24")
-print("native_h24" if reduce_ok and meta_ok else "padded")
+def native_h24(root):
+    return probe(root, "csrc/kernels/mla/reduce.cu",
+                 "MLA_REDUCE_CASE_EF(NUM_HEAD,24,HEAD_DIM,512,") and \
+        probe(root, "csrc/kernels/mla/metadata/v1_2_device.cuh", "num_heads==24")
+
+
+if __name__ == "__main__":
+    print("native_h24" if native_h24(sys.argv[1]) else "padded")

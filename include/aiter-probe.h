@@ -209,11 +209,30 @@ int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_
 
 /* --- Scanning a tree: the whole scan of `aiter-probe scan`, in process --- */
 
+/* The facts of the interpreter that will import AITER, as the caller gives
+ * them (aiter_probe_scan_options.python_facts): an interpreter that embeds
+ * the library gives its own, and nothing is run for them. */
+typedef struct aiter_probe_python_facts {
+	const char *executable;   /* sys.executable; NULL or "" when it has none */
+	int major, minor, micro;  /* sys.version_info[:3], each 0 to 9999 */
+	const char *releaselevel; /* sys.version_info.releaselevel: "alpha", "beta",
+	                             "candidate" or "final" */
+	const char *platform;     /* sys.platform: "linux" */
+	const char *os_name;      /* os.name: "posix" */
+	/* Whether the interpreter finds the module (a dotted absolute name)
+	 * without importing it: importlib.util.find_spec for the top-level
+	 * name, the path finder over the parent's locations for each submodule.
+	 * 1 yes, 0 no, anything else not known. Called by aiter_probe_scan on
+	 * its thread, at most once a module a scan; NULL: never known. */
+	int (*finds)(void *context, const char *module);
+	void *context;
+} aiter_probe_python_facts;
+
 /* What a scan reads and does. Initialise with AITER_PROBE_SCAN_OPTIONS_INIT
  * (every field its default), then set what differs; a later version of the
  * library reads only the fields of the version given (1: up to host; 2:
- * python_version too). */
-#define AITER_PROBE_SCAN_OPTIONS_VERSION 2
+ * python_version too; 3: datadir and python_facts too). */
+#define AITER_PROBE_SCAN_OPTIONS_VERSION 3
 typedef struct aiter_probe_scan_options {
 	unsigned int version; /* AITER_PROBE_SCAN_OPTIONS_VERSION */
 	/* The folder holding the aiter package (site-packages, or a checkout);
@@ -243,14 +262,22 @@ typedef struct aiter_probe_scan_options {
 	 * "X.Y.Z" (nothing is run for them: the platform and the modules it
 	 * finds are not known); not with python. NULL: python is asked. */
 	const char *python_version;
+	/* Version 3: the folder holding the packs (rules/ and probes/); NULL:
+	 * $AITER_PROBE_DATADIR, else where they were installed. */
+	const char *datadir;
+	/* Version 3: instead of running python, its facts as given (copied
+	 * during the call); not with python or python_version. A fact the
+	 * interpreter could not print ("the python's facts: its releaselevel is
+	 * none of alpha, beta, candidate, final") is AITER_PROBE_ERROR. */
+	const aiter_probe_python_facts *python_facts;
 } aiter_probe_scan_options;
 #define AITER_PROBE_SCAN_OPTIONS_INIT {AITER_PROBE_SCAN_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, \
-                                       NULL, 0, 0, NULL, NULL}
+                                       NULL, 0, 0, NULL, NULL, NULL, NULL}
 
 /* Scans the tree opts describes (NULL: every default) into *out, a manifest
  * like the one `aiter-probe scan` writes, whose accessors above all work on
- * it. The packs are the installed ones ($AITER_PROBE_DATADIR overrides where
- * they are). Prints nothing. Returns AITER_PROBE_OK, or AITER_PROBE_INVALID
+ * it. The packs are the installed ones (the options' datadir, else
+ * $AITER_PROBE_DATADIR, overrides where they are). Prints nothing. Returns AITER_PROBE_OK, or AITER_PROBE_INVALID
  * (out NULL, or opts of an unknown version), AITER_PROBE_OUT_OF_MEMORY
  * ("aiter_probe_scan: out of memory (asked for 40 bytes)"; what the scan
  * had allocated stays so), or AITER_PROBE_ERROR with *out

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 """Read aiter-probe capability manifests (schema aiter-probe.manifest/1).
 
-Standard library only. Install it with pip (the distribution aiter-probe:
-`python3 -m pip install --no-build-isolation ./python` from the source tree,
-or the wheel `make python-wheel` builds) and import it; `make install` also
+Standard library only; pip builds the engine into the package too
+(aiter_probe.engine scans a tree in process through it, by ctypes). Install
+it with pip (the distribution aiter-probe: `python3 -m pip install
+--no-build-isolation ./python` from the source tree, or the wheel `make
+python-wheel` builds) and import it; `make install` also
 puts a copy under $(pkgdatadir)/python (e.g. /usr/local/share/aiter-probe/python)
 for those who add that folder to sys.path. `python3 -m aiter_probe MANIFEST
 [CAP...]` prints the verdicts as `aiter-probe check` does.
@@ -805,9 +807,24 @@ def load(path, verify_fresh=False):
         raise ManifestError("%s: %s" % (path, e.strerror)) from None
     except UnicodeDecodeError as e:
         raise ManifestError("%s: not UTF-8: %s" % (path, e.reason)) from None
+    m = _parse(text, path)
+    if verify_fresh:
+        m.verify()
+    return m
+
+
+def _parse(text, path):
+    """The Manifest of JSON text, checked as load() checks a file's; path
+    names it in messages."""
     refused = _prescan(text)
     if refused is not None:
         raise ManifestError("%s:%d:%d: %s" % ((path,) + refused))
+    return _checked(text, path)
+
+
+def _checked(text, path):
+    """_parse without what only a writer other than jansson could put in
+    the text (_prescan): for the engine's own manifest."""
     try:
         data = json.loads(text, object_pairs_hook=_no_duplicates,
                           parse_constant=_refuse_constant)
@@ -821,10 +838,15 @@ def load(path, verify_fresh=False):
     except MemoryError:
         raise ManifestError("%s: out of memory while parsing" % path) from None
     _Checker(path).manifest(data)
-    m = Manifest(data, path)
-    if verify_fresh:
-        m.verify()
-    return m
+    return Manifest(data, path)
+
+
+def _logger():
+    """The package's logger, "aiter_probe". logging is imported only when
+    something is said: it is a fifth of a fresh interpreter's time from
+    `import aiter_probe` to the first answer."""
+    import logging
+    return logging.getLogger("aiter_probe")
 
 
 # The manifest of the AITER this interpreter imports (installed.py).

@@ -1,29 +1,34 @@
 # SPDX-License-Identifier: MIT
-"""Every decision vLLM and SGLang make about AITER, answered from the manifest.
+"""Every decision vLLM and SGLang make about AITER, answered from the AITER
+this interpreter imports.
 
     from aiter_probe.backend import for_this_process
 
-    aiter = for_this_process()          # once, at server start
+    aiter = for_this_process()          # the process's, made on first call
     launch_heads, mode = aiter.mla_launch_heads(24)
     q = q[:, aiter.mla_pad_index(24)] if aiter.mla_pad_index(24) is not None else q
     aiter.why("mla_launch_heads")       # the reason of the last answer
 
-One method per decision. Without a manifest (none saved, stale, made for
-another AITER) every answer is the conservative one the backends take
-today: not supported, the Gluon head bound 16, MLA heads padded as vLLM pads
-them, and the reason is logged once (logger "aiter_probe"). Answers that
+One method per decision, over a manifest: the saved one when it is fresh,
+trusted and made for this AITER, else the tree scanned in process (the
+engine pip installs with the package; no manifest needed). With neither
+(the engine cannot load, the scan fails, and no usable saved manifest)
+every answer is the conservative one the backends take today: not
+supported, the Gluon head bound 16, MLA heads padded as vLLM pads them, and
+the reason is logged once (logger "aiter_probe", a warning). Answers that
 depend on the node at run time (the GPU architecture, environment switches)
 stay the caller's: these say what the AITER tree holds.
 """
 
-import logging
+import os
 import re
+import threading
 
-from .installed import for_installed_aiter
+from . import _logger
+from .installed import scanned_or_saved
 
 __all__ = ["Backend", "for_this_process"]
 
-LOG = logging.getLogger("aiter_probe")
 # Reasons already logged: a server builds several backends from one state.
 _LOGGED = set()
 
@@ -87,7 +92,8 @@ class Backend:
     """The AITER decisions of one serving process, from one manifest.
 
     manifest: an aiter_probe.Manifest, already checked fresh and for this
-    AITER (for_installed_aiter does both), or None; reason: why there is none."""
+    AITER (for_installed_aiter does both) or scanned in process
+    (aiter_probe.engine.scan_tree), or None; reason: why there is none."""
 
     def __init__(self, manifest, reason=None):
         self.manifest = manifest
@@ -100,7 +106,7 @@ class Backend:
                       "conservative answer: %s" % (reason or "none given")
             if message not in _LOGGED:
                 _LOGGED.add(message)
-                LOG.warning("%s", message)
+                _logger().warning("%s", message)
 
     # --- how an answer is found and its reason kept --------------------------
 
@@ -352,7 +358,37 @@ class Backend:
         return self._why[name]
 
 
-def for_this_process():
-    """A Backend over the manifest of the AITER this interpreter imports
-    (aiter_probe.for_installed_aiter)."""
-    return Backend(*for_installed_aiter())
+_lock = threading.Lock()
+_backend = None
+
+
+def _lock_again():
+    """After fork, in the child: a lock another thread of the parent held
+    would never be released there. An answer already made holds (the files
+    are the same); one being made is made again."""
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # Python 3.7
+    os.register_at_fork(after_in_child=_lock_again)
+
+
+def _forget():
+    """Drops the process's Backend (tests: another tree, another environment)."""
+    global _backend
+    with _lock:
+        _backend = None
+
+
+def for_this_process() -> "Backend":
+    """The Backend of this process over the AITER this interpreter imports
+    (found without importing it): its saved manifest when fresh and trusted,
+    else that tree scanned in process (installed.scanned_or_saved), else
+    the conservative answers with one warning. Made once per process, on
+    first call, from any thread."""
+    global _backend
+    with _lock:
+        if _backend is None:
+            _backend = Backend(*scanned_or_saved())
+        return _backend

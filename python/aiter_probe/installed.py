@@ -15,7 +15,7 @@ import importlib.util
 import os
 import sys
 
-from . import ManifestError, StaleManifestError, load
+from . import ManifestError, StaleManifestError, _logger, load
 
 # Hex digits of the root's sha256 in the file name (the C side's NAME_HEX).
 _NAME_HEX = 16
@@ -204,3 +204,27 @@ def for_installed_aiter():
     if root is None:
         return None, why
     return _manifest_for_root(root, _env("AITER_PROBE_MANIFEST"))
+
+
+def scanned_or_saved():
+    """(Manifest, None) for the AITER this interpreter imports, or (None,
+    reason): the saved manifest when for_installed_aiter accepts it (it may
+    hold GPU launches), else the tree scanned in process by the engine
+    (aiter_probe.engine; no manifest needed). A saved manifest that is there
+    but refused is logged (logger aiter_probe, level INFO) with the scan."""
+    root, why = installed_aiter_root()
+    if root is None:
+        return None, why
+    named = _env("AITER_PROBE_MANIFEST")
+    m, refused = _manifest_for_root(root, named)
+    if m is not None:
+        return m, None
+    from .engine import EngineError, scan_tree
+    try:
+        m = scan_tree(root)
+    except (EngineError, ManifestError) as e:
+        return None, "%s; and %s" % (refused, e)
+    path = named or default_manifest_path(root)
+    if path is not None and os.path.lexists(path):
+        _logger().info("%s: scanned in process instead", refused)
+    return m, None

@@ -14,6 +14,7 @@
 #include "core/ap-error.h"
 #include "core/ap-util.h"
 #include "engine/manifest.h"
+#include "engine/pytarget.h"
 #include "engine/rules.h"
 #include "engine/scan.h"
 
@@ -45,6 +46,7 @@ static void hook_json(void)
 int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options *opts)
 {
 	static const aiter_probe_scan_options defaults = AITER_PROBE_SCAN_OPTIONS_INIT;
+	ap_pytarget_given given;
 	ap_scan_request req;
 	jmp_buf here, *outer;
 	ap_ruleset *rs = NULL;
@@ -82,7 +84,15 @@ int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options 
 		.host = opts->host,
 		/* a caller of version 1 has no such field */
 		.python_version = opts->version >= 2 ? opts->python_version : NULL,
+		.datadir = opts->version >= 3 ? opts->datadir : NULL,
 	};
+	if (opts->version >= 3 && opts->python_facts != NULL) {
+		const aiter_probe_python_facts *f = opts->python_facts;
+		given = (ap_pytarget_given){f->executable, f->major, f->minor, f->micro,
+		                            f->releaselevel, f->platform, f->os_name, f->finds,
+		                            f->context};
+		req.python_given = &given;
+	}
 	/* The engine allocates through ap_x*, which would end the process when
 	 * memory runs out: here they come back instead. */
 	pthread_once(&hooked, hook_json);

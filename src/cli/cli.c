@@ -144,7 +144,7 @@ int ap_cli_unexpected(const struct ap_cmd *cmd, const char *arg)
 
 int ap_cli_load_rules(struct ap_ruleset **out, char *const *extra, size_t nextra, int no_defaults)
 {
-	if (ap_scan_load_rules(out, (const char *const *)extra, nextra, no_defaults) < 0)
+	if (ap_scan_load_rules(out, NULL, (const char *const *)extra, nextra, no_defaults) < 0)
 		return ap_cli_fail("%s", ap_error_last());
 	return AP_EXIT_OK;
 }

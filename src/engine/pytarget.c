@@ -49,13 +49,16 @@ static const char finds_py[] =
 #define WORD_MAX 64
 
 struct ap_pytarget {
-	char *python;  /* as given, or the default; NULL with a version alone */
+	char *python;  /* as given, or the default; NULL when nothing is run */
 	bool version_only;
 	bool asked;    /* the facts were looked for */
 	bool have;     /* and found */
 	ap_py_facts facts;
 	char *executable, *level, *platform, *os_name;
 	unsigned used; /* AP_PY_FACT_* that answers read */
+	/* given by the caller (ap_pytarget_new_given): asked instead of a run */
+	int (*given_finds)(void *ctx, const char *module);
+	void *given_ctx;
 	ap_map *finds; /* module -> index into names */
 	char **names;
 	int *found;
@@ -245,39 +248,103 @@ static bool plain_word(const char *s)
 	                                 "0123456789._+-") == strlen(s);
 }
 
+static const char *const levels[] = {"alpha", "beta", "candidate", "final"};
+
+/* Why facts are not what facts_py would print of an interpreter, in words;
+ * NULL when they are. */
+static char *facts_refusal(const char *executable, const int version[3], const char *level,
+                           const char *platform, const char *os_name)
+{
+	bool known = false;
+
+	if (executable != NULL && strlen(executable) > EXECUTABLE_MAX)
+		return ap_xasprintf("its executable is longer than %d bytes", EXECUTABLE_MAX);
+	for (const char *q = executable; q != NULL && *q != '\0'; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			return ap_xstrdup("its executable holds a control byte");
+	for (int i = 0; i < 3; i++)
+		if (version[i] < 0 || version[i] > 9999)
+			return ap_xasprintf("its version %d.%d.%d has a part outside 0 to 9999",
+			                    version[0], version[1], version[2]);
+	for (size_t i = 0; level != NULL && i < sizeof levels / sizeof levels[0]; i++)
+		known |= strcmp(level, levels[i]) == 0;
+	if (!known)
+		return ap_xstrdup("its releaselevel is none of alpha, beta, candidate, final");
+	if (platform == NULL || strlen(platform) > WORD_MAX || !plain_word(platform))
+		return ap_xasprintf("its platform is no word of at most %d letters, digits and ._+-",
+		                    WORD_MAX);
+	if (os_name == NULL || strlen(os_name) > WORD_MAX || !plain_word(os_name))
+		return ap_xasprintf("its os_name is no word of at most %d letters, digits and ._+-",
+		                    WORD_MAX);
+	return NULL;
+}
+
+/* Keeps facts that facts_refusal accepts; the strings are copied. */
+static void keep_facts(ap_pytarget *t, const char *executable, const int version[3],
+                       const char *level, const char *platform, const char *os_name)
+{
+	t->executable = ap_xstrdup(executable != NULL ? executable : "");
+	t->level = ap_xstrdup(level);
+	t->platform = ap_xstrdup(platform);
+	t->os_name = ap_xstrdup(os_name);
+	t->facts = (ap_py_facts){version[0], version[1], version[2], 3, t->level, t->platform,
+	                         t->os_name};
+	t->asked = t->have = true;
+}
+
 /* The five lines facts_py prints, each as it must be. */
 static bool parse_facts(ap_pytarget *t, const char *out)
 {
-	static const char *const levels[] = {"alpha", "beta", "candidate", "final"};
 	const char *p = out;
-	char *magic, *version = NULL, level[16], canonical[96];
-	int major, minor, micro, serial;
+	char *magic, *version = NULL, *executable = NULL, *platform = NULL, *os_name = NULL, *why;
+	char level[16], canonical[96];
+	int v[3], serial;
 	bool ok = false;
 
 	magic = line_of(&p, 32);
 	if (magic == NULL || strcmp(magic, "aiter-probe-facts-1") != 0 ||
-	    (t->executable = line_of(&p, EXECUTABLE_MAX)) == NULL ||
+	    (executable = line_of(&p, EXECUTABLE_MAX)) == NULL ||
 	    (version = line_of(&p, 64)) == NULL ||
-	    sscanf(version, "%4d %4d %4d %15s %4d", &major, &minor, &micro, level, &serial) != 5 ||
-	    major < 0 || minor < 0 || micro < 0 || serial < 0 ||
-	    (t->platform = line_of(&p, WORD_MAX)) == NULL || !plain_word(t->platform) ||
-	    (t->os_name = line_of(&p, WORD_MAX)) == NULL || !plain_word(t->os_name) || *p != '\0')
+	    sscanf(version, "%4d %4d %4d %15s %4d", &v[0], &v[1], &v[2], level, &serial) != 5 ||
+	    serial < 0 || (platform = line_of(&p, WORD_MAX)) == NULL ||
+	    (os_name = line_of(&p, WORD_MAX)) == NULL || *p != '\0')
 		goto out;
-	for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
-		if (strcmp(level, levels[i]) == 0)
-			ok = true;
 	/* as printed: sscanf would take a sign, blanks, leading zeros, more after */
-	snprintf(canonical, sizeof canonical, "%d %d %d %s %d", major, minor, micro, level, serial);
-	if (!ok || strcmp(canonical, version) != 0) {
-		ok = false;
+	snprintf(canonical, sizeof canonical, "%d %d %d %s %d", v[0], v[1], v[2], level, serial);
+	if (strcmp(canonical, version) != 0)
+		goto out;
+	if ((why = facts_refusal(executable, v, level, platform, os_name)) != NULL) {
+		free(why);
 		goto out;
 	}
-	t->level = ap_xstrdup(level);
-	t->facts = (ap_py_facts){major, minor, micro, 3, t->level, t->platform, t->os_name};
+	keep_facts(t, executable, v, level, platform, os_name);
+	ok = true;
 out:
 	free(magic);
 	free(version);
+	free(executable);
+	free(platform);
+	free(os_name);
 	return ok;
+}
+
+char *ap_pytarget_given_refusal(const ap_pytarget_given *g)
+{
+	int v[3] = {g->major, g->minor, g->micro};
+
+	return facts_refusal(g->executable, v, g->releaselevel, g->platform, g->os_name);
+}
+
+ap_pytarget *ap_pytarget_new_given(const ap_pytarget_given *g)
+{
+	ap_pytarget *t = ap_xcalloc(1, sizeof *t);
+	int v[3] = {g->major, g->minor, g->micro};
+
+	t->finds = ap_xnonnull(ap_map_new());
+	keep_facts(t, g->executable, v, g->releaselevel, g->platform, g->os_name);
+	t->given_finds = g->finds;
+	t->given_ctx = g->ctx;
+	return t;
 }
 
 const ap_py_facts *ap_pytarget_facts(ap_pytarget *t, unsigned need)
@@ -285,7 +352,7 @@ const ap_py_facts *ap_pytarget_facts(ap_pytarget *t, unsigned need)
 	if (!t->asked) {
 		char *out = run(t, facts_py, NULL, "for its facts");
 		t->asked = true;
-		if (out != NULL && !(t->have = parse_facts(t, out)))
+		if (out != NULL && !parse_facts(t, out))
 			fail(t, ap_xstrdup("for its facts: it printed what is no answer"));
 		free(out);
 	}
@@ -328,8 +395,12 @@ int ap_pytarget_finds(ap_pytarget *t, const char *module)
 
 	if (at != AP_MAP_ABSENT)
 		return t->found[at];
-	if (!t->version_only && module_name(module) &&
-	    (out = run(t, finds_py, module, "where it finds modules")) != NULL) {
+	if (t->given_finds != NULL && module_name(module)) {
+		found = t->given_finds(t->given_ctx, module);
+		if (found != 0 && found != 1)
+			found = -1;
+	} else if (t->python != NULL && module_name(module) &&
+	           (out = run(t, finds_py, module, "where it finds modules")) != NULL) {
 		if (strcmp(out, "found\n") == 0)
 			found = 1;
 		else if (strcmp(out, "absent\n") == 0)
@@ -357,6 +428,7 @@ json_t *ap_pytarget_json(const ap_pytarget *t)
 	unsigned used = t->have ? t->used : 0;
 	json_t *o = json_object(), *finds = json_object(), *which;
 	const ap_py_facts *f = &t->facts;
+	const char *exe;
 
 	if ((used & AP_PY_FACT_VERSION) && f->nversion >= 2) {
 		char *v = version_text(f);
@@ -380,10 +452,8 @@ json_t *ap_pytarget_json(const ap_pytarget *t)
 		return NULL;
 	}
 	/* Which interpreter: what it calls itself, else as it was named. */
-	which = json_pack("{s:o}", "executable",
-	                  t->version_only ? json_null()
-	                  : json_string(t->executable != NULL && *t->executable ? t->executable
-	                                                                        : t->python));
+	exe = t->executable != NULL && *t->executable != '\0' ? t->executable : t->python;
+	which = json_pack("{s:o}", "executable", exe != NULL ? json_string(exe) : json_null());
 	json_object_update(which, o);
 	json_decref(o);
 	return which;

@@ -5,8 +5,9 @@
  * which imports nothing: one run a module), each asked at most once a scan;
  * and what the answers depended on, for the manifest's "python". Or, given
  * a version alone (--python-version), that version and nothing else: then
- * nothing is run. Its output is parsed strictly, and a run that outlives its
- * time limit is killed. */
+ * nothing is run; nor when the caller gives them (ap_pytarget_new_given).
+ * Its output is parsed strictly, and a run that outlives its time limit is
+ * killed. */
 #ifndef AP_PYTARGET_H
 #define AP_PYTARGET_H
 
@@ -41,6 +42,26 @@ char *ap_pytarget_refusal(const char *python);
  * version alone (checked with ap_pytarget_version_valid). Runs nothing. */
 ap_pytarget *ap_pytarget_new(const char *python, const char *version);
 void ap_pytarget_free(ap_pytarget *t);
+
+/* The facts of an interpreter given by the caller (an interpreter that
+ * embeds the engine gives its own): nothing is run, and whether it finds a
+ * module is the caller's finds (NULL: never known), called at most once a
+ * module. The strings are copied. */
+typedef struct ap_pytarget_given {
+	const char *executable; /* sys.executable; NULL or "" when it has none */
+	int major, minor, micro;
+	const char *releaselevel, *platform, *os_name;
+	int (*finds)(void *ctx, const char *module); /* 1 found, 0 not, else not known */
+	void *ctx;
+} ap_pytarget_given;
+
+/* Why g is not what the interpreter would print (a level not among
+ * alpha, beta, candidate, final, a platform that is no plain word, a
+ * version part past 9999), in words; NULL when it is. Caller frees. */
+char *ap_pytarget_given_refusal(const ap_pytarget_given *g);
+
+/* A target over g, which ap_pytarget_given_refusal accepts. */
+ap_pytarget *ap_pytarget_new_given(const ap_pytarget_given *g);
 
 /* The facts, asking the interpreter on first need; need (AP_PY_FACT_*)
  * is recorded as what answers depend on. NULL when it cannot be asked

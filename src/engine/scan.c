@@ -37,11 +37,10 @@ bool ap_scan_devices_valid(const char *list)
 	}
 }
 
-int ap_scan_load_rules(ap_ruleset **out, const char *const *extra, size_t nextra,
-                       bool no_defaults)
+int ap_scan_load_rules(ap_ruleset **out, const char *datadir, const char *const *extra,
+                       size_t nextra, bool no_defaults)
 {
 	const char *env = getenv("AITER_PROBE_DATADIR");
-	const char *datadir = env != NULL && *env != '\0' ? env : AP_PKGDATADIR;
 	static const char *const packs[] = {"rules", "probes"};
 	ap_ruleset *rs;
 	size_t i;
@@ -49,6 +48,15 @@ int ap_scan_load_rules(ap_ruleset **out, const char *const *extra, size_t nextra
 	bool found = false;
 
 	*out = NULL;
+	if (datadir == NULL)
+		datadir = env != NULL && *env != '\0' ? env : AP_PKGDATADIR;
+	/* A build with no installed packs (the Python package's) is told where
+	 * they are. */
+	if (datadir[0] == '\0' && !no_defaults) {
+		ap_error_set("no rule packs: this library was built without an installed data folder "
+		             "(set AITER_PROBE_DATADIR, or the scan options' datadir)");
+		return AP_EINPUT;
+	}
 	ap_ruleset_new(&rs);
 	for (i = 0; !no_defaults && rc == 0 && i < sizeof packs / sizeof packs[0]; i++) {
 		char *dir = ap_xasprintf("%s/%s", datadir, packs[i]);
@@ -95,6 +103,11 @@ static int check_request(const ap_scan_request *req)
 		             req->python_version);
 	else if (req->python_version != NULL && req->python != NULL)
 		ap_error_set("the python and the python version cannot both be given");
+	else if (req->python_given != NULL && (req->python != NULL || req->python_version != NULL))
+		ap_error_set("the python's facts cannot be given with the python or its version");
+	else if (req->python_given != NULL &&
+	         (why = ap_pytarget_given_refusal(req->python_given)) != NULL)
+		ap_error_set("the python's facts: %s", why);
 	else if (req->python != NULL && (why = ap_pytarget_refusal(req->python)) != NULL)
 		ap_error_set("the python: %s", why);
 	else
@@ -265,8 +278,10 @@ int ap_scan_tree(const ap_scan_request *req, ap_ruleset **rs, json_t **manifest)
 		goto out;
 	}
 	if (*rs == NULL)
-		rc = ap_scan_load_rules(rs, req->rules, req->nrules, req->no_default_rules);
-	python = ap_pytarget_new(req->python, req->python_version);
+		rc = ap_scan_load_rules(rs, req->datadir, req->rules, req->nrules,
+		                        req->no_default_rules);
+	python = req->python_given != NULL ? ap_pytarget_new_given(req->python_given)
+	                                   : ap_pytarget_new(req->python, req->python_version);
 	ap_reader_set_python(r, python);
 	if (rc == 0)
 		rc = build_manifest(req, *rs, r, python, manifest);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "engine/pytarget.h"
 #include "engine/rules.h"
 
 /* The largest --max-file-size: far above any source file, and low enough
@@ -30,6 +31,11 @@ typedef struct ap_scan_request {
 	/* Instead, for the facts: its version alone, X.Y or X.Y.Z (the platform
 	 * and the modules it finds are then not known). */
 	const char *python_version;
+	/* Or the facts themselves, given: nothing is run (engine/pytarget.h). */
+	const ap_pytarget_given *python_given;
+	/* Where the packs are (rules/, probes/); NULL: $AITER_PROBE_DATADIR,
+	 * else the package data dir. */
+	const char *datadir;
 	/* Packs loaded after the installed ones (files or folders), in order. */
 	const char *const *rules;
 	size_t nrules;
@@ -45,12 +51,12 @@ typedef struct ap_scan_request {
  * such as "0,2". */
 bool ap_scan_devices_valid(const char *list);
 
-/* Loads the installed packs (rules/ and probes/ under $AITER_PROBE_DATADIR,
- * else the package data dir) unless no_defaults, then each extra path, and
- * finishes the set. On failure *out is NULL and the loader's message says
- * where ("FILE:LINE:COLUMN: ..."). */
-int ap_scan_load_rules(ap_ruleset **out, const char *const *extra, size_t nextra,
-                       bool no_defaults);
+/* Loads the installed packs (rules/ and probes/ under datadir, when not
+ * NULL, else $AITER_PROBE_DATADIR, else the package data dir) unless
+ * no_defaults, then each extra path, and finishes the set. On failure *out
+ * is NULL and the loader's message says where ("FILE:LINE:COLUMN: ..."). */
+int ap_scan_load_rules(ap_ruleset **out, const char *datadir, const char *const *extra,
+                       size_t nextra, bool no_defaults);
 
 /* Runs the scan req describes and returns its manifest in *manifest (the
  * caller's reference). It checks the rule set in *rs when there is one, else

@@ -80,6 +80,27 @@ static void own_pack(aiter_probe_scan_options *o, const char **packs, const char
 	o->no_default_rules = 1;
 }
 
+/* tmp/NAME, a tree of aiter/mla.py holding source, and tmp/NAME.yaml
+ * holding pack: o scans the one with the other, only it. */
+static void one_module_tree(aiter_probe_scan_options *o, const char **packs, const char *name,
+                            const char *source, const char *pack)
+{
+	char *dir, *path;
+
+	assert_true(asprintf(&dir, "%s/%s", tmp, name) > 0);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_true(asprintf(&path, "%s/aiter", dir) > 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+	free(path);
+	assert_true(asprintf(&path, "%s/aiter/mla.py", dir) > 0);
+	write_text(path, source);
+	free(path);
+	assert_true(asprintf(&path, "%s/%s.yaml", tmp, name) > 0);
+	write_text(path, pack);
+	/* the options keep the strings until the test's end */
+	own_pack(o, packs, dir, path);
+}
+
 static aiter_probe_manifest *scan_ok(const aiter_probe_scan_options *o)
 {
 	aiter_probe_manifest *m = NULL;
@@ -194,7 +215,7 @@ static void test_refusals(void **state)
 	o.version = 99;
 	expect_scan_fails(&o, AITER_PROBE_INVALID,
 	                  "aiter_probe_scan: options of version 99, this library knows versions 1 "
-	                  "to 2");
+	                  "to 3");
 	o.version = AITER_PROBE_SCAN_OPTIONS_VERSION;
 
 	o.rule_path_count = 2;
@@ -239,6 +260,118 @@ static void test_refusals(void **state)
 	o.python = "/nonexistent/python3";
 	expect_scan_fails(&o, AITER_PROBE_ERROR,
 	                  "the python: /nonexistent/python3: No such file or directory");
+	o.python = NULL;
+	free(empty);
+}
+
+/* Whether the caller's interpreter finds a module: triton yes, every
+ * other no; each name asked is counted. */
+static int finds_calls;
+static int finds_triton(void *context, const char *module)
+{
+	finds_calls++;
+	assert_ptr_equal(context, &finds_calls);
+	return strcmp(module, "triton") == 0 ? 1 : strcmp(module, "no.answer") == 0 ? 7 : 0;
+}
+
+/* Facts given (version 3) decide what a run of python would, and nothing is
+ * run: the manifest records them; facts the interpreter could not print
+ * are refused; datadir says where the packs are. */
+static void test_given_facts(void **state)
+{
+	aiter_probe_scan_options o = AITER_PROBE_SCAN_OPTIONS_INIT;
+	aiter_probe_python_facts f = {"/opt/py/bin/python3", 3, 11, 2, "final", "linux", "posix",
+	                              finds_triton, &finds_calls};
+	const char *packs[1];
+	aiter_probe_manifest *m;
+	char *text, *empty, *message;
+
+	one_module_tree(&o, packs, "given",
+	                "import sys\ntry:\n    import triton\n    import no.answer\n"
+	                "except ImportError:\n    pass\ntry:\n    import cutlass\n"
+	                "except ImportError:\n    def g(): pass\n"
+	                "if sys.platform == 'linux' and sys.version_info >= (3, 11):\n"
+	                "    def f(a, new=1): pass\nelse:\n    def f(a): pass\n",
+	                "rules:\n  - id: f.new\n    file: aiter/mla.py\n    python-def: f\n"
+	                "    params: [new]\n  - id: g\n    file: aiter/mla.py\n"
+	                "    python-def: g\n");
+	/* no interpreter is run: one named would fail */
+	setenv("AITER_PROBE_PYTHON", AP_SRCDIR "/no-such-python", 1);
+	o.python_facts = &f;
+	m = scan_ok(&o);
+	assert_string_equal(aiter_probe_manifest_rule_status(m, "f.new"), "matched");
+	assert_string_equal(aiter_probe_manifest_rule_status(m, "g"), "matched");
+	text = aiter_probe_manifest_json(m);
+	assert_non_null(strstr(text, "\"python\": {\n    \"executable\": \"/opt/py/bin/python3\",\n"
+	                             "    \"version\": \"3.11.2\",\n"
+	                             "    \"releaselevel\": \"final\",\n"
+	                             "    \"platform\": \"linux\",\n"
+	                             "    \"finds\": {\n      \"triton\": true,\n"
+	                             "      \"cutlass\": false\n    }\n  }"));
+	free(text);
+	aiter_probe_manifest_free(m);
+	assert_int_equal(finds_calls, 3);
+	f.platform = "win32";
+	f.executable = NULL;
+	f.finds = NULL;
+	m = scan_ok(&o);
+	assert_string_equal(aiter_probe_manifest_rule_status(m, "f.new"), "unmatched");
+	text = aiter_probe_manifest_json(m);
+	assert_non_null(strstr(text, "\"python\": {\n    \"executable\": null,\n"));
+	free(text);
+	aiter_probe_manifest_free(m);
+	assert_int_equal(finds_calls, 3);
+	unsetenv("AITER_PROBE_PYTHON");
+
+	f.releaselevel = "gamma";
+	expect_scan_fails(&o, AITER_PROBE_ERROR, "the python's facts: its releaselevel is none of "
+	                  "alpha, beta, candidate, final");
+	f.releaselevel = "final";
+	f.os_name = "po six";
+	expect_scan_fails(&o, AITER_PROBE_ERROR, "the python's facts: its os_name is no word of "
+	                  "at most 64 letters, digits and ._+-");
+	f.os_name = "posix";
+	f.micro = 10000;
+	expect_scan_fails(&o, AITER_PROBE_ERROR, "the python's facts: its version 3.11.10000 has "
+	                  "a part outside 0 to 9999");
+	f.micro = 2;
+	f.executable = "/a\nb";
+	expect_scan_fails(&o, AITER_PROBE_ERROR,
+	                  "the python's facts: its executable holds a control byte");
+	f.executable = NULL;
+	o.python_version = "3.12";
+	expect_scan_fails(&o, AITER_PROBE_ERROR,
+	                  "the python's facts cannot be given with the python or its version");
+	o.python_version = NULL;
+	/* Options of version 2 have neither field: what lies there is not read. */
+	o.version = 2;
+	o.python_version = "3.12";
+	m = scan_ok(&o);
+	aiter_probe_manifest_free(m);
+	o.version = AITER_PROBE_SCAN_OPTIONS_VERSION;
+	o.python_version = NULL;
+	o.python_facts = NULL;
+
+	free((char *)o.aiter_root);
+	free((char *)packs[0]);
+
+	/* datadir before $AITER_PROBE_DATADIR */
+	assert_true(asprintf(&empty, "%s/no-packs", tmp) > 0);
+	assert_int_equal(mkdir(empty, 0755), 0);
+	o = (aiter_probe_scan_options)AITER_PROBE_SCAN_OPTIONS_INIT;
+	o.aiter_root = FIXTURES "h24-native";
+	o.python_version = "3.12";
+	o.datadir = empty;
+	assert_true(asprintf(&message, "no rule packs in %s (set AITER_PROBE_DATADIR, or pass "
+	                     "--rules PATH)", empty) > 0);
+	expect_scan_fails(&o, AITER_PROBE_ERROR, message);
+	free(message);
+	setenv("AITER_PROBE_DATADIR", empty, 1);
+	o.datadir = AP_SRCDIR;
+	m = scan_ok(&o);
+	assert_int_equal(aiter_probe_manifest_supported(m, "mla.decode.native_h24"), 1);
+	aiter_probe_manifest_free(m);
+	setenv("AITER_PROBE_DATADIR", AP_SRCDIR, 1);
 	free(empty);
 }
 
@@ -250,20 +383,13 @@ static void test_python_facts(void **state)
 	aiter_probe_scan_options o = AITER_PROBE_SCAN_OPTIONS_INIT;
 	const char *packs[1];
 	aiter_probe_manifest *m;
-	char *dir, *pack, *module, *text;
+	char *text;
 
-	assert_true(asprintf(&dir, "%s/versioned", tmp) > 0);
-	assert_true(asprintf(&module, "%s/aiter", dir) > 0);
-	assert_int_equal(mkdir(dir, 0755), 0);
-	assert_int_equal(mkdir(module, 0755), 0);
-	free(module);
-	assert_true(asprintf(&module, "%s/aiter/mla.py", dir) > 0);
-	assert_true(asprintf(&pack, "%s/versioned.yaml", tmp) > 0);
-	write_text(module, "import sys\nif sys.version_info >= (3, 10):\n    def f(a, new=1): pass\n"
-	                   "else:\n    def f(a): pass\n");
-	write_text(pack, "rules:\n  - id: f.new\n    file: aiter/mla.py\n    python-def: f\n"
-	                 "    params: [new]\n");
-	own_pack(&o, packs, dir, pack);
+	one_module_tree(&o, packs, "versioned",
+	                "import sys\nif sys.version_info >= (3, 10):\n    def f(a, new=1): pass\n"
+	                "else:\n    def f(a): pass\n",
+	                "rules:\n  - id: f.new\n    file: aiter/mla.py\n    python-def: f\n"
+	                "    params: [new]\n");
 	o.python_version = "3.9";
 	m = scan_ok(&o);
 	assert_string_equal(aiter_probe_manifest_rule_status(m, "f.new"), "unmatched");
@@ -285,9 +411,8 @@ static void test_python_facts(void **state)
 	                  "directory (name the interpreter that will run the server with --python "
 	                  "PATH, or its version with --python-version X.Y)");
 	unsetenv("AITER_PROBE_PYTHON");
-	free(module);
-	free(pack);
-	free(dir);
+	free((char *)o.aiter_root);
+	free((char *)packs[0]);
 }
 
 /* With launch set, the scan cross-checks on this node's GPUs, as the
@@ -353,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_extra_packs),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_python_facts),
+		cmocka_unit_test(test_given_facts),
 		cmocka_unit_test(test_launch),
 		cmocka_unit_test(test_serialise_refusals),
 	};

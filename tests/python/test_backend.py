@@ -1,17 +1,22 @@
 # SPDX-License-Identifier: MIT
 """The saved manifest of this interpreter's AITER (aiter_probe.installed) and
 the backend adapter (aiter_probe.backend): where the manifest is, when it is
-refused and why, every decision with and without it, the log line."""
+refused and why, the scan in process when there is none (through the
+build's libaiter-probe), every decision with and without one, the log line;
+once per process, from many threads, and after fork."""
 
 import importlib
 import io
 import json
 import logging
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 SRCDIR = os.environ["AP_SRCDIR"]
@@ -27,7 +32,13 @@ HAVE_AP = bool(BUILDDIR) and os.path.exists(AP)
 NEEDS_AP = "needs the aiter-probe build (AP_BUILDDIR)"
 SAMPLE = os.path.join(SRCDIR, "sample", "aiter-root")
 ENV_VARS = ("AITER_PROBE_MANIFEST", "AITER_PROBE_MANIFEST_DIR", "XDG_CACHE_HOME", "HOME",
-            "AITER_META_DIR")
+            "AITER_META_DIR", "AITER_PROBE_LIBRARY", "AITER_PROBE_DATADIR")
+# The engine, as make builds it (the package's own is pip's: package.sh).
+# Instrumented (AP_SAN), it loads only into a process whose first library is
+# the sanitizer's runtime: not this interpreter.
+LIBRARY = os.path.join(BUILDDIR or "", ".libs", "libaiter-probe.so")
+HAVE_LIBRARY = bool(BUILDDIR) and os.path.exists(LIBRARY) and not os.environ.get("AP_SAN")
+NEEDS_LIBRARY = "needs the build's libaiter-probe (AP_BUILDDIR), not a sanitizer build"
 NO_FOLDER = ("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME "
              "or HOME")
 
@@ -58,6 +69,21 @@ class Env(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.dir)
         self.saved = os.path.join(self.dir, "saved")
         os.environ["AITER_PROBE_MANIFEST_DIR"] = self.saved
+        # No engine unless a test gives one (with_engine): the saved
+        # manifest's answers, or the conservative ones.
+        self.no_engine = os.path.join(self.dir, "no-engine.so")
+        os.environ["AITER_PROBE_LIBRARY"] = self.no_engine
+        backend._forget()
+        self.addCleanup(backend._forget)
+
+    def with_engine(self):
+        os.environ["AITER_PROBE_LIBRARY"] = LIBRARY
+        os.environ["AITER_PROBE_DATADIR"] = SRCDIR
+
+    def engine_fails(self, reason):
+        """reason, and the engine's, as the conservative answers give them."""
+        return "%s; and cannot load the engine %s: %s: cannot open shared object file: No " \
+               "such file or directory" % (reason, self.no_engine, self.no_engine)
 
     def tree(self, name="root"):
         """A copy of the sample tree that this interpreter imports aiter from."""
@@ -198,7 +224,8 @@ class ForInstalledAiterTest(Env):
             b = for_this_process()
         self.assertIs(b.native_h24(), False)
         self.assertEqual(log.lines(), ["no AITER capability manifest, so every AITER decision "
-                                       "takes the conservative answer: " + why])
+                                       "takes the conservative answer: "
+                                       + self.engine_fails(why)])
 
     @unittest.skipUnless(HAVE_AP, NEEDS_AP)
     def test_named_by_environment(self):
@@ -274,18 +301,25 @@ class ForInstalledAiterTest(Env):
 
 
 class LogCapture:
+    """What the aiter_probe logger says at level and above."""
+
+    def __init__(self, level=logging.WARNING):
+        self.level = level
+
     def __enter__(self):
         self.stream = io.StringIO()
         self.handler = logging.StreamHandler(self.stream)
         logger = logging.getLogger("aiter_probe")
         logger.addHandler(self.handler)
         self.propagate, logger.propagate = logger.propagate, False
+        self.was, _ = logger.level, logger.setLevel(self.level)
         return self
 
     def __exit__(self, *exc):
         logger = logging.getLogger("aiter_probe")
         logger.removeHandler(self.handler)
         logger.propagate = self.propagate
+        logger.setLevel(self.was)
 
     def lines(self):
         return self.stream.getvalue().splitlines()
@@ -562,15 +596,168 @@ class SampleTest(Env):
                          "no such file: aiter/ops/triton/attention/mla.py")
         self.assertEqual(b.mla_launch_heads(24), (24, "none"))
 
-    def test_without_a_manifest(self):
+    def test_without_a_manifest_or_engine(self):
         root = self.tree()
         path = aiter_probe.default_manifest_path(os.path.realpath(root))
         with LogCapture() as log:
             b = for_this_process()
-        self.assertEqual(b.reason, "no manifest at %s: run 'aiter-probe scan --save'" % path)
+        self.assertEqual(b.reason, self.engine_fails(
+            "no manifest at %s: run 'aiter-probe scan --save'" % path))
         self.assertEqual(log.lines(), ["no AITER capability manifest, so every AITER decision "
                                        "takes the conservative answer: " + b.reason])
         self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
+
+
+DECISIONS = ("native_h24", "native_h24_reducer", "native_h24_planner", "fp8_mla_prefill",
+             "gluon_small_heads", "gluon_max_heads", "segmented_decode",
+             "mla_decode_fwd_keywords", "fused_moe_gate_mode", "dsv4_shared_expert",
+             "topk_softmax_shared_experts", "hipb_mm", "qr_all_reduce_rmsnorm", "reducer_cases",
+             "vllm_calls_bind")
+
+
+def decisions(b):
+    """Every answer of b, the per-arch and per-head ones too."""
+    got = {name: getattr(b, name)() for name in DECISIONS}
+    got["ps_lse_qlens"] = b.ps_lse_qlens("gfx950")
+    got["mla_launch_heads"] = [b.mla_launch_heads(h) for h in range(1, 129)]
+    return got
+
+
+@unittest.skipUnless(HAVE_AP and HAVE_LIBRARY, NEEDS_LIBRARY)
+class InProcessTest(Env):
+    """No manifest needed: the tree this interpreter imports, scanned in
+    process through the engine, answers as `aiter-probe scan` does."""
+
+    def scanned(self, root, *args):
+        path = os.path.join(self.dir, "cli.json")
+        self.scan(root, "-o", path, *args)
+        return aiter_probe.load(path)
+
+    def test_answers_as_the_scan(self):
+        root = self.tree()
+        self.with_engine()
+        with LogCapture() as log:
+            b = for_this_process()
+        self.assertEqual((b.reason, log.lines()), (None, []))
+        real = os.path.realpath(root)
+        self.assertEqual(b.manifest.path, "the scan of %s" % real)
+        want = self.scanned(root)
+        for key in ("aiter", "inputs", "rules", "capabilities", "plans"):
+            self.assertEqual(b.manifest.data[key], want.data[key], key)
+        self.assertEqual(decisions(b), decisions(Backend(want)))
+        self.assertIs(b.native_h24(), True)
+        self.assertIs(for_this_process(), b)
+
+    def test_this_interpreters_facts(self):
+        """What the tree's conditions ask is asked of this interpreter, in
+        process, and recorded: the same manifest as the command's with
+        --python sys.executable."""
+        root = self.tree()
+        self.with_engine()
+        gradlib = os.path.join(root, "aiter", "ops", "gradlib.py")
+        with open(gradlib) as f:
+            body = f.read()
+
+        def write(platform):
+            with open(gradlib, "w") as f:
+                f.write("import os, sys\ntry:\n    import json\nexcept ImportError:\n"
+                        "    json = None\nif sys.platform == %r and os.name == %r:\n"
+                        "    %s" % (platform, os.name, body.replace("\n", "\n    ")))
+        write(sys.platform)
+        b = for_this_process()
+        self.assertIs(b.hipb_mm(), True)
+        self.assertEqual(b.manifest.data["python"], {
+            "executable": sys.executable, "platform": sys.platform, "os_name": os.name,
+            "finds": {"json": True}})
+        want = self.scanned(root, "--python", sys.executable)
+        self.assertEqual(b.manifest.data["python"], want.data["python"])
+        self.assertEqual(b.manifest.data["capabilities"], want.data["capabilities"])
+        write("win32" if sys.platform != "win32" else "linux")
+        backend._forget()
+        self.assertIs(for_this_process().hipb_mm(), False)
+
+    def test_a_saved_manifest_first(self):
+        """A fresh, trusted saved manifest answers (it may hold launches);
+        one refused is said at INFO, and the tree scanned instead."""
+        root = self.tree()
+        self.with_engine()
+        path = self.scan(root, "--save")
+        b = for_this_process()
+        self.assertEqual(b.manifest.path, path)
+        os.chmod(self.saved, 0o1777)
+        backend._forget()
+        with LogCapture(logging.INFO) as log:
+            b = for_this_process()
+        self.assertEqual(b.manifest.path, "the scan of %s" % os.path.realpath(root))
+        self.assertEqual(log.lines(), ["%s: not trusted: its folder %s is writable by others: "
+                                       "scanned in process instead" % (path, self.saved)])
+
+    def test_engine_error(self):
+        """The engine's own error, then the conservative answers."""
+        self.tree()
+        self.with_engine()
+        os.environ["AITER_PROBE_DATADIR"] = self.dir
+        with LogCapture() as log:
+            b = for_this_process()
+        self.assertRegex(b.reason, "^no manifest at [^;]*; and no rule packs in %s [(]set "
+                         "AITER_PROBE_DATADIR, or pass --rules PATH[)]$" % re.escape(self.dir))
+        self.assertEqual(len(log.lines()), 1)
+        self.assertIs(b.native_h24(), False)
+
+    def test_once_from_many_threads(self):
+        self.tree()
+        self.with_engine()
+        made, start = [], threading.Event()
+        real = backend.scanned_or_saved
+
+        def counted():
+            made.append(1)
+            return real()
+        backend.scanned_or_saved = counted
+        self.addCleanup(setattr, backend, "scanned_or_saved", real)
+        got = []
+
+        def ask():
+            start.wait()
+            got.append(for_this_process())
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for t in threads:
+            t.start()
+        start.set()
+        for t in threads:
+            t.join()
+        self.assertEqual(len(made), 1)
+        self.assertEqual(len(got), 8)
+        self.assertTrue(all(b is got[0] for b in got))
+
+    @unittest.skipUnless(hasattr(os, "fork") and hasattr(os, "register_at_fork"), "no fork")
+    def test_after_fork(self):
+        """A child forked while another thread held the lock (its scan under
+        way) answers: the lock is made anew there."""
+        self.tree()
+        self.with_engine()
+        held, release = threading.Event(), threading.Event()
+
+        def hold():
+            with backend._lock:
+                held.set()
+                release.wait()
+        holder = threading.Thread(target=hold)
+        holder.start()
+        held.wait()
+        pid = os.fork()
+        if pid == 0:  # the child: exits 0 when it answers within 20 s
+            signal.alarm(20)
+            try:
+                ok = for_this_process().native_h24() is True
+            finally:
+                os._exit(0 if ok else 1)
+        try:
+            _, status = os.waitpid(pid, 0)
+        finally:
+            release.set()
+            holder.join()
+        self.assertEqual(status, 0)
 
 
 if __name__ == "__main__":
