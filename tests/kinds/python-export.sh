@@ -497,6 +497,72 @@ expect_rc 0
 rule cm.moved status missing
 rule cm.over_old file aiter/ops/triton/gemm_old.py
 
+# Imports as CPython runs them: an import that fails under
+# contextlib.suppress skips the rest of its block; a star import from outside
+# the tree may bind any name.
+IMP="$TMP/imports"
+mkdir -p "$IMP/aiter"
+cat >"$IMP/aiter/__init__.py" <<'EOF'
+import contextlib
+
+with contextlib.suppress(ImportError):
+    from .present import present_op
+    from .missing_mod import gone
+    def suppressed(x):
+        return x
+with contextlib.suppress(ImportError):
+    from .present import present_op
+    def maybe_run(x):
+        return x
+EOF
+printf 'def present_op(a):\n    return a\n' >"$IMP/aiter/present.py"
+cat >"$IMP/aiter/outside.py" <<'EOF'
+def local_op(x):
+    return x
+
+from extlib_outside import *
+
+def after_star(x, y):
+    return x
+EOF
+pack imports <<'EOF'
+rules:
+  - {id: im.before, python-export: present_op, from: aiter}
+  - {id: im.skipped, python-export: suppressed, from: aiter}
+  - {id: im.may_raise, python-export: maybe_run, from: aiter}
+  - {id: im.rebound, python-export: local_op, from: aiter.outside}
+  - {id: im.after, python-export: after_star, from: aiter.outside}
+  - {id: im.perhaps, python-export: never_bound, from: aiter.outside}
+EOF
+
+case_ "python-export: an import failing under contextlib.suppress skips the rest of its block"
+scan "$IMP" imports
+expect_rc 0
+rule im.before status matched
+rule im.before file aiter/present.py
+rule im.skipped reason "aiter does not export suppressed"
+# a def may raise: the rest of the block may not run
+rule im.may_raise status unknown
+rule im.may_raise reason "what aiter binds to maybe_run is not known without running it: it is bound differently by the ways the \`with contextlib.suppress\` at line 8 may run"
+
+case_ "python-export: a star import from outside the tree may rebind any name"
+rule im.rebound status unknown
+rule im.rebound reason "what aiter.outside binds to local_op is not known without running it: \`from extlib_outside import *\` at line 4 may rebind it, from outside the tree (only importing extlib_outside tells what it binds)"
+rule im.after status matched
+rule im.perhaps status unmatched
+rule im.perhaps reason "aiter.outside binds no def to never_bound: \`from extlib_outside import *\` at line 4 may bind it from outside the tree, and what it held before is no def either"
+
+case_ "python-export: the suppress fixture binds as CPython binds it"
+if "${PYTHON3:-python3}" -c '' 2>/dev/null; then
+	(cd "$IMP" && "${PYTHON3:-python3}" -c '
+import inspect, aiter
+print(inspect.getsourcefile(aiter.present_op).endswith("present.py"),
+      hasattr(aiter, "suppressed"), hasattr(aiter, "maybe_run"))') >"$TMP/out" 2>&1
+	expect_out "True False True"
+else
+	echo "SKIP [$current]: no python3" >&2
+fi
+
 pack no_from <<'EOF'
 rules:
   - id: r

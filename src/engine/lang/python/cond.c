@@ -654,6 +654,24 @@ enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b)
 	return c;
 }
 
+bool ap_py_suppress(const struct parser *p, size_t a, size_t b, enum cond *catches)
+{
+	size_t k = a;
+
+	while (k < b && !ap_py_is_op(&p->sv[k], '('))
+		k++;
+	if (k == b || ap_py_closer(p, k, b) != b - 1 || !ap_py_is_word(p, &p->sv[k - 1], "suppress"))
+		return false;
+	if (!names_attr(p, a, k, "contextlib", "suppress"))
+		/* another's suppress, or contextlib's under a name rebound */
+		*catches = COND_UNKNOWN;
+	else if (k + 1 == b - 1)
+		*catches = COND_FALSE; /* suppress() suppresses nothing */
+	else
+		*catches = ap_py_catches_import(p, k + 1, b - 1);
+	return true;
+}
+
 enum cond ap_py_condition(const struct parser *p, size_t a, size_t b)
 {
 	for (size_t k = a; k < b; k++)

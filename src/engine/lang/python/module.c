@@ -1088,29 +1088,40 @@ static void if_stmt(struct parser *p, const struct ctx *c)
  * at an import the target cannot find (what follows it does not run, and the
  * first handler that catches ModuleNotFoundError runs after what ran), or
  * either way as far as the reader can tell: then its handlers and else are
- * ways it may run. Its finally runs whichever way the rest went. */
+ * ways it may run. Its finally runs whichever way the rest went. A `with
+ * contextlib.suppress(...)` body is a try body whose one handler is empty:
+ * an import it suppresses that fails ends the body there, and one that may
+ * fail (or a statement that may raise) leaves the rest of the body a way it
+ * may not run. */
 static void compound_stmt(struct parser *p, const struct ctx *c)
 {
 	bool is_for = ap_py_is_kw(&p->t, KW_FOR);
 	bool is_with = ap_py_is_kw(&p->t, KW_WITH);
 	bool is_try = ap_py_is_kw(&p->t, KW_TRY);
 	bool binds = c->prefix == NULL && c->live, ended = false;
-	/* Of a try that binds, how its body ends; of any other compound
-	 * statement, each arm may run. */
+	/* Of a try (or a suppress) that binds, how its body ends; of any other
+	 * compound statement, each arm may run. */
 	enum try_outcome outcome = is_try && binds ? TRY_RUNS : TRY_UNKNOWN;
-	bool failed, caught = false;
+	enum cond suppresses = COND_FALSE;
+	bool failed, caught = false, suppress;
 	struct ctx body = *c;
 	const tok *v;
 	struct arms a;
 
-	arms_begin(p, &a, is_try ? "the `try`" : is_for ? "the `for` loop" : "the `while` loop");
+	arms_begin(p, &a, is_try    ? "the `try`"
+	                  : is_with ? "the `with contextlib.suppress`"
+	                  : is_for  ? "the `for` loop"
+	                            : "the `while` loop");
 	a.may_skip = !is_try && !is_with;
 	if (!collect_header(p, binds ? c : NULL, binds)) {
 		a.may_skip = false;
 		arms_end(p, c, &a);
 		return;
 	}
-	if (!is_with)
+	suppress = is_with && binds && ap_py_suppress(p, 1, p->sn, &suppresses);
+	if (suppress)
+		outcome = TRY_RUNS;
+	if (!is_with || suppress)
 		arm_begin(p, &a);
 	v = p->sv;
 	if (binds && is_for) {
@@ -1144,11 +1155,15 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	}
 	/* A loop's body may not run, a try's may stop at any statement: a
 	 * method defined there may not exist. */
-	body.maybe = c->maybe || !is_with;
-	if (is_try && binds)
+	body.maybe = c->maybe || !is_with || suppress;
+	if ((is_try && binds) || suppress)
 		body.trying = &outcome;
 	suite(p, &body, false);
 	failed = outcome == TRY_FAILS;
+	/* the body stopped where the reader cannot tell, or raised past it
+	 * (the module then binds nothing that matters) */
+	if (suppress)
+		a.may_skip = outcome == TRY_UNKNOWN || (failed && suppresses != COND_TRUE);
 	for (;;) {
 		struct ctx arm = *c;
 		bool is_except = is_try && ap_py_is_kw(&p->t, KW_EXCEPT);

@@ -410,6 +410,9 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 			if (ref.kind == AP_PYREF_UNBOUND)
 				ap_buf_printf(&tried, "%sno def %s in %s", tried.len ? ", " : "", name,
 				              f->path);
+			else if (ref.perhaps)
+				ap_buf_printf(&tried, "%s%s binds no def to %s: %s", tried.len ? ", " : "",
+				              f->path, name, ref.why);
 			else
 				ap_buf_printf(&tried, "%s%s binds %s to %s, not a def", tried.len ? ", " : "",
 				              f->path, name, ap_pyref_kind_name(ref.kind));
@@ -1166,8 +1169,12 @@ static int star_binds(struct resolver *rs, const char *module, const char *name,
 		resolve_in(rs, module, name, depth + 1, &ref, &missing);
 		verdict = ref.kind == AP_PYREF_UNBOUND ? STAR_NO
 		          : ref.kind == AP_PYREF_ERROR ? STAR_FAILED
+		          : ref.perhaps                ? STAR_UNSURE
 		                                       : STAR_YES;
-		if (verdict == STAR_FAILED)
+		if (verdict == STAR_UNSURE)
+			pyref_set(&ref, AP_PYREF_UNKNOWN,
+			          ap_xasprintf("%s may bind it: %s", mod.file->path, ref.why));
+		if (verdict == STAR_FAILED || verdict == STAR_UNSURE)
 			*out = ref;
 		else
 			ap_pyref_free(&ref);
@@ -1203,10 +1210,12 @@ static int star_binds(struct resolver *rs, const char *module, const char *name,
 	return verdict;
 }
 
-/* name as mod's bindings before index upto leave it. An alias (`a = b`) is
- * followed in the same walk, up to RESOLVE_MAX_ALIASES of them. */
-static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
-                            size_t upto, unsigned depth, ap_pyref *out)
+/* name as mod's bindings before index upto leave it, passing over star
+ * imports from outside the tree (*outside: the last one passed, NULL when
+ * none). An alias (`a = b`) is followed in the same walk, up to
+ * RESOLVE_MAX_ALIASES of them. */
+static void walk(struct resolver *rs, const struct module *mod, const char *name, size_t upto,
+                 unsigned depth, ap_pyref *out, const ap_py_binding **outside)
 {
 	const ap_py_module *m = mod->m;
 	size_t aliases = 0;
@@ -1219,7 +1228,12 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 		rs->visits++;
 		if (b->kind == AP_PY_BIND_STAR) {
 			target = absolute(rs, mod, b->module);
-			star = target != NULL ? star_binds(rs, target, name, depth, out) : STAR_NO;
+			if (target == NULL) {
+				if (*outside == NULL)
+					*outside = b;
+				continue;
+			}
+			star = star_binds(rs, target, name, depth, out);
 			if (star == STAR_YES) {
 				from_import(rs, target, name, depth + 1, out);
 				if (b->why != NULL && out->kind != AP_PYREF_ERROR)
@@ -1315,6 +1329,36 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 	out->kind = AP_PYREF_UNBOUND;
 	out->file = NULL;
 	out->line = 0;
+}
+
+/* What a star import from outside the tree binds only importing that module
+ * tells (its __all__, or its public names): any name, from outside. Where
+ * what the name held before is no def either, the answer is the same both
+ * ways: no def. */
+static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
+                            size_t upto, unsigned depth, ap_pyref *out)
+{
+	const ap_py_binding *outside = NULL;
+
+	walk(rs, mod, name, upto, depth, out, &outside);
+	if (outside == NULL || out->kind == AP_PYREF_ERROR)
+		return;
+	if (out->kind == AP_PYREF_UNBOUND || out->kind == AP_PYREF_VALUE ||
+	    out->kind == AP_PYREF_EXTERNAL) {
+		pyref_set(out, AP_PYREF_EXTERNAL,
+		          ap_xasprintf("`from %s import *` at line %u may bind it from outside the "
+		                       "tree, and what it held before is no def either",
+		                       outside->module, outside->line));
+		out->perhaps = true;
+	} else {
+		pyref_set(out, AP_PYREF_UNKNOWN,
+		          ap_xasprintf("`from %s import *` at line %u may rebind it, from outside "
+		                       "the tree (only importing %s tells what it binds)",
+		                       outside->module, outside->line, outside->module));
+	}
+	out->file = mod->file;
+	out->line = outside->line;
+	out->def = NULL;
 }
 
 /* Every result is kept, a cycle's too: each (module, name) is resolved once
