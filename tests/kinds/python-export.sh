@@ -515,7 +515,33 @@ with contextlib.suppress(ImportError):
     def maybe_run(x):
         return x
 EOF
+cat >>"$IMP/aiter/__init__.py" <<'EOF'
+try:
+    from . import present
+except ImportError:
+    present = None
+EOF
 printf 'def present_op(a):\n    return a\n' >"$IMP/aiter/present.py"
+cat >"$IMP/aiter/tried.py" <<'EOF'
+try:
+    from . import zz_no_such_module
+    def tried_body(x):
+        return x
+except ImportError:
+    def tried_handler(x):
+        return x
+try:
+    from .present import not_there
+except ImportError:
+    def missing_name(x, fallback=True):
+        return x
+EOF
+cat >"$IMP/aiter/spaces.py" <<'EOF'
+def before_namespace(x):
+    return x
+globals().update({})
+globals()["written"] = lambda x: x
+EOF
 cat >"$IMP/aiter/outside.py" <<'EOF'
 def local_op(x):
     return x
@@ -533,6 +559,12 @@ rules:
   - {id: im.rebound, python-export: local_op, from: aiter.outside}
   - {id: im.after, python-export: after_star, from: aiter.outside}
   - {id: im.perhaps, python-export: never_bound, from: aiter.outside}
+  - {id: im.self, python-export: present, from: aiter}
+  - {id: im.body, python-export: tried_body, from: aiter.tried}
+  - {id: im.handler, python-export: tried_handler, from: aiter.tried}
+  - {id: im.name, python-export: missing_name, from: aiter.tried, params: [fallback]}
+  - {id: im.written, python-export: written, from: aiter.spaces}
+  - {id: im.namespace, python-export: before_namespace, from: aiter.spaces}
 EOF
 
 case_ "python-export: an import failing under contextlib.suppress skips the rest of its block"
@@ -545,6 +577,16 @@ rule im.skipped reason "aiter does not export suppressed"
 rule im.may_raise status unknown
 rule im.may_raise reason "what aiter binds to maybe_run is not known without running it: it is bound differently by the ways the \`with contextlib.suppress\` at line 8 may run"
 
+case_ "python-export: a from-import in a try fails at a name its module neither binds nor has as a submodule"
+rule im.self reason "aiter exports present, but it is a module, not a def"
+rule im.body reason "aiter.tried does not export tried_body"
+rule im.handler status matched
+rule im.name status matched
+
+case_ "python-export: a write into globals() binds what only a run tells"
+rule im.written reason "what aiter.spaces binds to written is not known without running it: globals() is written at line 4"
+rule im.namespace reason "what aiter.spaces binds to before_namespace is not known without running it: globals() is written at line 3 under a name only a run tells"
+
 case_ "python-export: a star import from outside the tree may rebind any name"
 rule im.rebound status unknown
 rule im.rebound reason "what aiter.outside binds to local_op is not known without running it: \`from extlib_outside import *\` at line 4 may rebind it, from outside the tree (only importing extlib_outside tells what it binds)"
@@ -552,13 +594,14 @@ rule im.after status matched
 rule im.perhaps status unmatched
 rule im.perhaps reason "aiter.outside binds no def to never_bound: \`from extlib_outside import *\` at line 4 may bind it from outside the tree, and what it held before is no def either"
 
-case_ "python-export: the suppress fixture binds as CPython binds it"
+case_ "python-export: the imports fixture binds as CPython binds it"
 if "${PYTHON3:-python3}" -c '' 2>/dev/null; then
 	(cd "$IMP" && "${PYTHON3:-python3}" -c '
-import inspect, aiter
+import inspect, aiter, aiter.tried as t
 print(inspect.getsourcefile(aiter.present_op).endswith("present.py"),
-      hasattr(aiter, "suppressed"), hasattr(aiter, "maybe_run"))') >"$TMP/out" 2>&1
-	expect_out "True False True"
+      hasattr(aiter, "suppressed"), hasattr(aiter, "maybe_run"), inspect.ismodule(aiter.present),
+      hasattr(t, "tried_body"), hasattr(t, "tried_handler"), list(inspect.signature(t.missing_name).parameters))') >"$TMP/out" 2>&1
+	expect_out "True False True True False True ['x', 'fallback']"
 else
 	echo "SKIP [$current]: no python3" >&2
 fi

@@ -376,16 +376,49 @@ static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t
 		bind_names(p, c, a, b, d, AP_PY_BIND_OTHER);
 }
 
-/* In a try body whose end is still to be told, whether the import of module
- * (as written) is found: false when it is not, and the body ends there. */
-static bool try_import(struct parser *p, const struct ctx *c, const char *module)
+static int ask_import(const struct parser *p, const char *module, const char *name)
 {
 	const ap_py_options *o = p->opt;
+
+	return o != NULL && o->can_import != NULL ? o->can_import(o->ctx, module, name) : -1;
+}
+
+/* `from MODULE import name` where MODULE is the module being read: it gets
+ * the submodule MODULE.name when there is one, else the name as bound so
+ * far, which only a try at the top level knows for certain (an arm of a
+ * statement around it may not have run), and which a star import before
+ * may have bound. */
+static int self_import(struct parser *p, const char *module, const char *name)
+{
+	const ap_py_module *m = p->m;
+	size_t at = ap_map_get_str(p->last_of, name);
+	int sub;
+
+	p->scratch.len = 0;
+	ap_buf_printf(&p->scratch, "%s%s%s", module, module[strspn(module, ".")] ? "." : "", name);
+	if ((sub = ask_import(p, p->scratch.data, NULL)) == 1)
+		return 1;
+	if (at != AP_MAP_ABSENT && m->bindings[at].kind != AP_PY_BIND_DEL)
+		return m->bindings[at].kind != AP_PY_BIND_UNKNOWN && p->arms_depth == 1 ? 1 : -1;
+	for (size_t i = 0; i < m->nbindings; i++)
+		if (m->bindings[i].kind == AP_PY_BIND_STAR)
+			return -1;
+	return p->arms_depth == 1 ? sub : -1;
+}
+
+/* In a try body whose end is still to be told, whether the import of module
+ * (as written), or of its name, is found: false when it is not, and the body
+ * ends there. */
+static bool try_import(struct parser *p, const struct ctx *c, const char *module,
+                       const char *name)
+{
 	int found;
 
 	if (c->trying == NULL || *c->trying != TRY_RUNS)
 		return true;
-	found = o != NULL && o->can_import != NULL ? o->can_import(o->ctx, module) : -1;
+	found = ask_import(p, module, name);
+	if (found == AP_PY_IMPORT_SELF)
+		found = self_import(p, module, name);
 	if (found == 0)
 		*c->trying = TRY_FAILS;
 	else if (found < 0)
@@ -435,7 +468,7 @@ static void import_stmt(struct parser *p, const struct ctx *c)
 			bound = &v[i + 1];
 			i += 2;
 		}
-		if (!try_import(p, c, p->scratch.data))
+		if (!try_import(p, c, p->scratch.data, NULL))
 			return;
 		b = add_binding(p, c, AP_PY_BIND_IMPORT, bound);
 		b->module = ap_py_scratch_str(p);
@@ -478,7 +511,7 @@ static void from_stmt(struct parser *p, const struct ctx *c)
 	module = ap_py_scratch_str(p);
 	submodule(p, c, module, &v[1]);
 	i++;
-	if (!try_import(p, c, module))
+	if (!try_import(p, c, module, NULL))
 		return;
 	if (i < n && ap_py_is_op(&v[i], '*')) {
 		add_binding(p, c, AP_PY_BIND_STAR, &v[i])->module = module;
@@ -488,16 +521,19 @@ static void from_stmt(struct parser *p, const struct ctx *c)
 		i++;
 	while (i < n && v[i].kind == T_NAME) {
 		const tok *target = &v[i], *bound = &v[i];
+		char *name = tok_str(p, target);
 		ap_py_binding *b;
 		i++;
 		if (i + 1 < n && ap_py_is_kw(&v[i], KW_AS) && v[i + 1].kind == T_NAME) {
 			bound = &v[i + 1];
 			i += 2;
 		}
+		if (!try_import(p, c, module, name))
+			return;
 		b = add_binding(p, c, AP_PY_BIND_FROM, bound);
 		/* The bindings of one statement share the arena's copy. */
 		b->module = module;
-		b->target = tok_str(p, target);
+		b->target = name;
 		if (strcmp(b->name, "__all__") == 0)
 			ap_py_all_imported(p, c->maybe, b);
 		if (i >= n || !ap_py_is_op(&v[i], ','))
@@ -531,6 +567,56 @@ static bool is_call(const struct parser *p, size_t a, size_t b)
 	return false;
 }
 
+/* Whether sv[a, b) starts with `globals()` or `vars()` (the module's
+ * namespace at its top level) and then tail (`[`, `.`), after which *at is. */
+static bool namespace_call(const struct parser *p, size_t a, size_t b, unsigned tail, size_t *at)
+{
+	const tok *v = p->sv;
+
+	*at = a + 4;
+	return b - a >= 4 && (ap_py_is_word(p, &v[a], "globals") || ap_py_is_word(p, &v[a], "vars")) &&
+	       ap_py_is_op(&v[a + 1], '(') && ap_py_is_op(&v[a + 2], ')') &&
+	       ap_py_is_op(&v[a + 3], tail);
+}
+
+/* A write into the module's namespace that binds a name no statement
+ * spells: `globals()["NAME"] = ...` binds NAME to what only a run tells;
+ * under a key that is no str literal of an ASCII name, or through
+ * `globals().update(...)`, any name may be rebound, which a STAR binding
+ * of AP_PY_NAMESPACE_WRITE stands for. */
+static bool namespace_write(struct parser *p, const struct ctx *c, size_t a, size_t b)
+{
+	const tok *v = p->sv;
+	const char *key = NULL;
+	size_t at, len = 0;
+	ap_py_binding *bd;
+
+	if (namespace_call(p, a, b, '[', &at)) {
+		if (ap_py_closer(p, a + 3, b) != b - 1)
+			return false;
+		if (b - at == 2 && v[at].kind == T_STRING && v[at].plain)
+			key = ap_py_string_body(p, &v[at], &len);
+		if (key != NULL && (memchr(key, '\\', len) != NULL || !ap_py_is_identifier(key, len) ||
+		                    (unsigned char)key[0] >= 0x80))
+			key = NULL;
+	} else if (!namespace_call(p, a, b, '.', &at) || at >= b ||
+	           !(ap_py_is_word(p, &v[at], "update") || ap_py_is_word(p, &v[at], "setdefault") ||
+	             ap_py_is_word(p, &v[at], "__setitem__"))) {
+		return false;
+	}
+	p->scratch.len = 0;
+	ap_buf_printf(&p->scratch, "globals() is written at line %u%s", v[a].line,
+	              key != NULL ? "" : " under a name only a run tells");
+	if (key != NULL) {
+		bd = bind(p, c, AP_PY_BIND_UNKNOWN, ap_py_arena_strndup(p->mod, key, len), v[a].line);
+	} else {
+		bd = bind(p, c, AP_PY_BIND_STAR, NULL, v[a].line);
+		bd->module = AP_PY_NAMESPACE_WRITE;
+	}
+	bd->why = ap_py_scratch_str(p);
+	return true;
+}
+
 /* Binds the target sv[a, b) of an assignment whose value is sv[va, n):
  * a single name is an ALIAS when the value is a bare name. */
 static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_t b, size_t va)
@@ -538,6 +624,8 @@ static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_
 	const tok *v = p->sv;
 	size_t n = p->sn;
 
+	if (namespace_write(p, c, a, b))
+		return;
 	if (b - a != 1 || !ap_py_is_ident(&v[a])) {
 		bind_targets(p, c, a, b, 0);
 		return;
@@ -727,7 +815,8 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 			return;
 		}
 	}
-	ap_py_all_method(p, c->maybe);
+	if (!namespace_write(p, c, 0, n))
+		ap_py_all_method(p, c->maybe);
 }
 
 /* --- Statements ----------------------------------------------------------- */

@@ -64,9 +64,10 @@ void ap_pyconf_free(ap_pyconf *c)
 }
 
 /* What a parse found of whether a module its try statements import is
- * found: the parse holds only where each is still so. */
+ * found (or a name from it): the parse holds only where each is still so. */
 struct assumed {
 	char *written; /* as the import wrote it */
+	char *name;    /* NULL: the module itself */
 	int found;
 };
 
@@ -83,8 +84,10 @@ static void parsed_free(void *p)
 
 	ap_py_module_free(x->m);
 	free(x->error);
-	for (size_t i = 0; i < x->nassumed; i++)
+	for (size_t i = 0; i < x->nassumed; i++) {
 		free(x->assumed[i].written);
+		free(x->assumed[i].name);
+	}
 	free(x->assumed);
 	free(x);
 }
@@ -205,11 +208,38 @@ static int in_tree(ap_reader *r, const char *name)
  * it (the reader's), about the file f. */
 struct asking {
 	ap_reader *r;
+	const ap_pyconf *c;
 	const ap_file *f;
 	struct parsed *into; /* the parse's record of its answers; NULL: none */
 };
 
-static int import_found(const struct asking *a, const char *written)
+/* Whether `from module import name` (module of the tree, found) gets name:
+ * what the module binds to it, else its submodule of that name. */
+static int name_found(const struct asking *a, const char *module, const char *name)
+{
+	ap_pyref ref;
+	bool missing;
+	int found;
+
+	ap_pysource_resolve(a->r, a->c, module, name, &ref, &missing);
+	if (missing) {
+		/* a namespace package: only its submodules */
+		char *sub = ap_xasprintf("%s.%s", module, name);
+		found = in_tree(a->r, sub);
+		free(sub);
+	} else {
+		found = ref.kind == AP_PYREF_UNBOUND                            ? 0
+		        : ref.kind == AP_PYREF_ERROR || ref.kind == AP_PYREF_UNKNOWN ||
+		                          ref.perhaps                           ? -1
+		                                                                : 1;
+	}
+	ap_pyref_free(&ref);
+	return found;
+}
+
+/* Outside the tree, a name from a module found is taken as bound: only
+ * importing the module would tell. */
+static int import_found(const struct asking *a, const char *written, const char *what)
 {
 	bool package, inside;
 	char *of = module_of_path(a->f->path, &package), *name = absolute_import(of, package, written);
@@ -219,21 +249,27 @@ static int import_found(const struct asking *a, const char *written)
 	if (name != NULL) {
 		size_t top = strcspn(of, ".");
 		inside = strncmp(name, of, top) == 0 && (name[top] == '\0' || name[top] == '.');
-		found = inside ? in_tree(a->r, name) : t != NULL ? ap_pytarget_finds(t, name) : -1;
+		if (what != NULL)
+			found = !inside                ? 1
+			        : strcmp(name, of) == 0 ? AP_PY_IMPORT_SELF
+			                                : name_found(a, name, what);
+		else
+			found = inside ? in_tree(a->r, name) : t != NULL ? ap_pytarget_finds(t, name) : -1;
 	}
 	free(of);
 	free(name);
 	return found;
 }
 
-static int can_import(void *ctx, const char *written)
+static int can_import(void *ctx, const char *written, const char *name)
 {
 	struct asking *a = ctx;
-	int found = import_found(a, written);
+	int found = import_found(a, written, name);
 	struct parsed *p = a->into;
 
 	p->assumed = ap_xrealloc(p->assumed, (p->nassumed + 1) * sizeof *p->assumed);
-	p->assumed[p->nassumed++] = (struct assumed){ap_xstrdup(written), found};
+	p->assumed[p->nassumed++] =
+	        (struct assumed){ap_xstrdup(written), name ? ap_xstrdup(name) : NULL, found};
 	return found;
 }
 
@@ -247,23 +283,53 @@ static const ap_py_facts *facts(void *ctx, unsigned need)
 
 /* Whether a parse kept (maybe of the same bytes at another path, or in
  * another commit) found what f in r would find. */
-static bool still_holds(ap_reader *r, const ap_file *f, const struct parsed *p)
+static bool still_holds(ap_reader *r, const ap_pyconf *c, const ap_file *f,
+                        const struct parsed *p)
 {
-	const struct asking a = {r, f, NULL};
+	const struct asking a = {r, c, f, NULL};
 
 	for (size_t i = 0; i < p->nassumed; i++)
-		if (import_found(&a, p->assumed[i].written) != p->assumed[i].found)
+		if (import_found(&a, p->assumed[i].written, p->assumed[i].name) != p->assumed[i].found)
 			return false;
 	return true;
+}
+
+/* The files being parsed or checked, innermost first: a try's import asked
+ * of a module leads to that module's parse, whose own questions may lead
+ * back to one of these. */
+static __thread struct busy {
+	const ap_file *f;
+	struct busy *outer;
+} *busy;
+
+/* Marks a parse held for f in r: one made for it, or kept and checked once;
+ * kept with this reader alone, as the checking is. */
+static char held_mark;
+static void held_free(void *p)
+{
+	(void)p;
 }
 
 const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_pyconf *c,
                                        const char **error)
 {
 	struct parsed *p = ap_reader_derived(r, f, c->key);
+	char *held = ap_xasprintf("%s/held", c->key);
+	struct busy here = {f, busy};
 
-	if (p == NULL || !still_holds(r, f, p)) {
-		struct asking a = {r, f, NULL};
+	for (const struct busy *b = busy; b != NULL; b = b->outer) {
+		if (b->f == f) {
+			/* only a run tells how much of it is bound by then */
+			*error = "it is imported again while it is read";
+			free(held);
+			return NULL;
+		}
+	}
+	busy = &here;
+	if (p != NULL && ap_reader_derived(r, f, held) == NULL && !still_holds(r, c, f, p))
+		p = NULL;
+	if (p == NULL) {
+		struct asking a = {r, c, f, NULL};
 		ap_py_options opt = {.false_names = (const char *const *)c->false_names,
 		                     .facts = facts, .can_import = can_import, .ctx = &a};
 		p = a.into = ap_xcalloc(1, sizeof *p);
@@ -275,11 +341,14 @@ const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_
 			p->m = NULL;
 			p->error = ap_xstrdup(ap_error_last());
 			ap_reader_keep_here(r, f, c->key, p, parsed_free);
-			*error = p->error;
-			return NULL;
+		} else {
+			ap_reader_keep(r, f, c->key, p, parsed_free);
 		}
-		ap_reader_keep(r, f, c->key, p, parsed_free);
 	}
+	if (ap_reader_derived(r, f, held) == NULL)
+		ap_reader_keep_here(r, f, held, &held_mark, held_free);
+	busy = here.outer;
+	free(held);
 	*error = p->error;
 	return p->m;
 }
@@ -1334,7 +1403,8 @@ static void walk(struct resolver *rs, const struct module *mod, const char *name
 /* What a star import from outside the tree binds only importing that module
  * tells (its __all__, or its public names): any name, from outside. Where
  * what the name held before is no def either, the answer is the same both
- * ways: no def. */
+ * ways: no def. A write into globals() under a name not known may bind
+ * anything. */
 static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
                             size_t upto, unsigned depth, ap_pyref *out)
 {
@@ -1343,8 +1413,11 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 	walk(rs, mod, name, upto, depth, out, &outside);
 	if (outside == NULL || out->kind == AP_PYREF_ERROR)
 		return;
-	if (out->kind == AP_PYREF_UNBOUND || out->kind == AP_PYREF_VALUE ||
-	    out->kind == AP_PYREF_EXTERNAL) {
+	if (strcmp(outside->module, AP_PY_NAMESPACE_WRITE) == 0) {
+		/* any value, a def of the tree too */
+		pyref_set(out, AP_PYREF_UNKNOWN, ap_xstrdup(outside->why));
+	} else if (out->kind == AP_PYREF_UNBOUND || out->kind == AP_PYREF_VALUE ||
+	           out->kind == AP_PYREF_EXTERNAL) {
 		pyref_set(out, AP_PYREF_EXTERNAL,
 		          ap_xasprintf("`from %s import *` at line %u may bind it from outside the "
 		                       "tree, and what it held before is no def either",
