@@ -551,6 +551,37 @@ from extlib_outside import *
 def after_star(x, y):
     return x
 EOF
+mkdir -p "$IMP/aiter/pk"
+cat >"$IMP/aiter/pk/__init__.py" <<'EOF'
+def helpers(x):
+    return x
+def mla(q):
+    return q
+def sub2(x):
+    return x
+def maybe_loaded(x):
+    return x
+from . import user
+from . import mla
+import aiter.pk.sub2
+import os
+if os.environ.get("AITER_PROBE_TEST_UNSET"):
+    from . import lazy
+EOF
+printf 'from .helpers import tool\n' >"$IMP/aiter/pk/user.py"
+printf 'def tool(a):\n    return a\n' >"$IMP/aiter/pk/helpers.py"
+printf 'def f(q):\n    return q\n' >"$IMP/aiter/pk/mla.py"
+printf 'X = 1\n' >"$IMP/aiter/pk/sub2.py"
+printf 'from .maybe_loaded import y\n' >"$IMP/aiter/pk/lazy.py"
+printf 'y = 1\n' >"$IMP/aiter/pk/maybe_loaded.py"
+cat >"$IMP/aiter/swapped.py" <<'EOF'
+import sys
+def original(a):
+    return a
+class _Other:
+    original = staticmethod(lambda a, causal=False: a)
+sys.modules[__name__] = _Other
+EOF
 pack imports <<'EOF'
 rules:
   - {id: im.before, python-export: present_op, from: aiter}
@@ -565,6 +596,11 @@ rules:
   - {id: im.name, python-export: missing_name, from: aiter.tried, params: [fallback]}
   - {id: im.written, python-export: written, from: aiter.spaces}
   - {id: im.namespace, python-export: before_namespace, from: aiter.spaces}
+  - {id: im.swapped, python-export: original, from: aiter.swapped}
+  - {id: im.elsewhere, python-export: helpers, from: aiter.pk}
+  - {id: im.bound_first, python-export: mla, from: aiter.pk}
+  - {id: im.absolute, python-export: sub2, from: aiter.pk}
+  - {id: im.maybe_loaded, python-export: maybe_loaded, from: aiter.pk}
 EOF
 
 case_ "python-export: an import failing under contextlib.suppress skips the rest of its block"
@@ -587,6 +623,16 @@ case_ "python-export: a write into globals() binds what only a run tells"
 rule im.written reason "what aiter.spaces binds to written is not known without running it: globals() is written at line 4"
 rule im.namespace reason "what aiter.spaces binds to before_namespace is not known without running it: globals() is written at line 3 under a name only a run tells"
 
+rule im.swapped reason "what aiter.swapped binds to original is not known without running it: the module replaces itself in sys.modules at line 6"
+
+case_ "python-export: loading a submodule anywhere binds it on its package, once"
+rule im.elsewhere reason "aiter.pk exports helpers, but it is a module, not a def"
+# bound already: \`from . import mla\` takes the def, and loads nothing
+rule im.bound_first status matched
+rule im.absolute reason "aiter.pk exports sub2, but it is a module, not a def"
+rule im.maybe_loaded status unknown
+rule im.maybe_loaded reason "what aiter.pk binds to maybe_loaded is not known without running it: it may be its submodule aiter.pk.maybe_loaded, which the import at line 14 may load first"
+
 case_ "python-export: a star import from outside the tree may rebind any name"
 rule im.rebound status unknown
 rule im.rebound reason "what aiter.outside binds to local_op is not known without running it: \`from extlib_outside import *\` at line 4 may rebind it, from outside the tree (only importing extlib_outside tells what it binds)"
@@ -600,8 +646,11 @@ if "${PYTHON3:-python3}" -c '' 2>/dev/null; then
 import inspect, aiter, aiter.tried as t
 print(inspect.getsourcefile(aiter.present_op).endswith("present.py"),
       hasattr(aiter, "suppressed"), hasattr(aiter, "maybe_run"), inspect.ismodule(aiter.present),
-      hasattr(t, "tried_body"), hasattr(t, "tried_handler"), list(inspect.signature(t.missing_name).parameters))') >"$TMP/out" 2>&1
-	expect_out "True False True True False True ['x', 'fallback']"
+      hasattr(t, "tried_body"), hasattr(t, "tried_handler"), list(inspect.signature(t.missing_name).parameters))
+import aiter.pk as pk
+print(inspect.ismodule(pk.helpers), inspect.isfunction(pk.mla), inspect.ismodule(pk.sub2))') >"$TMP/out" 2>&1
+	expect_out "True False True True False True ['x', 'fallback']
+True True True"
 else
 	echo "SKIP [$current]: no python3" >&2
 fi

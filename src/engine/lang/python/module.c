@@ -67,6 +67,8 @@ struct ctx {
 	/* the module-level try whose body this is, at the body's own level
 	 * (not in blocks nested in it); NULL elsewhere */
 	enum try_outcome *trying;
+	/* with trying: the try itself may not run */
+	bool try_maybe;
 };
 
 /* Appends a binding of name (NULL for STAR) at line. */
@@ -87,6 +89,8 @@ static ap_py_binding *bind(struct parser *p, const struct ctx *c, ap_py_bind_kin
 	b->kind = kind;
 	b->name = name;
 	b->line = line;
+	/* a try body runs for certain up to its first statement that may not */
+	b->maybe = c->maybe && !(c->trying != NULL && *c->trying == TRY_RUNS && !c->try_maybe);
 	p->prev_same[i] = p->next_same[i] = SIZE_MAX;
 	if (p->arms_depth > AP_PY_MAX_WAYS_DEPTH && kind != AP_PY_BIND_UNKNOWN) {
 		if (name != NULL)
@@ -579,19 +583,35 @@ static bool namespace_call(const struct parser *p, size_t a, size_t b, unsigned 
 	       ap_py_is_op(&v[a + 3], tail);
 }
 
+/* Whether sv[a, b) is `X.modules[__name__]`: sys.modules' entry of the
+ * module, which an import of it gets. */
+static bool own_module_entry(const struct parser *p, size_t a, size_t b)
+{
+	const tok *v = p->sv;
+
+	return b - a == 6 && v[a].kind == T_NAME && ap_py_is_op(&v[a + 1], '.') &&
+	       ap_py_is_word(p, &v[a + 2], "modules") && ap_py_is_op(&v[a + 3], '[') &&
+	       ap_py_is_word(p, &v[a + 4], "__name__") && ap_py_is_op(&v[a + 5], ']');
+}
+
 /* A write into the module's namespace that binds a name no statement
  * spells: `globals()["NAME"] = ...` binds NAME to what only a run tells;
  * under a key that is no str literal of an ASCII name, or through
  * `globals().update(...)`, any name may be rebound, which a STAR binding
- * of AP_PY_NAMESPACE_WRITE stands for. */
+ * of AP_PY_NAMESPACE_WRITE stands for; so may `sys.modules[__name__] = X`,
+ * which makes X what an import of the module gets. */
 static bool namespace_write(struct parser *p, const struct ctx *c, size_t a, size_t b)
 {
 	const tok *v = p->sv;
-	const char *key = NULL;
+	const char *key = NULL, *what = "globals() is written";
 	size_t at, len = 0;
 	ap_py_binding *bd;
 
-	if (namespace_call(p, a, b, '[', &at)) {
+	bool entry = own_module_entry(p, a, b);
+
+	if (entry) {
+		what = "the module replaces itself in sys.modules";
+	} else if (namespace_call(p, a, b, '[', &at)) {
 		if (ap_py_closer(p, a + 3, b) != b - 1)
 			return false;
 		if (b - at == 2 && v[at].kind == T_STRING && v[at].plain)
@@ -605,8 +625,8 @@ static bool namespace_write(struct parser *p, const struct ctx *c, size_t a, siz
 		return false;
 	}
 	p->scratch.len = 0;
-	ap_buf_printf(&p->scratch, "globals() is written at line %u%s", v[a].line,
-	              key != NULL ? "" : " under a name only a run tells");
+	ap_buf_printf(&p->scratch, "%s at line %u%s", what, v[a].line,
+	              key != NULL || entry ? "" : " under a name only a run tells");
 	if (key != NULL) {
 		bd = bind(p, c, AP_PY_BIND_UNKNOWN, ap_py_arena_strndup(p->mod, key, len), v[a].line);
 	} else {
@@ -1245,8 +1265,10 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	/* A loop's body may not run, a try's may stop at any statement: a
 	 * method defined there may not exist. */
 	body.maybe = c->maybe || !is_with || suppress;
-	if ((is_try && binds) || suppress)
+	if ((is_try && binds) || suppress) {
 		body.trying = &outcome;
+		body.try_maybe = c->maybe;
+	}
 	suite(p, &body, false);
 	failed = outcome == TRY_FAILS;
 	/* the body stopped where the reader cannot tell, or raised past it

@@ -607,6 +607,9 @@ struct resolver {
 	struct resolved *done;
 	size_t ndone, done_cap;
 	ap_map *modules;  /* module name -> index into found */
+	/* (module, submodule) -> what importing module loads of the submodule
+	 * (LOADS_*, + 1; 0 while it is being told) */
+	ap_map *loaded;
 	struct found **found;
 	size_t nfound, found_cap;
 	unsigned redirects; /* compat redirects being looked up, one inside another */
@@ -1279,18 +1282,276 @@ static int star_binds(struct resolver *rs, const char *module, const char *name,
 	return verdict;
 }
 
+/* `from MOD import name` in MOD itself (`from . import name` in a package's
+ * __init__): what MOD bound to name before the import at index at, else its
+ * submodule of that name, which the import then imports. */
+static void self_from(struct resolver *rs, const struct module *mod, const char *name, size_t at,
+                      unsigned depth, ap_pyref *out)
+{
+	ap_pyref_free(out);
+	resolve_binding(rs, mod, name, at, depth + 1, out);
+	if (out->kind == AP_PYREF_UNBOUND) {
+		char *sub = ap_xasprintf("%s.%s", mod->name, name);
+		struct module sm;
+		if (find_module(rs, sub, &sm, out) == FOUND) {
+			out->kind = AP_PYREF_MODULE;
+			out->module = sub;
+			sub = NULL;
+		}
+		free(sub);
+	}
+}
+
+/* --- Submodules loaded ---------------------------------------------------- */
+
+/* Loading a submodule, by any import anywhere, binds it on its package,
+ * over what the name held, once: what loads it (an import of it or of a
+ * module inside it, of a module whose statements load it in turn) is told
+ * here. */
+enum { LOADS_NO, LOADS_YES, LOADS_PERHAPS };
+
+/* Whether module is want or inside it. */
+static bool within(const char *module, const char *want)
+{
+	size_t n = strlen(want);
+
+	return strncmp(module, want, n) == 0 && (module[n] == '\0' || module[n] == '.');
+}
+
+static bool is_import(const ap_py_binding *b)
+{
+	return b->kind == AP_PY_BIND_IMPORT || b->kind == AP_PY_BIND_FROM ||
+	       b->kind == AP_PY_BIND_STAR || b->kind == AP_PY_BIND_SUBMODULE;
+}
+
+static int loads(struct resolver *rs, const char *module, const char *want, unsigned depth);
+
+/* What binding at of mod loads of want: its module (then a from-import's
+ * name as that module's submodule, unless the module binds it, which only
+ * mod itself knows for certain, from what it bound before). */
+static int binding_loads(struct resolver *rs, const struct module *mod, size_t at,
+                         const char *want, unsigned depth)
+{
+	const ap_py_binding *b = &mod->m->bindings[at];
+	char *t, *sub;
+	int r;
+
+	rs->visits++;
+	if (!is_import(b))
+		return LOADS_NO;
+	if (depth > RESOLVE_MAX_DEPTH || rs->visits > RESOLVE_MAX_VISITS)
+		return LOADS_PERHAPS;
+	if ((t = absolute(rs, mod, b->module)) == NULL)
+		return LOADS_NO;
+	r = loads(rs, t, want, depth + 1);
+	if (r != LOADS_YES && b->kind == AP_PY_BIND_FROM) {
+		sub = ap_xasprintf("%s.%s", t, b->target);
+		int s = loads(rs, sub, want, depth + 1), before = LOADS_PERHAPS;
+		if (strcmp(t, mod->name) == 0) {
+			ap_pyref ref = {0};
+			resolve_binding(rs, mod, b->target, at, depth + 1, &ref);
+			before = ref.kind == AP_PYREF_UNBOUND ? LOADS_YES : LOADS_PERHAPS;
+			ap_pyref_free(&ref);
+		}
+		if (s != LOADS_NO)
+			r = s == LOADS_YES && before == LOADS_YES ? LOADS_YES : LOADS_PERHAPS;
+		free(sub);
+	}
+	free(t);
+	return r == LOADS_YES && b->maybe ? LOADS_PERHAPS : r;
+}
+
+static int either(int a, int b)
+{
+	return a == LOADS_YES || b == LOADS_YES ? LOADS_YES : a != LOADS_NO ? a : b;
+}
+
+/* What module's own statements load of want (each kept per resolution). A
+ * module being run loads nothing more when imported again: what it loads
+ * counts where its run began. */
+static int body_loads(struct resolver *rs, const char *module, const char *want, unsigned depth)
+{
+	ap_buf key = AP_BUF_INIT;
+	struct module mod;
+	ap_pyref err = {0};
+	size_t at;
+	int r = LOADS_NO;
+
+	ap_buf_append(&key, module, strlen(module) + 1);
+	ap_buf_puts(&key, want);
+	at = ap_map_get(rs->loaded, key.data, key.len);
+	if (at != AP_MAP_ABSENT) {
+		ap_buf_free(&key);
+		return at == 0 ? LOADS_NO : (int)at - 1;
+	}
+	ap_xok(ap_map_put(rs->loaded, key.data, key.len, 0));
+	switch (find_module(rs, module, &mod, &err)) {
+	case FOUND:
+		for (size_t i = 0; i < mod.m->nbindings && r != LOADS_YES; i++)
+			r = either(r, binding_loads(rs, &mod, i, want, depth));
+		break;
+	case FAILED:
+		r = LOADS_PERHAPS;
+		break;
+	}
+	ap_pyref_free(&err);
+	ap_xok(ap_map_put(rs->loaded, key.data, key.len, (size_t)r + 1));
+	ap_buf_free(&key);
+	return r;
+}
+
+/* What importing module (absolute) loads of want: its parents' statements
+ * run first, then its own. */
+static int loads(struct resolver *rs, const char *module, const char *want, unsigned depth)
+{
+	int r = LOADS_NO;
+
+	if (within(module, want))
+		return LOADS_YES;
+	if (!within(module, rs->top))
+		return LOADS_NO;
+	for (const char *dot = strchr(module, '.'); r != LOADS_YES; dot = strchr(dot + 1, '.')) {
+		char *step = dot != NULL ? ap_xstrndup(module, (size_t)(dot - module)) : NULL;
+		r = either(r, body_loads(rs, step != NULL ? step : module, want, depth));
+		free(step);
+		if (dot == NULL)
+			break;
+	}
+	return r;
+}
+
+/* The first binding of mod (a package, being run: it loads nothing more
+ * when imported again) before upto that may load its submodule sub
+ * (SIZE_MAX: none), and whether it does for certain. */
+static size_t first_load(struct resolver *rs, const struct module *mod, const char *sub,
+                         size_t upto, unsigned depth, bool *sure)
+{
+	ap_buf key = AP_BUF_INIT;
+
+	ap_buf_append(&key, mod->name, strlen(mod->name) + 1);
+	ap_buf_puts(&key, sub);
+	ap_xok(ap_map_put(rs->loaded, key.data, key.len, 0));
+	ap_buf_free(&key);
+	for (size_t i = 0; i < upto; i++) {
+		int r = binding_loads(rs, mod, i, sub, depth);
+		if (r != LOADS_NO) {
+			*sure = r == LOADS_YES;
+			return i;
+		}
+	}
+	return SIZE_MAX;
+}
+
+/* A walk's name as a submodule of the package walked. */
+struct loading {
+	bool asked;
+	char *sub;    /* the submodule, when there is one */
+	size_t first; /* the first binding that may load it */
+	bool sure;    /* and does */
+};
+
+enum { LOAD_NONE, LOAD_DECIDED, LOAD_SKIP };
+
+static void walk(struct resolver *rs, const struct module *mod, const char *name, size_t upto,
+                 unsigned depth, ap_pyref *out, const ap_py_binding **outside,
+                 struct loading *ld);
+
+/* Whether name, which the loads from ld->first up to at (r: what at loads)
+ * may or may not make its submodule, is that submodule or unbound either
+ * way: no binding of it there, and at loads it for certain, or before them
+ * it is unbound (out UNBOUND: a from-import of it then imports the
+ * submodule) or that submodule (out MODULE). */
+static bool same_either_way(struct resolver *rs, const struct module *mod, const char *name,
+                            size_t at, int r, unsigned depth, const struct loading *ld,
+                            ap_pyref *out)
+{
+	const ap_py_binding *outside = NULL;
+	struct loading none = {.asked = true};
+	bool same;
+
+	/* at itself binds no name (the walk asked) */
+	for (size_t i = ld->first; i < at; i++) {
+		const ap_py_binding *b = &mod->m->bindings[i];
+		if (b->kind == AP_PY_BIND_STAR ||
+		    (b->name != NULL && strcmp(b->name, name) == 0 && b->kind != AP_PY_BIND_SUBMODULE))
+			return false;
+	}
+	if (r == LOADS_YES) {
+		out->kind = AP_PYREF_MODULE;
+		return true;
+	}
+	/* no load before the first */
+	walk(rs, mod, name, ld->first, depth + 1, out, &outside, &none);
+	free(none.sub);
+	same = outside == NULL &&
+	       (out->kind == AP_PYREF_UNBOUND ||
+	        (out->kind == AP_PYREF_MODULE && out->module != NULL && strcmp(out->module, ld->sub) == 0));
+	if (!same)
+		ap_pyref_free(out);
+	return same;
+}
+
+/* What binding at of mod, a package, does to name by loading its submodule
+ * of that name: LOAD_DECIDED with out set where the walk ends there (the
+ * first load, or one that may be where it was loaded first), LOAD_SKIP for
+ * a later load of it (the import binds nothing), LOAD_NONE otherwise. */
+static int load_point(struct resolver *rs, const struct module *mod, const char *name, size_t at,
+                      unsigned depth, struct loading *ld, ap_pyref *out)
+{
+	const ap_py_binding *b = &mod->m->bindings[at];
+	struct module sm;
+	bool sure;
+	int r;
+
+	if (!ld->asked) {
+		ap_pyref err = {0};
+		ld->asked = true;
+		ld->sub = ap_xasprintf("%s.%s", mod->name, name);
+		if (find_module(rs, ld->sub, &sm, &err) == FOUND) {
+			ld->first = first_load(rs, mod, ld->sub, at + 1, depth, &ld->sure);
+		} else {
+			free(ld->sub);
+			ld->sub = NULL;
+		}
+		ap_pyref_free(&err);
+	}
+	if (ld->sub == NULL || at < ld->first)
+		return LOAD_NONE;
+	r = at == ld->first ? LOADS_YES : binding_loads(rs, mod, at, ld->sub, depth);
+	if (r == LOADS_NO || (at > ld->first && ld->sure))
+		return r != LOADS_NO && b->kind == AP_PY_BIND_SUBMODULE ? LOAD_SKIP : LOAD_NONE;
+	sure = at == ld->first && ld->sure;
+	ap_pyref_free(out);
+	if (!sure && !same_either_way(rs, mod, name, at, at == ld->first ? LOADS_PERHAPS : r, depth,
+	                              ld, out)) {
+		pyref_set(out, AP_PYREF_UNKNOWN,
+		          ap_xasprintf("it may be its submodule %s, which the import at line %u may "
+		                       "load first", ld->sub, b->line));
+	} else if (sure || out->kind == AP_PYREF_MODULE) {
+		pyref_set(out, AP_PYREF_MODULE, NULL);
+		out->module = ld->sub;
+		ld->sub = NULL;
+	}
+	/* else unbound, or the submodule: a from-import of it imports that */
+	out->file = mod->file;
+	out->line = b->line;
+	return LOAD_DECIDED;
+}
+
 /* name as mod's bindings before index upto leave it, passing over star
  * imports from outside the tree (*outside: the last one passed, NULL when
  * none). An alias (`a = b`) is followed in the same walk, up to
  * RESOLVE_MAX_ALIASES of them. */
 static void walk(struct resolver *rs, const struct module *mod, const char *name, size_t upto,
-                 unsigned depth, ap_pyref *out, const ap_py_binding **outside)
+                 unsigned depth, ap_pyref *out, const ap_py_binding **outside,
+                 struct loading *ld)
 {
 	const ap_py_module *m = mod->m;
 	size_t aliases = 0;
 
 	for (size_t i = upto; i-- > 0;) {
 		const ap_py_binding *b = &m->bindings[i];
+		bool named = b->name != NULL && strcmp(b->name, name) == 0;
 		char *target;
 		int star;
 
@@ -1311,11 +1572,16 @@ static void walk(struct resolver *rs, const struct module *mod, const char *name
 			free(target);
 			if (star != STAR_NO)
 				return;
-			continue;
 		}
-		if (b->name == NULL || strcmp(b->name, name) != 0)
-			continue;
-		if (b->kind == AP_PY_BIND_SUBMODULE && !mod->package)
+		/* what a statement binds to name comes after what it loads */
+		if (mod->package && is_import(b) && (!named || b->kind == AP_PY_BIND_SUBMODULE)) {
+			int l = load_point(rs, mod, name, i, depth, ld, out);
+			if (l == LOAD_DECIDED)
+				return;
+			if (l == LOAD_SKIP)
+				continue;
+		}
+		if (!named || (b->kind == AP_PY_BIND_SUBMODULE && !mod->package))
 			continue;
 		if (b->kind == AP_PY_BIND_ALIAS) {
 			if (++aliases > RESOLVE_MAX_ALIASES) {
@@ -1325,6 +1591,8 @@ static void walk(struct resolver *rs, const struct module *mod, const char *name
 				return;
 			}
 			name = b->target;
+			free(ld->sub);
+			*ld = (struct loading){0};
 			continue;
 		}
 		out->file = mod->file;
@@ -1370,7 +1638,10 @@ static void walk(struct resolver *rs, const struct module *mod, const char *name
 				out->why = ap_xasprintf("imported from %s", b->module);
 				return;
 			}
-			from_import(rs, target, b->target, depth + 1, out);
+			if (strcmp(target, mod->name) == 0)
+				self_from(rs, mod, b->target, i, depth, out);
+			else
+				from_import(rs, target, b->target, depth + 1, out);
 			free(target);
 			return;
 		case AP_PY_BIND_IMPORT: {
@@ -1409,8 +1680,10 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
                             size_t upto, unsigned depth, ap_pyref *out)
 {
 	const ap_py_binding *outside = NULL;
+	struct loading ld = {0};
 
-	walk(rs, mod, name, upto, depth, out, &outside);
+	walk(rs, mod, name, upto, depth, out, &outside, &ld);
+	free(ld.sub);
 	if (outside == NULL || out->kind == AP_PYREF_ERROR)
 		return;
 	if (strcmp(outside->module, AP_PY_NAMESPACE_WRITE) == 0) {
@@ -1495,7 +1768,8 @@ void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, c
 	char *top = ap_xstrndup(module, strcspn(module, "."));
 	struct resolver rs = {.r = r, .c = c, .top = top, .active = ap_xnonnull(ap_map_new()),
 	                      .known = ap_xnonnull(ap_map_new()),
-	                      .modules = ap_xnonnull(ap_map_new())};
+	                      .modules = ap_xnonnull(ap_map_new()),
+	                      .loaded = ap_xnonnull(ap_map_new())};
 
 	resolve_in(&rs, module, name, 0, out, missing);
 	if (out->kind == AP_PYREF_UNBOUND && !*missing) {
@@ -1520,6 +1794,7 @@ void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, c
 	}
 	free(rs.found);
 	ap_map_free(rs.modules);
+	ap_map_free(rs.loaded);
 	ap_map_free(rs.active);
 	free(top);
 }

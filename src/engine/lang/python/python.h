@@ -94,6 +94,10 @@ typedef struct ap_py_binding {
 	size_t def_index; /* DEF: index into defs */
 	const char *why;  /* UNKNOWN: in words, e.g. "bound only where `sys.argv` is true" */
 	unsigned line;    /* line of the token naming the binding (of `*` for STAR) */
+	/* in a block that may not run on import (an arm of a condition not
+	 * known, a loop, a try body past a statement that may raise): an import
+	 * there may load its module or not */
+	bool maybe;
 } ap_py_binding;
 
 /* A part of __all__ that another module's __all__ makes: `x.__all__` or `x.y.__all__`
