@@ -13,105 +13,9 @@
 
 /* --- Reader helpers ------------------------------------------------------- */
 
-/* A name that is not ASCII as CPython binds it (see ap_py_name), in the
- * arena. */
-static __attribute__((noinline)) char *normal_name(const struct parser *p, const tok *t)
-{
-	ap_buf b = AP_BUF_INIT;
-	size_t len;
-	const char *s = ap_py_name(p, t, &b, &len);
-	char *r = ap_py_arena_strndup(p->mod, s, len);
-
-	ap_buf_free(&b);
-	return r;
-}
-
 static bool is_keyword(const tok *t)
 {
 	return t->kind == T_NAME && t->code != 0;
-}
-
-
-static char *tok_str(const struct parser *p, const tok *t)
-{
-	if (t->plain)
-		return ap_py_arena_strndup(p->mod, p->s + t->off, t->len);
-	return normal_name(p, t);
-}
-
-/* Appends the name token t to the scratch string. */
-static void scratch_name(struct parser *p, const tok *t)
-{
-	ap_buf b = AP_BUF_INIT;
-	size_t len;
-	const char *s = ap_py_name(p, t, &b, &len);
-
-	ap_buf_append(&p->scratch, s, len);
-	ap_buf_free(&b);
-}
-
-
-/* What the statements of a try body read so far show of how it ends. */
-enum try_outcome {
-	TRY_RUNS,    /* to its end: every import was found, nothing else may raise */
-	TRY_FAILS,   /* with ModuleNotFoundError, at an import not found */
-	TRY_UNKNOWN, /* a statement may raise, or an import may not be found */
-};
-
-struct ctx {
-	const char *prefix; /* NULL at module level; "Cls." in a class body */
-	bool live;          /* the arm is taken on a default import, or may be */
-	/* the arm may not run (a condition not known, a loop, a handler): a
-	 * method it defines may not exist */
-	bool maybe;
-	/* the module-level try whose body this is, at the body's own level
-	 * (not in blocks nested in it); NULL elsewhere */
-	enum try_outcome *trying;
-	/* with trying: the try itself may not run */
-	bool try_maybe;
-};
-
-/* Appends a binding of name (NULL for STAR) at line. */
-static ap_py_binding *bind(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
-                           char *name, unsigned line)
-{
-	ap_py_module *m = p->m;
-	ap_py_binding *b;
-	size_t i = m->nbindings, cap = p->bindings_cap;
-
-	ap_xgrow((void **)&m->bindings, &p->bindings_cap, i + 1, sizeof *m->bindings);
-	if (p->bindings_cap != cap) {
-		p->prev_same = ap_xrealloc(p->prev_same, p->bindings_cap * sizeof *p->prev_same);
-		p->next_same = ap_xrealloc(p->next_same, p->bindings_cap * sizeof *p->next_same);
-	}
-	b = &m->bindings[m->nbindings++];
-	memset(b, 0, sizeof *b);
-	b->kind = kind;
-	b->name = name;
-	b->line = line;
-	/* a try body runs for certain up to its first statement that may not */
-	b->maybe = c->maybe && !(c->trying != NULL && *c->trying == TRY_RUNS && !c->try_maybe);
-	p->prev_same[i] = p->next_same[i] = SIZE_MAX;
-	if (p->arms_depth > AP_PY_MAX_WAYS_DEPTH && kind != AP_PY_BIND_UNKNOWN) {
-		if (name != NULL)
-			b->kind = AP_PY_BIND_UNKNOWN;
-		b->why = "it is bound in statements that may run more than one way, "
-		         "nested more than " AP_PY_STR(AP_PY_MAX_WAYS_DEPTH) " deep";
-	}
-	if (name != NULL) {
-		size_t prev = ap_map_get_str(p->last_of, name);
-		p->prev_same[i] = prev;
-		if (prev != AP_MAP_ABSENT)
-			p->next_same[prev] = i;
-		ap_xok(ap_map_put_str(p->last_of, name, i));
-	}
-	return b;
-}
-
-static ap_py_binding *add_binding(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
-                                  const tok *name)
-{
-	return bind(p, c, kind, kind == AP_PY_BIND_STAR ? NULL : tok_str(p, name), name->line);
 }
 
 /* --- Statements that may run one of several ways -------------------------- */
@@ -246,7 +150,7 @@ static void arms_end(struct parser *p, const struct ctx *c, struct arms *a)
 			p->scratch.len = 0;
 			ap_buf_printf(&p->scratch, "it is bound differently by the ways %s at line %u "
 			              "may run", a->what, a->line);
-			bind(p, c, AP_PY_BIND_UNKNOWN, name, a->line)->why = ap_py_scratch_str(p);
+			ap_py_bind(p, c, AP_PY_BIND_UNKNOWN, name, a->line)->why = ap_py_scratch_str(p);
 		}
 	}
 	free(a->start);
@@ -290,7 +194,7 @@ static void collect(struct parser *p, struct collector *k)
 	tok t = p->t;
 
 	if (k->bind != NULL && ap_py_is_op(&t, OP_WALRUS) && ap_py_is_ident(&k->prev))
-		add_binding(p, k->bind, AP_PY_BIND_OTHER, &k->prev);
+		ap_py_add_binding(p, k->bind, AP_PY_BIND_OTHER, &k->prev);
 	k->prev = t;
 	if (!k->keep)
 		return;
@@ -363,9 +267,9 @@ static void bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b
 		while (e < b && !(v[e].depth == d && ap_py_is_op(&v[e], ',')))
 			e++;
 		if (e - a == 1 && ap_py_is_ident(&v[a])) {
-			add_binding(p, c, kind, &v[a]);
+			ap_py_add_binding(p, c, kind, &v[a]);
 		} else if (e - a == 2 && ap_py_is_op(&v[a], '*') && ap_py_is_ident(&v[a + 1])) {
-			add_binding(p, c, kind, &v[a + 1]);
+			ap_py_add_binding(p, c, kind, &v[a + 1]);
 		} else if (e - a >= 2 && (ap_py_is_op(&v[a], '(') || ap_py_is_op(&v[a], '[')) &&
 		           ap_py_closer(p, a, e) == e - 1) {
 			bind_names(p, c, a + 1, e - 1, d + 1, kind);
@@ -378,172 +282,6 @@ static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t
 {
 	if (!cut(p, a, b))
 		bind_names(p, c, a, b, d, AP_PY_BIND_OTHER);
-}
-
-static int ask_import(const struct parser *p, const char *module, const char *name)
-{
-	const ap_py_options *o = p->opt;
-
-	return o != NULL && o->can_import != NULL ? o->can_import(o->ctx, module, name) : -1;
-}
-
-/* `from MODULE import name` where MODULE is the module being read: it gets
- * the submodule MODULE.name when there is one, else the name as bound so
- * far, which only a try at the top level knows for certain (an arm of a
- * statement around it may not have run), and which a star import before
- * may have bound. */
-static int self_import(struct parser *p, const char *module, const char *name)
-{
-	const ap_py_module *m = p->m;
-	size_t at = ap_map_get_str(p->last_of, name);
-	int sub;
-
-	p->scratch.len = 0;
-	ap_buf_printf(&p->scratch, "%s%s%s", module, module[strspn(module, ".")] ? "." : "", name);
-	if ((sub = ask_import(p, p->scratch.data, NULL)) == 1)
-		return 1;
-	if (at != AP_MAP_ABSENT && m->bindings[at].kind != AP_PY_BIND_DEL)
-		return m->bindings[at].kind != AP_PY_BIND_UNKNOWN && p->arms_depth == 1 ? 1 : -1;
-	for (size_t i = 0; i < m->nbindings; i++)
-		if (m->bindings[i].kind == AP_PY_BIND_STAR)
-			return -1;
-	return p->arms_depth == 1 ? sub : -1;
-}
-
-/* In a try body whose end is still to be told, whether the import of module
- * (as written), or of its name, is found: false when it is not, and the body
- * ends there. */
-static bool try_import(struct parser *p, const struct ctx *c, const char *module,
-                       const char *name)
-{
-	int found;
-
-	if (c->trying == NULL || *c->trying != TRY_RUNS)
-		return true;
-	found = ask_import(p, module, name);
-	if (found == AP_PY_IMPORT_SELF)
-		found = self_import(p, module, name);
-	if (found == 0)
-		*c->trying = TRY_FAILS;
-	else if (found < 0)
-		*c->trying = TRY_UNKNOWN;
-	return found != 0;
-}
-
-/* Whether the statement in sv cannot raise: pass, a str, or names bound to
- * one constant (`HAVE_X = True`). */
-static bool cannot_raise(const struct parser *p)
-{
-	const tok *v = p->sv;
-	size_t n = p->sn;
-	const tok *last = &v[n - 1];
-
-	if (n == 1)
-		return ap_py_is_kw(last, KW_PASS) || (last->kind == T_STRING && last->plain);
-	if (n % 2 == 0 || !(last->kind == T_NUMBER || last->kind == T_STRING ||
-	                    ap_py_is_kw(last, KW_TRUE) || ap_py_is_kw(last, KW_FALSE) ||
-	                    ap_py_is_kw(last, KW_NONE)))
-		return false;
-	for (size_t i = 0; i + 1 < n; i += 2)
-		if (!ap_py_is_ident(&v[i]) || !ap_py_is_op(&v[i + 1], '='))
-			return false;
-	return true;
-}
-
-static void import_stmt(struct parser *p, const struct ctx *c)
-{
-	const tok *v = p->sv;
-	size_t i = 1, n = p->sn;
-
-	while (i < n && v[i].kind == T_NAME) {
-		const tok *bound = &v[i];
-		ap_py_binding *b;
-
-		p->scratch.len = 0;
-		for (;;) {
-			scratch_name(p, &v[i]);
-			i++;
-			if (i + 1 >= n || !ap_py_is_op(&v[i], '.') || v[i + 1].kind != T_NAME)
-				break;
-			ap_buf_putc(&p->scratch, '.');
-			i++;
-		}
-		if (i + 1 < n && ap_py_is_kw(&v[i], KW_AS) && v[i + 1].kind == T_NAME) {
-			bound = &v[i + 1];
-			i += 2;
-		}
-		if (!try_import(p, c, p->scratch.data, NULL))
-			return;
-		b = add_binding(p, c, AP_PY_BIND_IMPORT, bound);
-		b->module = ap_py_scratch_str(p);
-		if (i >= n || !ap_py_is_op(&v[i], ','))
-			break;
-		i++;
-	}
-}
-
-/* `from .SUB... import`: in a package's __init__, loading SUB binds it. */
-static void submodule(struct parser *p, const struct ctx *c, const char *module, const tok *at)
-{
-	const char *sub = module + 1, *dot;
-	ap_py_binding *b;
-
-	if (module[0] != '.' || module[1] == '.' || module[1] == '\0')
-		return;
-	dot = strchr(sub, '.');
-	p->scratch.len = 0;
-	ap_buf_append(&p->scratch, sub, dot ? (size_t)(dot - sub) : strlen(sub));
-	if (ap_map_get(p->submodules, p->scratch.data, p->scratch.len) != AP_MAP_ABSENT)
-		return;
-	ap_xok(ap_map_put(p->submodules, p->scratch.data, p->scratch.len, 0));
-	b = bind(p, c, AP_PY_BIND_SUBMODULE, ap_py_scratch_str(p), at->line);
-	p->scratch.len = 0;
-	ap_buf_printf(&p->scratch, ".%s", b->name);
-	b->module = ap_py_scratch_str(p);
-}
-
-
-static void from_stmt(struct parser *p, const struct ctx *c)
-{
-	const tok *v = p->sv;
-	size_t i = 1, n = p->sn;
-	char *module;
-
-	p->scratch.len = 0;
-	for (; i < n && !ap_py_is_kw(&v[i], KW_IMPORT); i++)
-		scratch_name(p, &v[i]);
-	module = ap_py_scratch_str(p);
-	submodule(p, c, module, &v[1]);
-	i++;
-	if (!try_import(p, c, module, NULL))
-		return;
-	if (i < n && ap_py_is_op(&v[i], '*')) {
-		add_binding(p, c, AP_PY_BIND_STAR, &v[i])->module = module;
-		return;
-	}
-	if (i < n && ap_py_is_op(&v[i], '('))
-		i++;
-	while (i < n && v[i].kind == T_NAME) {
-		const tok *target = &v[i], *bound = &v[i];
-		char *name = tok_str(p, target);
-		ap_py_binding *b;
-		i++;
-		if (i + 1 < n && ap_py_is_kw(&v[i], KW_AS) && v[i + 1].kind == T_NAME) {
-			bound = &v[i + 1];
-			i += 2;
-		}
-		if (!try_import(p, c, module, name))
-			return;
-		b = add_binding(p, c, AP_PY_BIND_FROM, bound);
-		/* The bindings of one statement share the arena's copy. */
-		b->module = module;
-		b->target = name;
-		if (strcmp(b->name, "__all__") == 0)
-			ap_py_all_imported(p, c->maybe, b);
-		if (i >= n || !ap_py_is_op(&v[i], ','))
-			break;
-		i++;
-	}
 }
 
 /* --- Module-level simple statements --------------------------------------- */
@@ -628,9 +366,9 @@ static bool namespace_write(struct parser *p, const struct ctx *c, size_t a, siz
 	ap_buf_printf(&p->scratch, "%s at line %u%s", what, v[a].line,
 	              key != NULL || entry ? "" : " under a name only a run tells");
 	if (key != NULL) {
-		bd = bind(p, c, AP_PY_BIND_UNKNOWN, ap_py_arena_strndup(p->mod, key, len), v[a].line);
+		bd = ap_py_bind(p, c, AP_PY_BIND_UNKNOWN, ap_py_arena_strndup(p->mod, key, len), v[a].line);
 	} else {
-		bd = bind(p, c, AP_PY_BIND_STAR, NULL, v[a].line);
+		bd = ap_py_bind(p, c, AP_PY_BIND_STAR, NULL, v[a].line);
 		bd->module = AP_PY_NAMESPACE_WRITE;
 	}
 	bd->why = ap_py_scratch_str(p);
@@ -653,18 +391,18 @@ static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_
 	if (ap_py_is_word(p, &v[a], "__all__"))
 		ap_py_all_assign(p, c->maybe, va, n, 0, false);
 	if (n - va == 1 && ap_py_is_ident(&v[va])) {
-		add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = tok_str(p, &v[va]);
+		ap_py_add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = ap_py_tok_str(p, &v[va]);
 	} else if (va < n && ap_py_is_kw(&v[va], KW_LAMBDA)) {
-		add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = "it is bound to a lambda";
+		ap_py_add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = "it is bound to a lambda";
 	} else if (is_call(p, va, n)) {
 		/* functools.partial(f, ...), a factory, a decorator applied by hand:
 		 * what a call returns is known only by running it. */
 		p->scratch.len = 0;
 		ap_buf_printf(&p->scratch, "it is bound to what the call at line %u returns",
 		              v[va].line);
-		add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = ap_py_scratch_str(p);
+		ap_py_add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = ap_py_scratch_str(p);
 	} else {
-		add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
+		ap_py_add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
 	}
 }
 
@@ -754,7 +492,7 @@ static void calls(struct parser *p, const struct ctx *c)
 		    (i > 0 && ap_py_is_op(&p->sv[i - 1], '.')))
 			continue;
 		at = t->plain ? ap_map_get(p->last_of, p->s + t->off, t->len)
-		              : ap_map_get_str(p->last_of, tok_str(p, t));
+		              : ap_map_get_str(p->last_of, ap_py_tok_str(p, t));
 		if (at == AP_MAP_ABSENT || m->bindings[at].kind != AP_PY_BIND_DEF)
 			continue;
 		di = m->bindings[at].def_index;
@@ -768,7 +506,7 @@ static void calls(struct parser *p, const struct ctx *c)
 			p->scratch.len = 0;
 			ap_buf_printf(&p->scratch, "it may be rebound by the call of %s at line %u, "
 			              "which declares it global", m->defs[di].qualname, t->line);
-			bind(p, c, AP_PY_BIND_UNKNOWN, g->names[k], t->line)->why = ap_py_scratch_str(p);
+			ap_py_bind(p, c, AP_PY_BIND_UNKNOWN, g->names[k], t->line)->why = ap_py_scratch_str(p);
 		}
 	}
 }
@@ -782,11 +520,11 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 	calls(p, c);
 
 	if (ap_py_is_kw(&v[0], KW_IMPORT)) {
-		import_stmt(p, c);
+		ap_py_import_stmt(p, c);
 		return;
 	}
 	if (ap_py_is_kw(&v[0], KW_FROM)) {
-		from_stmt(p, c);
+		ap_py_from_stmt(p, c);
 		return;
 	}
 	if (ap_py_is_kw(&v[0], KW_DEL)) {
@@ -830,7 +568,7 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 					else
 						ap_py_all_unreadable(p, v[0].line, c->maybe);
 				}
-				add_binding(p, c, AP_PY_BIND_OTHER, &v[0]);
+				ap_py_add_binding(p, c, AP_PY_BIND_OTHER, &v[0]);
 			}
 			return;
 		}
@@ -930,7 +668,7 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 			simple_stmt(p, c);
 			if (c->trying != NULL && *c->trying == TRY_RUNS &&
 			    !ap_py_is_kw(&p->sv[0], KW_IMPORT) && !ap_py_is_kw(&p->sv[0], KW_FROM) &&
-			    !cannot_raise(p))
+			    !ap_py_cannot_raise(p))
 				*c->trying = TRY_UNKNOWN;
 		}
 		if (header) {
@@ -1045,7 +783,7 @@ static void params(struct parser *p, size_t di)
 				if (np == p->pcap)
 					ap_xgrow((void **)&p->pv, &p->pcap, np + 1, sizeof *p->pv);
 				pa = &p->pv[np++];
-				pa->name = tok_str(p, &name);
+				pa->name = ap_py_tok_str(p, &name);
 				pa->has_default = has_default;
 				pa->kind = stars == 1   ? AP_PY_VARARGS
 				           : stars == 2 ? AP_PY_VARKW
@@ -1136,7 +874,7 @@ static void def_stmt(struct parser *p, const struct ctx *c, unsigned line)
 	if (!collect_header(p, NULL, false))
 		return;
 	if (c->prefix == NULL && c->live)
-		add_binding(p, c, AP_PY_BIND_DEF, &name)->def_index = di;
+		ap_py_add_binding(p, c, AP_PY_BIND_DEF, &name)->def_index = di;
 	ap_py_skip_body(p, di);
 }
 
@@ -1155,7 +893,7 @@ static void class_stmt(struct parser *p, const struct ctx *c)
 	if (!collect_header(p, NULL, false))
 		return;
 	if (c->prefix == NULL && c->live)
-		add_binding(p, c, AP_PY_BIND_CLASS, &name);
+		ap_py_add_binding(p, c, AP_PY_BIND_CLASS, &name);
 	prefix = qualname(p, c, &name, ".");
 	in.prefix = prefix;
 	suite(p, &in, true);
@@ -1335,7 +1073,7 @@ static void decorator_line(struct parser *p, const struct ctx *c)
 	ap_py_advance(p);
 	p->scratch.len = 0;
 	while (p->t.kind == T_NAME) {
-		scratch_name(p, &p->t);
+		ap_py_scratch_name(p, &p->t);
 		dotted = true;
 		ap_py_advance(p);
 		if (!ap_py_is_op(&p->t, '.'))
