@@ -56,6 +56,25 @@ static void parsed_free(void *p)
 	free(x);
 }
 
+/* The files being parsed or checked, innermost first: a try's import asked
+ * of a module leads to that module's parse, whose own questions may lead
+ * back to one of these. */
+static __thread struct busy {
+	const ap_file *f;
+	struct busy *outer;
+} *busy;
+
+/* Parses a try's from-import may lead to, one inside another, before its
+ * names are not known: each parse's names share one resolution's budget,
+ * this bounds their nesting. */
+#define NAMES_MAX_NESTING 16
+
+struct resolver;
+static struct resolver *resolver_new(ap_reader *r, const ap_pyconf *c, const char *module);
+static void resolver_free(struct resolver *rs);
+static void resolve_top(struct resolver *rs, const char *module, const char *name, ap_pyref *out,
+                        bool *missing);
+
 /* A parse's questions to the tree and to the interpreter that will import
  * it (the reader's), about the file f. */
 struct asking {
@@ -63,17 +82,25 @@ struct asking {
 	const ap_pyconf *c;
 	const ap_file *f;
 	struct parsed *into; /* the parse's record of its answers; NULL: none */
+	struct resolver *rs; /* the names asked resolved; NULL until one is */
 };
 
 /* Whether `from module import name` (module of the tree, found) gets name:
  * what the module binds to it, else its submodule of that name. */
-static int name_found(const struct asking *a, const char *module, const char *name)
+static int name_found(struct asking *a, const char *module, const char *name)
 {
 	ap_pyref ref;
 	bool missing;
+	size_t nested = 0;
 	int found;
 
-	ap_pysource_resolve(a->r, a->c, module, name, &ref, &missing);
+	for (const struct busy *b = busy; b != NULL; b = b->outer)
+		nested++;
+	if (nested > NAMES_MAX_NESTING)
+		return -1;
+	if (a->rs == NULL)
+		a->rs = resolver_new(a->r, a->c, module);
+	resolve_top(a->rs, module, name, &ref, &missing);
 	if (missing) {
 		/* a namespace package: only its submodules */
 		char *sub = ap_xasprintf("%s.%s", module, name);
@@ -91,7 +118,7 @@ static int name_found(const struct asking *a, const char *module, const char *na
 
 /* Outside the tree, a name from a module found is taken as bound: only
  * importing the module would tell. */
-static int import_found(const struct asking *a, const char *written, const char *what)
+static int import_found(struct asking *a, const char *written, const char *what)
 {
 	bool package, inside;
 	char *of = ap_pypath_module(a->f->path, &package);
@@ -107,7 +134,9 @@ static int import_found(const struct asking *a, const char *written, const char 
 			        : strcmp(name, of) == 0 ? AP_PY_IMPORT_SELF
 			                                : name_found(a, name, what);
 		else
-			found = inside ? ap_pypath_in_tree(a->r, name) : t != NULL ? ap_pytarget_finds(t, name) : -1;
+			found = inside      ? ap_pypath_in_tree(a->r, name)
+			        : t != NULL ? ap_pytarget_finds(t, name)
+			                    : -1;
 	}
 	free(of);
 	free(name);
@@ -139,21 +168,14 @@ static const ap_py_facts *facts(void *ctx, unsigned need)
 static bool still_holds(ap_reader *r, const ap_pyconf *c, const ap_file *f,
                         const struct parsed *p)
 {
-	const struct asking a = {r, c, f, NULL};
+	struct asking a = {r, c, f, NULL, NULL};
+	bool holds = true;
 
-	for (size_t i = 0; i < p->nassumed; i++)
-		if (import_found(&a, p->assumed[i].written, p->assumed[i].name) != p->assumed[i].found)
-			return false;
-	return true;
+	for (size_t i = 0; i < p->nassumed && holds; i++)
+		holds = import_found(&a, p->assumed[i].written, p->assumed[i].name) == p->assumed[i].found;
+	resolver_free(a.rs);
+	return holds;
 }
-
-/* The files being parsed or checked, innermost first: a try's import asked
- * of a module leads to that module's parse, whose own questions may lead
- * back to one of these. */
-static __thread struct busy {
-	const ap_file *f;
-	struct busy *outer;
-} *busy;
 
 /* Marks a parse held for f in r: one made for it, or kept and checked once;
  * kept with this reader alone, as the checking is. */
@@ -169,6 +191,7 @@ const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_
 	struct parsed *p = ap_reader_derived(r, f, c->key);
 	char *held = ap_xasprintf("%s/held", c->key);
 	struct busy here = {f, busy};
+	int rc;
 
 	for (const struct busy *b = busy; b != NULL; b = b->outer) {
 		if (b->f == f) {
@@ -182,11 +205,13 @@ const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_
 	if (p != NULL && ap_reader_derived(r, f, held) == NULL && !still_holds(r, c, f, p))
 		p = NULL;
 	if (p == NULL) {
-		struct asking a = {r, c, f, NULL};
+		struct asking a = {r, c, f, NULL, NULL};
 		ap_py_options opt = {.false_names = (const char *const *)c->false_names,
 		                     .facts = facts, .can_import = can_import, .ctx = &a};
 		p = a.into = ap_xcalloc(1, sizeof *p);
-		if (ap_py_parse(&p->m, f->data, f->len, &opt) < 0) {
+		rc = ap_py_parse(&p->m, f->data, f->len, &opt);
+		resolver_free(a.rs);
+		if (rc < 0) {
 			p->error = ap_xstrdup(ap_error_last());
 		} else if (ap_reader_charge(r, ap_py_module_bytes(p->m), "parsing it") < 0) {
 			/* another scan, with room left, may parse it */
@@ -269,7 +294,7 @@ struct found {
 struct resolver {
 	ap_reader *r;
 	const ap_pyconf *c;
-	const char *top;  /* the package tree: modules under this top-level name */
+	char *top;        /* the package tree: modules under this top-level name */
 	/* (module, name) being resolved -> 1 (0 once done): an import that leads
 	 * back to one binds nothing on the way back */
 	ap_map *active;
@@ -1344,39 +1369,64 @@ static void resolve_in(struct resolver *rs, const char *module, const char *name
 	ap_buf_free(&key);
 }
 
-void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, const char *name,
-                         ap_pyref *out, bool *missing)
+static struct resolver *resolver_new(ap_reader *r, const ap_pyconf *c, const char *module)
 {
-	char *top = ap_xstrndup(module, strcspn(module, "."));
-	struct resolver rs = {.r = r, .c = c, .top = top, .active = ap_xnonnull(ap_map_new()),
-	                      .known = ap_xnonnull(ap_map_new()),
-	                      .modules = ap_xnonnull(ap_map_new()),
-	                      .loaded = ap_xnonnull(ap_map_new())};
+	struct resolver *rs = ap_xcalloc(1, sizeof *rs);
 
-	resolve_in(&rs, module, name, 0, out, missing);
-	if (out->kind == AP_PYREF_UNBOUND && !*missing) {
-		ap_pyref_free(out);
-		from_import(&rs, module, name, 0, out);
-	}
-	for (size_t i = 0; i < rs.ndone; i++)
-		ap_pyref_free(&rs.done[i].ref);
-	free(rs.done);
-	ap_map_free(rs.known);
-	for (size_t i = 0; i < rs.nfound; i++) {
-		struct compat *cm = &rs.found[i]->compat;
+	rs->r = r;
+	rs->c = c;
+	rs->top = ap_xstrndup(module, strcspn(module, "."));
+	rs->active = ap_xnonnull(ap_map_new());
+	rs->known = ap_xnonnull(ap_map_new());
+	rs->modules = ap_xnonnull(ap_map_new());
+	rs->loaded = ap_xnonnull(ap_map_new());
+	return rs;
+}
+
+static void resolver_free(struct resolver *rs)
+{
+	if (rs == NULL)
+		return;
+	for (size_t i = 0; i < rs->ndone; i++)
+		ap_pyref_free(&rs->done[i].ref);
+	free(rs->done);
+	ap_map_free(rs->known);
+	for (size_t i = 0; i < rs->nfound; i++) {
+		struct compat *cm = &rs->found[i]->compat;
 		for (size_t k = 0; k < cm->map.n; k++) {
 			free(cm->map.v[k].old);
 			free(cm->map.v[k].new);
 		}
 		free(cm->map.v);
 		free(cm->why);
-		free(rs.found[i]->name);
-		free(rs.found[i]->why);
-		free(rs.found[i]);
+		free(rs->found[i]->name);
+		free(rs->found[i]->why);
+		free(rs->found[i]);
 	}
-	free(rs.found);
-	ap_map_free(rs.modules);
-	ap_map_free(rs.loaded);
-	ap_map_free(rs.active);
-	free(top);
+	free(rs->found);
+	ap_map_free(rs->modules);
+	ap_map_free(rs->loaded);
+	ap_map_free(rs->active);
+	free(rs->top);
+	free(rs);
+}
+
+/* `from module import name` (module of the package rs reads). */
+static void resolve_top(struct resolver *rs, const char *module, const char *name, ap_pyref *out,
+                        bool *missing)
+{
+	resolve_in(rs, module, name, 0, out, missing);
+	if (out->kind == AP_PYREF_UNBOUND && !*missing) {
+		ap_pyref_free(out);
+		from_import(rs, module, name, 0, out);
+	}
+}
+
+void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, const char *name,
+                         ap_pyref *out, bool *missing)
+{
+	struct resolver *rs = resolver_new(r, c, module);
+
+	resolve_top(rs, module, name, out, missing);
+	resolver_free(rs);
 }
