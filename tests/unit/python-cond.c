@@ -316,6 +316,17 @@ static void test_try_import(void **state)
 	         "except (ImportError, AttributeError):\n    y = z = None\n",
 	         missing, "^x y y z", ".x .x:y m");
 	try_case("try: import m; x = 1\nexcept ImportError: y = 1\n", missing, "y", "m");
+	/* contextlib.suppress: a try whose one handler is empty. */
+	try_case("import contextlib\nwith contextlib.suppress(ImportError):\n    import m\n    x = 1\n",
+	         missing, "contextlib", "m");
+	try_case("import contextlib\nwith (contextlib.suppress(ImportError)):\n    import m\n    x = 1\n",
+	         found, "contextlib m x", "m");
+	try_case("from contextlib import suppress\nwith suppress(KeyError):\n    import a\n    import m\n",
+	         missing, "suppress a ?a", "a m");
+	try_case("import contextlib\nwith contextlib.suppress(ImportError):\n    import a\n    f()\n"
+	         "    x = 1\n",
+	         found, "contextlib a x ?a ?x", "a");
+	try_case("with other.suppress(ImportError):\n    import m\n    x = 1\n", missing, "", "m");
 	/* A from-import fails at the first name its module lacks. */
 	try_case("try:\n    from .x import y, zz, w\n    v = 1\nexcept ImportError:\n    u = 1\n",
 	         lacks, "^x y u", ".x .x:y .x:zz");

@@ -354,8 +354,11 @@ static bool namespace_write(struct parser *p, const struct ctx *c, size_t a, siz
 			return false;
 		if (b - at == 2 && v[at].kind == T_STRING && v[at].plain)
 			key = ap_py_string_body(p, &v[at], &len);
-		if (key != NULL && (memchr(key, '\\', len) != NULL || !ap_py_is_identifier(key, len) ||
-		                    (unsigned char)key[0] >= 0x80))
+		/* a key not ASCII is no name NFKC leaves as it is */
+		for (size_t i = 0; key != NULL && i < len; i++)
+			if ((unsigned char)key[i] >= 0x80 || key[i] == '\\')
+				key = NULL;
+		if (key != NULL && !ap_py_is_identifier(key, len))
 			key = NULL;
 	} else if (!namespace_call(p, a, b, '.', &at) || at >= b ||
 	           !(ap_py_is_word(p, &v[at], "update") || ap_py_is_word(p, &v[at], "setdefault") ||

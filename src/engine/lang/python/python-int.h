@@ -470,12 +470,13 @@ enum cond ap_py_condition(const struct parser *p, size_t a, size_t b);
  * these (COND_FALSE); anything else, `except*` included, is unknown. */
 enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b);
 
-/* Whether the items of a with statement, sv[a, b), are one call of a
- * `suppress` (`X.suppress(...)`, `suppress(...)`); then *catches says
- * whether it suppresses the ModuleNotFoundError of an import not found: for
- * contextlib's (after `import contextlib`, or `suppress` bound only by `from
- * contextlib import suppress`) as ap_py_catches_import tells it of a
- * handler's exceptions (none given: COND_FALSE), for any other not known. */
+/* Whether the items of a with statement, sv[a, b), call a `suppress`
+ * (`X.suppress(...)`, `suppress(...)`); then *catches says whether it
+ * suppresses the ModuleNotFoundError of an import not found: for the one
+ * item of contextlib's (after `import contextlib`, or `suppress` bound only
+ * by `from contextlib import suppress`; in parentheses or not) as
+ * ap_py_catches_import tells it of a handler's exceptions (none given:
+ * COND_FALSE), for any other not known. */
 bool ap_py_suppress(const struct parser *p, size_t a, size_t b, enum cond *catches);
 
 #endif
