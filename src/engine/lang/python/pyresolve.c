@@ -58,11 +58,12 @@ static void parsed_free(void *p)
 
 /* The files being parsed or checked, innermost first: a try's import asked
  * of a module leads to that module's parse, whose own questions may lead
- * back to one of these. */
-static __thread struct busy {
+ * back to one of these. On the stack, handed down (an out-of-memory jump
+ * leaves nothing behind). */
+struct busy {
 	const ap_file *f;
-	struct busy *outer;
-} *busy;
+	const struct busy *outer;
+};
 
 /* Parses a try's from-import may lead to, one inside another, before its
  * names are not known: each parse's names share one resolution's budget,
@@ -70,7 +71,8 @@ static __thread struct busy {
 #define NAMES_MAX_NESTING 16
 
 struct resolver;
-static struct resolver *resolver_new(ap_reader *r, const ap_pyconf *c, const char *module);
+static struct resolver *resolver_new(ap_reader *r, const ap_pyconf *c, const char *module,
+                                     const struct busy *chain);
 static void resolver_free(struct resolver *rs);
 static void resolve_top(struct resolver *rs, const char *module, const char *name, ap_pyref *out,
                         bool *missing);
@@ -83,6 +85,7 @@ struct asking {
 	const ap_file *f;
 	struct parsed *into; /* the parse's record of its answers; NULL: none */
 	struct resolver *rs; /* the names asked resolved; NULL until one is */
+	const struct busy *chain; /* f, and the files being read around it */
 };
 
 /* Whether `from module import name` (module of the tree, found) gets name:
@@ -94,12 +97,12 @@ static int name_found(struct asking *a, const char *module, const char *name)
 	size_t nested = 0;
 	int found;
 
-	for (const struct busy *b = busy; b != NULL; b = b->outer)
+	for (const struct busy *b = a->chain; b != NULL; b = b->outer)
 		nested++;
 	if (nested > NAMES_MAX_NESTING)
 		return -1;
 	if (a->rs == NULL)
-		a->rs = resolver_new(a->r, a->c, module);
+		a->rs = resolver_new(a->r, a->c, module, a->chain);
 	resolve_top(a->rs, module, name, &ref, &missing);
 	if (missing) {
 		/* a namespace package: only its submodules */
@@ -165,10 +168,10 @@ static const ap_py_facts *facts(void *ctx, unsigned need)
 
 /* Whether a parse kept (maybe of the same bytes at another path, or in
  * another commit) found what f in r would find. */
-static bool still_holds(ap_reader *r, const ap_pyconf *c, const ap_file *f,
+static bool still_holds(ap_reader *r, const ap_pyconf *c, const struct busy *chain,
                         const struct parsed *p)
 {
-	struct asking a = {r, c, f, NULL, NULL};
+	struct asking a = {r, c, chain->f, NULL, NULL, chain};
 	bool holds = true;
 
 	for (size_t i = 0; i < p->nassumed && holds; i++)
@@ -185,15 +188,16 @@ static void held_free(void *p)
 	(void)p;
 }
 
-const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_pyconf *c,
-                                       const char **error)
+/* f parsed, as ap_pysource_module, read while the files of outer are. */
+static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_pyconf *c,
+                                     const struct busy *outer, const char **error)
 {
 	struct parsed *p = ap_reader_derived(r, f, c->key);
 	char *held = ap_xasprintf("%s/held", c->key);
-	struct busy here = {f, busy};
+	struct busy here = {f, outer};
 	int rc;
 
-	for (const struct busy *b = busy; b != NULL; b = b->outer) {
+	for (const struct busy *b = outer; b != NULL; b = b->outer) {
 		if (b->f == f) {
 			/* only a run tells how much of it is bound by then */
 			*error = "it is imported again while it is read";
@@ -201,11 +205,10 @@ const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_
 			return NULL;
 		}
 	}
-	busy = &here;
-	if (p != NULL && ap_reader_derived(r, f, held) == NULL && !still_holds(r, c, f, p))
+	if (p != NULL && ap_reader_derived(r, f, held) == NULL && !still_holds(r, c, &here, p))
 		p = NULL;
 	if (p == NULL) {
-		struct asking a = {r, c, f, NULL, NULL};
+		struct asking a = {r, c, f, NULL, NULL, &here};
 		ap_py_options opt = {.false_names = (const char *const *)c->false_names,
 		                     .facts = facts, .can_import = can_import, .ctx = &a};
 		p = a.into = ap_xcalloc(1, sizeof *p);
@@ -225,10 +228,15 @@ const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_
 	}
 	if (ap_reader_derived(r, f, held) == NULL)
 		ap_reader_keep_here(r, f, held, &held_mark, held_free);
-	busy = here.outer;
 	free(held);
 	*error = p->error;
 	return p->m;
+}
+
+const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_pyconf *c,
+                                       const char **error)
+{
+	return module_in(r, f, c, NULL, error);
 }
 
 /* --- Resolving names through imports -------------------------------------- */
@@ -294,6 +302,7 @@ struct found {
 struct resolver {
 	ap_reader *r;
 	const ap_pyconf *c;
+	const struct busy *chain; /* the files being read around it (module_in) */
 	char *top;        /* the package tree: modules under this top-level name */
 	/* (module, name) being resolved -> 1 (0 once done): an import that leads
 	 * back to one binds nothing on the way back */
@@ -435,7 +444,7 @@ static void look_up_file(struct resolver *rs, struct found *fd)
 		fd->why = ap_xasprintf("%s: %s", mod->file->path, mod->file->reason);
 		return;
 	}
-	mod->m = ap_pysource_module(rs->r, mod->file, rs->c, &error);
+	mod->m = module_in(rs->r, mod->file, rs->c, rs->chain, &error);
 	if (mod->m == NULL)
 		fd->why = ap_xasprintf("%s: %s", mod->file->path, error);
 	else
@@ -632,7 +641,7 @@ static void decorated(struct resolver *rs, const struct module *mod, unsigned de
 		resolve_binding(rs, mod, dec, mod->m->nbindings, depth + 1, &ref);
 		if (ref.kind == AP_PYREF_DEF && ref.file != NULL && ref.file->status == AP_FILE_OK) {
 			const char *error;
-			const ap_py_module *dm = ap_pysource_module(rs->r, ref.file, rs->c, &error);
+			const ap_py_module *dm = module_in(rs->r, ref.file, rs->c, rs->chain, &error);
 			keeps = dm != NULL && (memmem(dm->src + ref.def->body_off,
 			                              ref.def->body_end - ref.def->body_off, "wraps(",
 			                              6) != NULL ||
@@ -1369,12 +1378,14 @@ static void resolve_in(struct resolver *rs, const char *module, const char *name
 	ap_buf_free(&key);
 }
 
-static struct resolver *resolver_new(ap_reader *r, const ap_pyconf *c, const char *module)
+static struct resolver *resolver_new(ap_reader *r, const ap_pyconf *c, const char *module,
+                                     const struct busy *chain)
 {
 	struct resolver *rs = ap_xcalloc(1, sizeof *rs);
 
 	rs->r = r;
 	rs->c = c;
+	rs->chain = chain;
 	rs->top = ap_xstrndup(module, strcspn(module, "."));
 	rs->active = ap_xnonnull(ap_map_new());
 	rs->known = ap_xnonnull(ap_map_new());
@@ -1425,7 +1436,7 @@ static void resolve_top(struct resolver *rs, const char *module, const char *nam
 void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, const char *name,
                          ap_pyref *out, bool *missing)
 {
-	struct resolver *rs = resolver_new(r, c, module);
+	struct resolver *rs = resolver_new(r, c, module, NULL);
 
 	resolve_top(rs, module, name, out, missing);
 	resolver_free(rs);
