@@ -491,6 +491,16 @@ def reason_of(suspected, tool, cat):
     return PLAIN
 
 
+def outside(tool, py):
+    """The tool reads the name as imported from outside the package, and
+    CPython's def lies outside it (truth.py gives a def of the tree by its
+    path in the tree): the intended reading, whatever the path."""
+    origin = (py or {}).get("origin") or ""
+    return tool.get("status") == "unmatched" and (origin.startswith("<") or
+                                                  os.path.isabs(origin)) and \
+        re.search(r"imported from outside|from outside the tree", tool.get("reason") or "")
+
+
 def question_tags(pkg, q, tool, py):
     if q["kind"] == "bound":
         return bound_suspects(pkg["meta"][q["module"]]["bounds"][q["def"]], tool, py)
@@ -498,7 +508,8 @@ def question_tags(pkg, q, tool, py):
     mod = q["from"] if q["kind"] == "export" else q["module"]
     if "." in name:
         return suspects(pkg["meta"], mod, name.split(".")[0], {}, None)
-    return ([{"nfkc"}] if name != q["name"] else []) + suspects(pkg["meta"], mod, name, tool, py)
+    return ([{"external-func"}] if outside(tool, py) else []) + \
+        ([{"nfkc"}] if name != q["name"] else []) + suspects(pkg["meta"], mod, name, tool, py)
 
 
 # --- known.txt ----------------------------------------------------------------

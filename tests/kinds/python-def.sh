@@ -325,6 +325,54 @@ case_ "python-def: a character no name may hold is CPython's syntax error"
 rule uni.invalid status error
 rule uni.invalid reason "line 2: invalid character '→' (U+2192)"
 
+# What importing a file binds, imports as CPython runs them: a star import
+# from outside the tree may rebind a def, a write into globals() rebinds,
+# and a submodule loaded by another module's import binds on its package.
+mkdir -p "$TREE/aiter/pk"
+cat >"$TREE/aiter/outside.py" <<'EOF'
+def before(q, causal=False):
+    return q
+
+from torch_like import *
+
+def after(q, causal=False):
+    return q
+
+globals()["after_written"] = after
+EOF
+cat >"$TREE/aiter/pk/__init__.py" <<'EOF'
+def helpers(x):
+    return x
+
+from . import user
+EOF
+printf 'from .helpers import tool\n' >"$TREE/aiter/pk/user.py"
+printf 'def tool(a):\n    return a\n' >"$TREE/aiter/pk/helpers.py"
+pack pyimports <<'EOF'
+rules:
+  - {id: im.before, file: aiter/outside.py, python-def: before}
+  - {id: im.after, file: aiter/outside.py, python-def: after, params: [causal]}
+  - {id: im.nothing, file: aiter/outside.py, python-def: nothing}
+  - {id: im.written, file: aiter/outside.py, python-def: after_written}
+  - {id: im.loaded, file: aiter/pk/__init__.py, python-def: helpers}
+EOF
+
+case_ "python-def: a star import from outside the tree may rebind a def bound before it"
+scan "$TREE" pyimports
+expect_rc 0
+rule im.before status unknown
+rule im.before reason "what aiter/outside.py binds to before is not known without running it: \`from torch_like import *\` at line 4 may rebind it, from outside the tree (only importing torch_like tells what it binds)"
+rule im.after status matched
+rule im.nothing status unmatched
+rule im.nothing reason "aiter/outside.py binds no def to nothing: \`from torch_like import *\` at line 4 may bind it from outside the tree, and what it held before is no def either"
+
+case_ "python-def: globals()[\"NAME\"] = ... binds NAME to what only a run tells"
+rule im.written reason "what aiter/outside.py binds to after_written is not known without running it: globals() is written at line 9"
+
+case_ "python-def: a submodule another module's import loads binds on its package, over a def"
+rule im.loaded status unmatched
+rule im.loaded reason "aiter/pk/__init__.py binds helpers to a module, not a def"
+
 pack def_names <<'EOF'
 rules:
   - id: r

@@ -654,6 +654,29 @@ enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b)
 	return c;
 }
 
+bool ap_py_suppress(const struct parser *p, size_t a, size_t b, enum cond *catches)
+{
+	const tok *v = p->sv;
+	bool any = false;
+	size_t k;
+
+	for (k = a; k + 1 < b && !any; k++)
+		any = ap_py_is_word(p, &v[k], "suppress") && ap_py_is_op(&v[k + 1], '(');
+	if (!any)
+		return false;
+	/* another's suppress, contextlib's under a name rebound, or one among
+	 * other items */
+	*catches = COND_UNKNOWN;
+	while (ap_py_parenthesised(p, a, b))
+		a++, b--;
+	for (k = a; k < b && !ap_py_is_op(&v[k], '('); k++)
+		;
+	if (k < b && ap_py_closer(p, k, b) == b - 1 && names_attr(p, a, k, "contextlib", "suppress"))
+		/* suppress() suppresses nothing */
+		*catches = k + 1 == b - 1 ? COND_FALSE : ap_py_catches_import(p, k + 1, b - 1);
+	return true;
+}
+
 enum cond ap_py_condition(const struct parser *p, size_t a, size_t b)
 {
 	for (size_t k = a; k < b; k++)

@@ -13,101 +13,9 @@
 
 /* --- Reader helpers ------------------------------------------------------- */
 
-/* A name that is not ASCII as CPython binds it (see ap_py_name), in the
- * arena. */
-static __attribute__((noinline)) char *normal_name(const struct parser *p, const tok *t)
-{
-	ap_buf b = AP_BUF_INIT;
-	size_t len;
-	const char *s = ap_py_name(p, t, &b, &len);
-	char *r = ap_py_arena_strndup(p->mod, s, len);
-
-	ap_buf_free(&b);
-	return r;
-}
-
 static bool is_keyword(const tok *t)
 {
 	return t->kind == T_NAME && t->code != 0;
-}
-
-
-static char *tok_str(const struct parser *p, const tok *t)
-{
-	if (t->plain)
-		return ap_py_arena_strndup(p->mod, p->s + t->off, t->len);
-	return normal_name(p, t);
-}
-
-/* Appends the name token t to the scratch string. */
-static void scratch_name(struct parser *p, const tok *t)
-{
-	ap_buf b = AP_BUF_INIT;
-	size_t len;
-	const char *s = ap_py_name(p, t, &b, &len);
-
-	ap_buf_append(&p->scratch, s, len);
-	ap_buf_free(&b);
-}
-
-
-/* What the statements of a try body read so far show of how it ends. */
-enum try_outcome {
-	TRY_RUNS,    /* to its end: every import was found, nothing else may raise */
-	TRY_FAILS,   /* with ModuleNotFoundError, at an import not found */
-	TRY_UNKNOWN, /* a statement may raise, or an import may not be found */
-};
-
-struct ctx {
-	const char *prefix; /* NULL at module level; "Cls." in a class body */
-	bool live;          /* the arm is taken on a default import, or may be */
-	/* the arm may not run (a condition not known, a loop, a handler): a
-	 * method it defines may not exist */
-	bool maybe;
-	/* the module-level try whose body this is, at the body's own level
-	 * (not in blocks nested in it); NULL elsewhere */
-	enum try_outcome *trying;
-};
-
-/* Appends a binding of name (NULL for STAR) at line. */
-static ap_py_binding *bind(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
-                           char *name, unsigned line)
-{
-	ap_py_module *m = p->m;
-	ap_py_binding *b;
-	size_t i = m->nbindings, cap = p->bindings_cap;
-
-	ap_xgrow((void **)&m->bindings, &p->bindings_cap, i + 1, sizeof *m->bindings);
-	if (p->bindings_cap != cap) {
-		p->prev_same = ap_xrealloc(p->prev_same, p->bindings_cap * sizeof *p->prev_same);
-		p->next_same = ap_xrealloc(p->next_same, p->bindings_cap * sizeof *p->next_same);
-	}
-	b = &m->bindings[m->nbindings++];
-	memset(b, 0, sizeof *b);
-	b->kind = kind;
-	b->name = name;
-	b->line = line;
-	p->prev_same[i] = p->next_same[i] = SIZE_MAX;
-	if (p->arms_depth > AP_PY_MAX_WAYS_DEPTH && kind != AP_PY_BIND_UNKNOWN) {
-		if (name != NULL)
-			b->kind = AP_PY_BIND_UNKNOWN;
-		b->why = "it is bound in statements that may run more than one way, "
-		         "nested more than " AP_PY_STR(AP_PY_MAX_WAYS_DEPTH) " deep";
-	}
-	if (name != NULL) {
-		size_t prev = ap_map_get_str(p->last_of, name);
-		p->prev_same[i] = prev;
-		if (prev != AP_MAP_ABSENT)
-			p->next_same[prev] = i;
-		ap_xok(ap_map_put_str(p->last_of, name, i));
-	}
-	return b;
-}
-
-static ap_py_binding *add_binding(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
-                                  const tok *name)
-{
-	return bind(p, c, kind, kind == AP_PY_BIND_STAR ? NULL : tok_str(p, name), name->line);
 }
 
 /* --- Statements that may run one of several ways -------------------------- */
@@ -242,7 +150,7 @@ static void arms_end(struct parser *p, const struct ctx *c, struct arms *a)
 			p->scratch.len = 0;
 			ap_buf_printf(&p->scratch, "it is bound differently by the ways %s at line %u "
 			              "may run", a->what, a->line);
-			bind(p, c, AP_PY_BIND_UNKNOWN, name, a->line)->why = ap_py_scratch_str(p);
+			ap_py_bind(p, c, AP_PY_BIND_UNKNOWN, name, a->line)->why = ap_py_scratch_str(p);
 		}
 	}
 	free(a->start);
@@ -286,7 +194,7 @@ static void collect(struct parser *p, struct collector *k)
 	tok t = p->t;
 
 	if (k->bind != NULL && ap_py_is_op(&t, OP_WALRUS) && ap_py_is_ident(&k->prev))
-		add_binding(p, k->bind, AP_PY_BIND_OTHER, &k->prev);
+		ap_py_add_binding(p, k->bind, AP_PY_BIND_OTHER, &k->prev);
 	k->prev = t;
 	if (!k->keep)
 		return;
@@ -359,9 +267,9 @@ static void bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b
 		while (e < b && !(v[e].depth == d && ap_py_is_op(&v[e], ',')))
 			e++;
 		if (e - a == 1 && ap_py_is_ident(&v[a])) {
-			add_binding(p, c, kind, &v[a]);
+			ap_py_add_binding(p, c, kind, &v[a]);
 		} else if (e - a == 2 && ap_py_is_op(&v[a], '*') && ap_py_is_ident(&v[a + 1])) {
-			add_binding(p, c, kind, &v[a + 1]);
+			ap_py_add_binding(p, c, kind, &v[a + 1]);
 		} else if (e - a >= 2 && (ap_py_is_op(&v[a], '(') || ap_py_is_op(&v[a], '[')) &&
 		           ap_py_closer(p, a, e) == e - 1) {
 			bind_names(p, c, a + 1, e - 1, d + 1, kind);
@@ -374,136 +282,6 @@ static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t
 {
 	if (!cut(p, a, b))
 		bind_names(p, c, a, b, d, AP_PY_BIND_OTHER);
-}
-
-/* In a try body whose end is still to be told, whether the import of module
- * (as written) is found: false when it is not, and the body ends there. */
-static bool try_import(struct parser *p, const struct ctx *c, const char *module)
-{
-	const ap_py_options *o = p->opt;
-	int found;
-
-	if (c->trying == NULL || *c->trying != TRY_RUNS)
-		return true;
-	found = o != NULL && o->can_import != NULL ? o->can_import(o->ctx, module) : -1;
-	if (found == 0)
-		*c->trying = TRY_FAILS;
-	else if (found < 0)
-		*c->trying = TRY_UNKNOWN;
-	return found != 0;
-}
-
-/* Whether the statement in sv cannot raise: pass, a str, or names bound to
- * one constant (`HAVE_X = True`). */
-static bool cannot_raise(const struct parser *p)
-{
-	const tok *v = p->sv;
-	size_t n = p->sn;
-	const tok *last = &v[n - 1];
-
-	if (n == 1)
-		return ap_py_is_kw(last, KW_PASS) || (last->kind == T_STRING && last->plain);
-	if (n % 2 == 0 || !(last->kind == T_NUMBER || last->kind == T_STRING ||
-	                    ap_py_is_kw(last, KW_TRUE) || ap_py_is_kw(last, KW_FALSE) ||
-	                    ap_py_is_kw(last, KW_NONE)))
-		return false;
-	for (size_t i = 0; i + 1 < n; i += 2)
-		if (!ap_py_is_ident(&v[i]) || !ap_py_is_op(&v[i + 1], '='))
-			return false;
-	return true;
-}
-
-static void import_stmt(struct parser *p, const struct ctx *c)
-{
-	const tok *v = p->sv;
-	size_t i = 1, n = p->sn;
-
-	while (i < n && v[i].kind == T_NAME) {
-		const tok *bound = &v[i];
-		ap_py_binding *b;
-
-		p->scratch.len = 0;
-		for (;;) {
-			scratch_name(p, &v[i]);
-			i++;
-			if (i + 1 >= n || !ap_py_is_op(&v[i], '.') || v[i + 1].kind != T_NAME)
-				break;
-			ap_buf_putc(&p->scratch, '.');
-			i++;
-		}
-		if (i + 1 < n && ap_py_is_kw(&v[i], KW_AS) && v[i + 1].kind == T_NAME) {
-			bound = &v[i + 1];
-			i += 2;
-		}
-		if (!try_import(p, c, p->scratch.data))
-			return;
-		b = add_binding(p, c, AP_PY_BIND_IMPORT, bound);
-		b->module = ap_py_scratch_str(p);
-		if (i >= n || !ap_py_is_op(&v[i], ','))
-			break;
-		i++;
-	}
-}
-
-/* `from .SUB... import`: in a package's __init__, loading SUB binds it. */
-static void submodule(struct parser *p, const struct ctx *c, const char *module, const tok *at)
-{
-	const char *sub = module + 1, *dot;
-	ap_py_binding *b;
-
-	if (module[0] != '.' || module[1] == '.' || module[1] == '\0')
-		return;
-	dot = strchr(sub, '.');
-	p->scratch.len = 0;
-	ap_buf_append(&p->scratch, sub, dot ? (size_t)(dot - sub) : strlen(sub));
-	if (ap_map_get(p->submodules, p->scratch.data, p->scratch.len) != AP_MAP_ABSENT)
-		return;
-	ap_xok(ap_map_put(p->submodules, p->scratch.data, p->scratch.len, 0));
-	b = bind(p, c, AP_PY_BIND_SUBMODULE, ap_py_scratch_str(p), at->line);
-	p->scratch.len = 0;
-	ap_buf_printf(&p->scratch, ".%s", b->name);
-	b->module = ap_py_scratch_str(p);
-}
-
-
-static void from_stmt(struct parser *p, const struct ctx *c)
-{
-	const tok *v = p->sv;
-	size_t i = 1, n = p->sn;
-	char *module;
-
-	p->scratch.len = 0;
-	for (; i < n && !ap_py_is_kw(&v[i], KW_IMPORT); i++)
-		scratch_name(p, &v[i]);
-	module = ap_py_scratch_str(p);
-	submodule(p, c, module, &v[1]);
-	i++;
-	if (!try_import(p, c, module))
-		return;
-	if (i < n && ap_py_is_op(&v[i], '*')) {
-		add_binding(p, c, AP_PY_BIND_STAR, &v[i])->module = module;
-		return;
-	}
-	if (i < n && ap_py_is_op(&v[i], '('))
-		i++;
-	while (i < n && v[i].kind == T_NAME) {
-		const tok *target = &v[i], *bound = &v[i];
-		ap_py_binding *b;
-		i++;
-		if (i + 1 < n && ap_py_is_kw(&v[i], KW_AS) && v[i + 1].kind == T_NAME) {
-			bound = &v[i + 1];
-			i += 2;
-		}
-		b = add_binding(p, c, AP_PY_BIND_FROM, bound);
-		/* The bindings of one statement share the arena's copy. */
-		b->module = module;
-		b->target = tok_str(p, target);
-		if (strcmp(b->name, "__all__") == 0)
-			ap_py_all_imported(p, c->maybe, b);
-		if (i >= n || !ap_py_is_op(&v[i], ','))
-			break;
-		i++;
-	}
 }
 
 /* --- Module-level simple statements --------------------------------------- */
@@ -531,6 +309,75 @@ static bool is_call(const struct parser *p, size_t a, size_t b)
 	return false;
 }
 
+/* Whether sv[a, b) starts with `globals()` or `vars()` (the module's
+ * namespace at its top level) and then tail (`[`, `.`), after which *at is. */
+static bool namespace_call(const struct parser *p, size_t a, size_t b, unsigned tail, size_t *at)
+{
+	const tok *v = p->sv;
+
+	*at = a + 4;
+	return b - a >= 4 && (ap_py_is_word(p, &v[a], "globals") || ap_py_is_word(p, &v[a], "vars")) &&
+	       ap_py_is_op(&v[a + 1], '(') && ap_py_is_op(&v[a + 2], ')') &&
+	       ap_py_is_op(&v[a + 3], tail);
+}
+
+/* Whether sv[a, b) is `X.modules[__name__]`: sys.modules' entry of the
+ * module, which an import of it gets. */
+static bool own_module_entry(const struct parser *p, size_t a, size_t b)
+{
+	const tok *v = p->sv;
+
+	return b - a == 6 && v[a].kind == T_NAME && ap_py_is_op(&v[a + 1], '.') &&
+	       ap_py_is_word(p, &v[a + 2], "modules") && ap_py_is_op(&v[a + 3], '[') &&
+	       ap_py_is_word(p, &v[a + 4], "__name__") && ap_py_is_op(&v[a + 5], ']');
+}
+
+/* A write into the module's namespace that binds a name no statement
+ * spells: `globals()["NAME"] = ...` binds NAME to what only a run tells;
+ * under a key that is no str literal of an ASCII name, or through
+ * `globals().update(...)`, any name may be rebound, which a STAR binding
+ * of AP_PY_NAMESPACE_WRITE stands for; so may `sys.modules[__name__] = X`,
+ * which makes X what an import of the module gets. */
+static bool namespace_write(struct parser *p, const struct ctx *c, size_t a, size_t b)
+{
+	const tok *v = p->sv;
+	const char *key = NULL, *what = "globals() is written";
+	size_t at, len = 0;
+	ap_py_binding *bd;
+
+	bool entry = own_module_entry(p, a, b);
+
+	if (entry) {
+		what = "the module replaces itself in sys.modules";
+	} else if (namespace_call(p, a, b, '[', &at)) {
+		if (ap_py_closer(p, a + 3, b) != b - 1)
+			return false;
+		if (b - at == 2 && v[at].kind == T_STRING && v[at].plain)
+			key = ap_py_string_body(p, &v[at], &len);
+		/* a key not ASCII is no name NFKC leaves as it is */
+		for (size_t i = 0; key != NULL && i < len; i++)
+			if ((unsigned char)key[i] >= 0x80 || key[i] == '\\')
+				key = NULL;
+		if (key != NULL && !ap_py_is_identifier(key, len))
+			key = NULL;
+	} else if (!namespace_call(p, a, b, '.', &at) || at >= b ||
+	           !(ap_py_is_word(p, &v[at], "update") || ap_py_is_word(p, &v[at], "setdefault") ||
+	             ap_py_is_word(p, &v[at], "__setitem__"))) {
+		return false;
+	}
+	p->scratch.len = 0;
+	ap_buf_printf(&p->scratch, "%s at line %u%s", what, v[a].line,
+	              key != NULL || entry ? "" : " under a name only a run tells");
+	if (key != NULL) {
+		bd = ap_py_bind(p, c, AP_PY_BIND_UNKNOWN, ap_py_arena_strndup(p->mod, key, len), v[a].line);
+	} else {
+		bd = ap_py_bind(p, c, AP_PY_BIND_STAR, NULL, v[a].line);
+		bd->module = AP_PY_NAMESPACE_WRITE;
+	}
+	bd->why = ap_py_scratch_str(p);
+	return true;
+}
+
 /* Binds the target sv[a, b) of an assignment whose value is sv[va, n):
  * a single name is an ALIAS when the value is a bare name. */
 static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_t b, size_t va)
@@ -538,6 +385,8 @@ static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_
 	const tok *v = p->sv;
 	size_t n = p->sn;
 
+	if (namespace_write(p, c, a, b))
+		return;
 	if (b - a != 1 || !ap_py_is_ident(&v[a])) {
 		bind_targets(p, c, a, b, 0);
 		return;
@@ -545,18 +394,18 @@ static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_
 	if (ap_py_is_word(p, &v[a], "__all__"))
 		ap_py_all_assign(p, c->maybe, va, n, 0, false);
 	if (n - va == 1 && ap_py_is_ident(&v[va])) {
-		add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = tok_str(p, &v[va]);
+		ap_py_add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = ap_py_tok_str(p, &v[va]);
 	} else if (va < n && ap_py_is_kw(&v[va], KW_LAMBDA)) {
-		add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = "it is bound to a lambda";
+		ap_py_add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = "it is bound to a lambda";
 	} else if (is_call(p, va, n)) {
 		/* functools.partial(f, ...), a factory, a decorator applied by hand:
 		 * what a call returns is known only by running it. */
 		p->scratch.len = 0;
 		ap_buf_printf(&p->scratch, "it is bound to what the call at line %u returns",
 		              v[va].line);
-		add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = ap_py_scratch_str(p);
+		ap_py_add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = ap_py_scratch_str(p);
 	} else {
-		add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
+		ap_py_add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
 	}
 }
 
@@ -646,7 +495,7 @@ static void calls(struct parser *p, const struct ctx *c)
 		    (i > 0 && ap_py_is_op(&p->sv[i - 1], '.')))
 			continue;
 		at = t->plain ? ap_map_get(p->last_of, p->s + t->off, t->len)
-		              : ap_map_get_str(p->last_of, tok_str(p, t));
+		              : ap_map_get_str(p->last_of, ap_py_tok_str(p, t));
 		if (at == AP_MAP_ABSENT || m->bindings[at].kind != AP_PY_BIND_DEF)
 			continue;
 		di = m->bindings[at].def_index;
@@ -660,7 +509,7 @@ static void calls(struct parser *p, const struct ctx *c)
 			p->scratch.len = 0;
 			ap_buf_printf(&p->scratch, "it may be rebound by the call of %s at line %u, "
 			              "which declares it global", m->defs[di].qualname, t->line);
-			bind(p, c, AP_PY_BIND_UNKNOWN, g->names[k], t->line)->why = ap_py_scratch_str(p);
+			ap_py_bind(p, c, AP_PY_BIND_UNKNOWN, g->names[k], t->line)->why = ap_py_scratch_str(p);
 		}
 	}
 }
@@ -674,11 +523,11 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 	calls(p, c);
 
 	if (ap_py_is_kw(&v[0], KW_IMPORT)) {
-		import_stmt(p, c);
+		ap_py_import_stmt(p, c);
 		return;
 	}
 	if (ap_py_is_kw(&v[0], KW_FROM)) {
-		from_stmt(p, c);
+		ap_py_from_stmt(p, c);
 		return;
 	}
 	if (ap_py_is_kw(&v[0], KW_DEL)) {
@@ -722,12 +571,13 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 					else
 						ap_py_all_unreadable(p, v[0].line, c->maybe);
 				}
-				add_binding(p, c, AP_PY_BIND_OTHER, &v[0]);
+				ap_py_add_binding(p, c, AP_PY_BIND_OTHER, &v[0]);
 			}
 			return;
 		}
 	}
-	ap_py_all_method(p, c->maybe);
+	if (!namespace_write(p, c, 0, n))
+		ap_py_all_method(p, c->maybe);
 }
 
 /* --- Statements ----------------------------------------------------------- */
@@ -821,7 +671,7 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 			simple_stmt(p, c);
 			if (c->trying != NULL && *c->trying == TRY_RUNS &&
 			    !ap_py_is_kw(&p->sv[0], KW_IMPORT) && !ap_py_is_kw(&p->sv[0], KW_FROM) &&
-			    !cannot_raise(p))
+			    !ap_py_cannot_raise(p))
 				*c->trying = TRY_UNKNOWN;
 		}
 		if (header) {
@@ -936,7 +786,7 @@ static void params(struct parser *p, size_t di)
 				if (np == p->pcap)
 					ap_xgrow((void **)&p->pv, &p->pcap, np + 1, sizeof *p->pv);
 				pa = &p->pv[np++];
-				pa->name = tok_str(p, &name);
+				pa->name = ap_py_tok_str(p, &name);
 				pa->has_default = has_default;
 				pa->kind = stars == 1   ? AP_PY_VARARGS
 				           : stars == 2 ? AP_PY_VARKW
@@ -1027,7 +877,7 @@ static void def_stmt(struct parser *p, const struct ctx *c, unsigned line)
 	if (!collect_header(p, NULL, false))
 		return;
 	if (c->prefix == NULL && c->live)
-		add_binding(p, c, AP_PY_BIND_DEF, &name)->def_index = di;
+		ap_py_add_binding(p, c, AP_PY_BIND_DEF, &name)->def_index = di;
 	ap_py_skip_body(p, di);
 }
 
@@ -1046,7 +896,7 @@ static void class_stmt(struct parser *p, const struct ctx *c)
 	if (!collect_header(p, NULL, false))
 		return;
 	if (c->prefix == NULL && c->live)
-		add_binding(p, c, AP_PY_BIND_CLASS, &name);
+		ap_py_add_binding(p, c, AP_PY_BIND_CLASS, &name);
 	prefix = qualname(p, c, &name, ".");
 	in.prefix = prefix;
 	suite(p, &in, true);
@@ -1088,29 +938,40 @@ static void if_stmt(struct parser *p, const struct ctx *c)
  * at an import the target cannot find (what follows it does not run, and the
  * first handler that catches ModuleNotFoundError runs after what ran), or
  * either way as far as the reader can tell: then its handlers and else are
- * ways it may run. Its finally runs whichever way the rest went. */
+ * ways it may run. Its finally runs whichever way the rest went. A `with
+ * contextlib.suppress(...)` body is a try body whose one handler is empty:
+ * an import it suppresses that fails ends the body there, and one that may
+ * fail (or a statement that may raise) leaves the rest of the body a way it
+ * may not run. */
 static void compound_stmt(struct parser *p, const struct ctx *c)
 {
 	bool is_for = ap_py_is_kw(&p->t, KW_FOR);
 	bool is_with = ap_py_is_kw(&p->t, KW_WITH);
 	bool is_try = ap_py_is_kw(&p->t, KW_TRY);
 	bool binds = c->prefix == NULL && c->live, ended = false;
-	/* Of a try that binds, how its body ends; of any other compound
-	 * statement, each arm may run. */
+	/* Of a try (or a suppress) that binds, how its body ends; of any other
+	 * compound statement, each arm may run. */
 	enum try_outcome outcome = is_try && binds ? TRY_RUNS : TRY_UNKNOWN;
-	bool failed, caught = false;
+	enum cond suppresses = COND_FALSE;
+	bool failed, caught = false, suppress;
 	struct ctx body = *c;
 	const tok *v;
 	struct arms a;
 
-	arms_begin(p, &a, is_try ? "the `try`" : is_for ? "the `for` loop" : "the `while` loop");
+	arms_begin(p, &a, is_try    ? "the `try`"
+	                  : is_with ? "the `with contextlib.suppress`"
+	                  : is_for  ? "the `for` loop"
+	                            : "the `while` loop");
 	a.may_skip = !is_try && !is_with;
 	if (!collect_header(p, binds ? c : NULL, binds)) {
 		a.may_skip = false;
 		arms_end(p, c, &a);
 		return;
 	}
-	if (!is_with)
+	suppress = is_with && binds && ap_py_suppress(p, 1, p->sn, &suppresses);
+	if (suppress)
+		outcome = TRY_RUNS;
+	if (!is_with || suppress)
 		arm_begin(p, &a);
 	v = p->sv;
 	if (binds && is_for) {
@@ -1144,11 +1005,17 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	}
 	/* A loop's body may not run, a try's may stop at any statement: a
 	 * method defined there may not exist. */
-	body.maybe = c->maybe || !is_with;
-	if (is_try && binds)
+	body.maybe = c->maybe || !is_with || suppress;
+	if ((is_try && binds) || suppress) {
 		body.trying = &outcome;
+		body.try_maybe = c->maybe;
+	}
 	suite(p, &body, false);
 	failed = outcome == TRY_FAILS;
+	/* the body stopped where the reader cannot tell, or raised past it
+	 * (the module then binds nothing that matters) */
+	if (suppress)
+		a.may_skip = outcome == TRY_UNKNOWN || (failed && suppresses != COND_TRUE);
 	for (;;) {
 		struct ctx arm = *c;
 		bool is_except = is_try && ap_py_is_kw(&p->t, KW_EXCEPT);
@@ -1209,7 +1076,7 @@ static void decorator_line(struct parser *p, const struct ctx *c)
 	ap_py_advance(p);
 	p->scratch.len = 0;
 	while (p->t.kind == T_NAME) {
-		scratch_name(p, &p->t);
+		ap_py_scratch_name(p, &p->t);
 		dotted = true;
 		ap_py_advance(p);
 		if (!ap_py_is_op(&p->t, '.'))

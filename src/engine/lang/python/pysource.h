@@ -98,6 +98,9 @@ typedef struct ap_pyref {
 	unsigned line;         /* of the definition */
 	char *why;             /* ERROR, EXTERNAL, UNKNOWN: in words */
 	char *module;          /* MODULE: its dotted name when it is in the tree, else NULL */
+	/* EXTERNAL: bound so only perhaps (by a star import from outside the
+	 * tree), else not bound or bound to another value: no def either way */
+	bool perhaps;
 } ap_pyref;
 
 /* Resolves name in module (dotted, "aiter" or "aiter.ops.x") as `from module

@@ -19,11 +19,12 @@
  * lex.c reads one token from bytes, tokens.c makes the token stream (lines,
  * indentation, brackets, errors), skim.c passes over function bodies and the
  * tails of parameters, cond.c tells the value of a condition on import,
- * module.c reads the statements into the module and all.c what they do to
+ * module.c reads the statements into the module, bind.c makes their
+ * bindings (the import statements' among them) and all.c what they do to
  * __all__, bounds.c reads a def's body again for ap_py_def_bound; arena.c
  * holds the module's memory. Each calls only those named before it in lex.c,
- * arena.c, tokens.c, skim.c, cond.c, all.c, module.c; bounds.c calls lex.c
- * and tokens.c. */
+ * arena.c, tokens.c, skim.c, cond.c, all.c, bind.c, module.c; bounds.c calls
+ * lex.c and tokens.c. */
 #ifndef AP_PYTHON_INT_H
 #define AP_PYTHON_INT_H
 
@@ -402,6 +403,46 @@ void ap_py_all_method(struct parser *p, bool maybe);
 /* __all__ given what the reader cannot evaluate */
 void ap_py_all_unreadable(struct parser *p, unsigned line, bool maybe);
 
+/* --- Bindings (bind.c) ------------------------------------------------------ */
+
+/* What the statements of a try body read so far show of how it ends. */
+enum try_outcome {
+	TRY_RUNS,    /* to its end: every import was found, nothing else may raise */
+	TRY_FAILS,   /* with ModuleNotFoundError, at an import not found */
+	TRY_UNKNOWN, /* a statement may raise, or an import may not be found */
+};
+
+struct ctx {
+	const char *prefix; /* NULL at module level; "Cls." in a class body */
+	bool live;          /* the arm is taken on a default import, or may be */
+	/* the arm may not run (a condition not known, a loop, a handler): a
+	 * method it defines may not exist */
+	bool maybe;
+	/* the module-level try whose body this is, at the body's own level
+	 * (not in blocks nested in it); NULL elsewhere */
+	enum try_outcome *trying;
+	/* with trying: the try itself may not run */
+	bool try_maybe;
+};
+
+
+/* The name token t as a string in the arena, as CPython binds it. */
+char *ap_py_tok_str(const struct parser *p, const tok *t);
+/* Appends the name token t to the scratch string. */
+void ap_py_scratch_name(struct parser *p, const tok *t);
+/* Appends a binding of name (NULL for STAR) at line. */
+ap_py_binding *ap_py_bind(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
+                          char *name, unsigned line);
+/* A binding of the name token (none for STAR) at its line. */
+ap_py_binding *ap_py_add_binding(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
+                                 const tok *name);
+/* `import ...` and `from ... import ...`, the statement in sv. */
+void ap_py_import_stmt(struct parser *p, const struct ctx *c);
+void ap_py_from_stmt(struct parser *p, const struct ctx *c);
+/* Whether the statement in sv cannot raise: pass, a str, or names bound to
+ * one constant (`HAVE_X = True`). */
+bool ap_py_cannot_raise(const struct parser *p);
+
 /* --- Skimmer (skim.c) ----------------------------------------------------- */
 
 /* Moves p->pos over the tail of a parameter's segment, in a parameter list
@@ -428,5 +469,14 @@ enum cond ap_py_condition(const struct parser *p, size_t a, size_t b);
  * alone or in a tuple of builtins (COND_TRUE); builtins that are none of
  * these (COND_FALSE); anything else, `except*` included, is unknown. */
 enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b);
+
+/* Whether the items of a with statement, sv[a, b), call a `suppress`
+ * (`X.suppress(...)`, `suppress(...)`); then *catches says whether it
+ * suppresses the ModuleNotFoundError of an import not found: for the one
+ * item of contextlib's (after `import contextlib`, or `suppress` bound only
+ * by `from contextlib import suppress`; in parentheses or not) as
+ * ap_py_catches_import tells it of a handler's exceptions (none given:
+ * COND_FALSE), for any other not known. */
+bool ap_py_suppress(const struct parser *p, size_t a, size_t b, enum cond *catches);
 
 #endif

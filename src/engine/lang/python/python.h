@@ -61,7 +61,9 @@ typedef enum {
 	AP_PY_BIND_CLASS,  /* class NAME */
 	AP_PY_BIND_ALIAS,  /* NAME = OTHER (or NAME: T = OTHER), OTHER a bare name; target OTHER */
 	AP_PY_BIND_FROM,   /* from MODULE import TARGET as NAME (NAME = TARGET without `as`) */
-	AP_PY_BIND_STAR,   /* from MODULE import * (name NULL) */
+	/* from MODULE import * (name NULL); MODULE AP_PY_NAMESPACE_WRITE: a write
+	 * into globals() under a name only a run tells (why says where) */
+	AP_PY_BIND_STAR,
 	AP_PY_BIND_IMPORT, /* import a.b.c (binds a) / import a.b as c (binds c); module "a.b.c" */
 	/* any other binding of NAME at module level: assignment (tuple targets, augmented,
 	 * annotated with a value), for target, with ... as NAME, NAME := value. `global`,
@@ -82,6 +84,8 @@ typedef enum {
 	AP_PY_BIND_UNKNOWN,
 } ap_py_bind_kind;
 
+#define AP_PY_NAMESPACE_WRITE "globals()"
+
 typedef struct ap_py_binding {
 	ap_py_bind_kind kind;
 	char *name;       /* the module-level name bound; NULL for STAR */
@@ -90,6 +94,10 @@ typedef struct ap_py_binding {
 	size_t def_index; /* DEF: index into defs */
 	const char *why;  /* UNKNOWN: in words, e.g. "bound only where `sys.argv` is true" */
 	unsigned line;    /* line of the token naming the binding (of `*` for STAR) */
+	/* in a block that may not run on import (an arm of a condition not
+	 * known, a loop, a try body past a statement that may raise): an import
+	 * there may load its module or not */
+	bool maybe;
 } ap_py_binding;
 
 /* A part of __all__ that another module's __all__ makes: `x.__all__` or `x.y.__all__`
@@ -125,8 +133,12 @@ enum { AP_PY_FACT_VERSION = 1, AP_PY_FACT_PLATFORM = 2, AP_PY_FACT_OS_NAME = 4 }
 
 /* Whether `import MODULE` (as written: leading dots for a relative import,
  * level dots counted in the string) succeeds in the target interpreter:
- * 1 it is found, 0 no (ModuleNotFoundError), -1 not known. */
-typedef int (*ap_py_can_import_fn)(void *ctx, const char *module);
+ * 1 it is found, 0 no (ModuleNotFoundError), -1 not known. With name, of a
+ * MODULE found: whether `from MODULE import NAME` gets NAME (bound there, or
+ * its submodule), as above, or AP_PY_IMPORT_SELF: MODULE is the module being
+ * read, which the reader answers for from what it bound so far. */
+typedef int (*ap_py_can_import_fn)(void *ctx, const char *module, const char *name);
+#define AP_PY_IMPORT_SELF 2
 
 typedef struct ap_py_options {
 	/* Module-level names whose value on a default import is false (e.g. flags read from
@@ -152,9 +164,10 @@ typedef struct ap_py_options {
 	 * and its handlers do not; one not found ends the body there and the
 	 * first handler catching ModuleNotFoundError runs (bare, ImportError,
 	 * ModuleNotFoundError, Exception, BaseException), else and later
-	 * handlers do not. A from-import's names are taken as bound once its
-	 * module is found. Anything else, or NULL: the body and each handler are
-	 * ways the try may run. */
+	 * handlers do not. A from-import's names are asked one by one after its
+	 * module (an import that fails at a name has bound the names before
+	 * it). Anything else, or NULL: the body and each handler are ways the
+	 * try may run. */
 	ap_py_can_import_fn can_import;
 	void *ctx; /* for facts and can_import */
 } ap_py_options;
