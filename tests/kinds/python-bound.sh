@@ -274,6 +274,13 @@ EOF
 		printf '  - id: g.%s\n    file: aiter/guards.py\n    python-bound: nhead\n    def: %s\n' \
 			"$d" "$d"
 	done
+	cat <<'EOF'
+probes:
+  - id: huge_ge
+    requires: {capture: g.huge, name: bound, ge: 15}
+  - id: huge_lt
+    requires: {capture: g.huge, name: bound, lt: 100}
+EOF
 } | pack guards
 
 case_ "python-bound: a raise under a comparison, in an elif, after a return guard; no bound where nothing rejects"
@@ -290,8 +297,12 @@ lines g.least "[39]"
 caps g.no_reject bound "['0']"
 lines g.no_reject "[31]"
 
-case_ "python-bound: a bound past 64 bits is captured in decimal"
+case_ "python-bound: a bound past 64 bits is captured in decimal and compares as the number it is"
 caps g.huge bound "['100000000000000000000']"
+cap huge_ge True
+cap_reason huge_ge "rule g.huge has bound >= 15"
+cap huge_lt False
+cap_reason huge_lt "rule g.huge has no bound < 100 (it has 100000000000000000000)"
 
 case_ "python-bound: what the reader cannot read where it rejects is unknown"
 rule g.opaque status unknown
