@@ -228,43 +228,49 @@ const ap_py_def *ap_py_find_def(const ap_py_module *m, const char *qualname);
 
 /* What a def's body says of a name's upper bound (ap_py_def_bound). */
 typedef enum {
-	AP_PY_BOUND_NONE,    /* no comparison on the path gives one */
+	AP_PY_BOUND_NONE,    /* a call may return with any value, however large */
 	AP_PY_BOUND_FOUND,   /* value */
 	AP_PY_BOUND_UNKNOWN, /* it depends on what the reader cannot decide: why */
 } ap_py_bound_kind;
 
+/* Bounds are integer literals of up to 256 bits, so 78 digits and a sign. */
+#define AP_PY_BOUND_DIGITS 80
+
 typedef struct ap_py_bound {
 	ap_py_bound_kind kind;
-	long long value; /* FOUND */
-	/* FOUND: the line of the comparison operator giving it (the first, on a
-	 * tie); UNKNOWN: of the comparison it cannot decide on */
+	char value[AP_PY_BOUND_DIGITS]; /* FOUND: in decimal; "0" otherwise */
+	/* FOUND: the line of the comparison whose literal gives it (its first
+	 * on the path); UNKNOWN: of what the reader cannot decide, or the def's */
 	unsigned line;
 	char why[384]; /* UNKNOWN: in words */
 } ap_py_bound;
 
-/* Largest upper bound the def's body puts on name (NFKC, as the body's names are
- * compared) through comparisons with integer
- * literals: `name <= N` gives N, `name < N` gives N - 1, mirrored `N >= name` gives N,
- * `N > name` N - 1; in chained comparisons (`1 <= nhead <= 96` gives 96) each pair of
- * neighbours is judged alone. Only a bare `name` operand counts, parentheses around it
- * or around the literal allowed (`(nhead) <= (128)`): not `x.name`, `name.shape`,
- * `name[0]`, `f(name)`, `-name` or `name + 1 <= 4`. Integer literals: decimal, hex,
- * octal, binary, underscores, of any length; negative via unary minus. Comments and
- * strings never count.
+/* The largest value of name (NFKC, as the body's names are compared) that
+ * a call of the def can return with, as the def's own statements decide it:
+ * the comparisons of the bare name with integer literals (`<`, `<=`, `>`,
+ * `>=`, `==`, `!=`, either side, parentheses and signs allowed, chained),
+ * `in` and `not in` a display of integer literals, `is None`, and the name
+ * alone (true when not 0), through `and`, `or` and `not`, in the conditions
+ * of if, elif, while and assert and the patterns of a match on the name; a
+ * path that ends in a raise rejects the values on it. Values an `==` or
+ * `in` lets through alone above a range below them do not count (`if n in
+ * (64, 128): ... elif 1 <= n <= 16: ... else: raise` gives 16).
  *
- * Only comparisons on the function's own path count: not in a nested def or class
- * (its header included), a lambda or a comprehension (other scopes, where the name may
- * be another variable), nor in code that never runs: an arm whose condition CPython
- * knows to be false (False, None, 0, TYPE_CHECKING and typing.TYPE_CHECKING as
- * ap_py_options reads them at module level, `__name__ == "__main__"`, the names in
- * false_names, `not` of each; an arm after `if True:`), and what follows a return, raise,
- * break or continue in its block. A condition reading a local name (a parameter, or a
- * name the body binds) may go either way from call to call: its arms count. One
- * reading no local name (a module flag, the GPU's arch, sys.version_info) is the same
- * on every call, so only one arm ever runs: where the reader cannot decide which and
- * the largest bound lies in such an arm (or an `except ImportError` arm, or the `else`
- * after one), the bound is UNKNOWN, and so is a largest bound past 64 bits.
- * false_names is NULL-terminated; may be NULL. */
+ * Only the def's own path counts: not a nested def, lambda or comprehension,
+ * nor code that never runs (an arm whose condition CPython knows before the
+ * call: False, None, 0, TYPE_CHECKING and typing.TYPE_CHECKING as the module
+ * binds them, `__name__ == "__main__"`, the names in false_names, `not` of
+ * each; what follows a return, raise, break or continue). A class body runs.
+ * A condition on the call's other arguments goes either way from call to
+ * call; one reading no local name is the same on every call; a local that
+ * holds only literals is followed by value. UNKNOWN where the values a call
+ * returns with depend on what the reader cannot decide (an arm chosen the
+ * same way on every call, by an import's failure, a loop that may not run,
+ * a `with` whose manager may swallow an exception, a comparison it cannot
+ * read such as `nhead <= MAX`, a local computed from the name), where a
+ * comparison of the name goes to a call, where the name is bound again after
+ * it is compared, and for a generator. false_names is NULL-terminated; may
+ * be NULL. */
 void ap_py_def_bound(const ap_py_module *m, const ap_py_def *d, const char *name,
                      const char *const *false_names, ap_py_bound *out);
 
