@@ -1884,6 +1884,11 @@ static void test_unicode_names(void **state)
 	assert_string_at(0, "\xef\xac\x81", 4);
 	assert_string_at(2, "after", 13);
 	assert_string_at(3, "then", 15);
+	/* `global ﬁnd` in a def run at import declares the module's find. */
+	parse_ok("def setup():\n"
+	         "    global \xef\xac\x81nd\n"
+	         "setup()\n");
+	assert_names("setup ?find");
 
 	parse_err("x = 1 \xe2\x86\x92 2\n", AP_EINPUT,
 	          "line 1: invalid character '\xe2\x86\x92' (U+2192)");

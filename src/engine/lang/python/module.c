@@ -623,8 +623,14 @@ static const struct globals *def_globals(struct parser *p, size_t di)
 		if (kind == T_NAME && code == KW_GLOBAL) {
 			names = true;
 		} else if (names && kind == T_NAME && code == 0) {
+			/* `global ﬁnd` names the module's find, as the binding does */
+			ap_buf b = AP_BUF_INIT;
+			if (!plain)
+				ap_py_name_nfkc(s + i, e - i, &b);
 			ap_xgrow((void **)&g->names, &cap, g->n + 1, sizeof *g->names);
-			g->names[g->n++] = ap_py_arena_strndup(p->mod, s + i, e - i);
+			g->names[g->n++] = plain ? ap_py_arena_strndup(p->mod, s + i, e - i)
+			                         : ap_py_arena_strndup(p->mod, b.data, b.len);
+			ap_buf_free(&b);
 		} else if (!(kind == T_OP && code == ',')) {
 			names = false;
 		}
