@@ -991,7 +991,7 @@ static char *qualname(struct parser *p, const struct ctx *c, const tok *name,
 }
 
 /* line: of `def`, or of the `async` before it (CPython's lineno). */
-static void def_stmt(struct parser *p, const struct ctx *c, unsigned line)
+static void def_stmt(struct parser *p, const struct ctx *c, unsigned line, bool is_async)
 {
 	ap_py_module *m = p->m;
 	tok name;
@@ -1025,9 +1025,14 @@ static void def_stmt(struct parser *p, const struct ctx *c, unsigned line)
 	d->line = line;
 	d->live = c->live;
 	d->maybe = c->maybe;
-	d->decorator = p->decorator;
-	d->decorator_called = p->decorator_called;
-	p->decorator = NULL;
+	d->is_async = is_async;
+	if (p->ndecorators > 0) {
+		ap_py_decorator *dv = ap_py_arena_alloc(p->mod, p->ndecorators * sizeof *dv);
+		memcpy(dv, p->decorators, p->ndecorators * sizeof *dv);
+		d->decorators = dv;
+		d->ndecorators = p->ndecorators;
+	}
+	p->ndecorators = 0;
 	params(p, di);
 	/* The return annotation, up to the ':'. */
 	if (!collect_header(p, NULL, false))
@@ -1206,8 +1211,8 @@ static bool keeps_function(const char *name, bool in_class)
 	return in_class && (strcmp(name, "staticmethod") == 0 || strcmp(name, "classmethod") == 0);
 }
 
-/* One decorator line, from its '@': the first decorator that may bind
- * something else is kept for the def that follows. */
+/* One decorator line, from its '@': a decorator that may bind something
+ * else is kept for the def that follows. */
 static void decorator_line(struct parser *p, const struct ctx *c)
 {
 	bool dotted = false, called = false, simple, keeps;
@@ -1242,9 +1247,11 @@ static void decorator_line(struct parser *p, const struct ctx *c)
 	/* lru_cache(maxsize=...) is the one of them called with arguments. */
 	keeps = simple && keeps_function(p->scratch.data, c->prefix != NULL) &&
 	        (!called || strstr(p->scratch.data, "lru_cache") != NULL);
-	if (p->decorator == NULL && !keeps) {
-		p->decorator = ap_py_scratch_str(p);
-		p->decorator_called = called;
+	if (!keeps) {
+		ap_xgrow((void **)&p->decorators, &p->decorators_cap, p->ndecorators + 1,
+		         sizeof *p->decorators);
+		p->decorators[p->ndecorators].name = ap_py_scratch_str(p);
+		p->decorators[p->ndecorators++].called = called;
 	}
 	p->scratch.len = 0;
 }
@@ -1253,8 +1260,9 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 {
 	struct ctx nested;
 	unsigned line;
+	bool is_async;
 
-	p->decorator = NULL;
+	p->ndecorators = 0;
 	/* In a try body, a statement after an import that failed does not run,
 	 * and a compound one may raise: what blocks inside it do is not the
 	 * body's to tell. Simple statements tell it in simple_line. */
@@ -1273,7 +1281,8 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 			return;
 	}
 	line = p->t.line;
-	if (ap_py_is_kw(&p->t, KW_ASYNC)) {
+	is_async = ap_py_is_kw(&p->t, KW_ASYNC);
+	if (is_async) {
 		ap_py_advance(p);
 		if (!ap_py_is_kw(&p->t, KW_DEF) && !ap_py_is_kw(&p->t, KW_FOR) &&
 		    !ap_py_is_kw(&p->t, KW_WITH)) {
@@ -1282,7 +1291,7 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 		}
 	}
 	if (ap_py_is_kw(&p->t, KW_DEF))
-		def_stmt(p, c, line);
+		def_stmt(p, c, line, is_async);
 	else if (ap_py_is_kw(&p->t, KW_CLASS))
 		class_stmt(p, c);
 	else if (ap_py_is_kw(&p->t, KW_IF))
@@ -1366,6 +1375,7 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	}
 	rc = p->err;
 	free(p->sv);
+	free(p->decorators);
 	free(p->prev_same);
 	free(p->next_same);
 	for (size_t i = 0; i < p->nglobals; i++)

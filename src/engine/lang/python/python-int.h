@@ -237,10 +237,10 @@ struct parser {
 	struct ap_map *last_of;
 	/* the first SUBMODULE binding of each name, so that one is recorded */
 	struct ap_map *submodules;
-	/* the decorators of the def or class that follows: the first that may
-	 * change what it binds, as written */
-	const char *decorator;
-	bool decorator_called;
+	/* the decorators of the def or class that follows that may change what
+	 * it binds, as written, from the top */
+	ap_py_decorator *decorators;
+	size_t ndecorators, decorators_cap;
 	/* the `match` statement whose block is being read: its cases are its arms */
 	struct arms *match_arms;
 	/* statements that may run more than one way around the one being read */
