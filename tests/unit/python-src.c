@@ -416,9 +416,10 @@ static void test_compound(void **state)
 	         "    else:\n"
 	         "        w3 = 0\n"
 	         "async def co(): pass\n");
-	/* An UNKNOWN where the ways disagree, once: nested statements leave it last. */
+	/* An UNKNOWN where the ways disagree, once: nested statements leave it
+	 * last. A loop's else runs once the loop ends (no break). */
 	assert_names("List List List ?List ^_ext fast fast fast ?fast ok ?_ext ?ok done "
-	             "i ^m w w2 ?m ?w ?w2 w3 ?i ?w3 co");
+	             "i ^m w ?m ?w w2 ?w2 w3 co");
 	assert_int_equal(mod->bindings[0].kind, AP_PY_BIND_FROM);
 	assert_int_equal(mod->bindings[1].kind, AP_PY_BIND_ALIAS);
 	assert_int_equal(mod->bindings[2].kind, AP_PY_BIND_DEF);
@@ -1827,6 +1828,69 @@ static void test_match_statement(void **state)
 	assert_names("^moves go go ?moves ?go match");
 	assert_int_equal(mod->bindings[1].kind, AP_PY_BIND_FROM);
 	assert_string_at(0, "go", 2);
+	/* A literal subject: the first case that matches runs, and no other
+	 * (1 == True, `is` for None); a capture binds; a case's block may
+	 * follow its ':'. */
+	parse_ok("import sys\n"
+	         "match 1:\n"
+	         "    case 2: a = 0\n"
+	         "    case True | None: b = 0\n"
+	         "    case -1 | 1:\n"
+	         "        c = 0\n"
+	         "    case _: d = 0\n"
+	         "match None:\n"
+	         "    case 0: e = 0\n"
+	         "    case None: f = 0\n"
+	         "match 'x':\n"
+	         "    case 1.0: g = 0\n"
+	         "    case got: h = 0\n"
+	         "match True:\n"
+	         "    case 1: k = 0\n"
+	         "match sys.platform:\n"
+	         "    case 'linux' if x: m = 0\n"
+	         "    case _: n = 0\n");
+	assert_names("sys c f g got h ?g ?got ?h k m n ?m ?n");
+}
+
+/* A loop over a literal runs its body that many times: none binds nothing,
+ * once (no break or continue) as an `if True:`; its else runs once it ends
+ * unless a break may end it. */
+static void test_loops(void **state)
+{
+	(void)state;
+	parse_ok("for a in range(0):\n"
+	         "    b = 0\n"
+	         "else:\n"
+	         "    c = 0\n"
+	         "for d in (1,):\n"
+	         "    e = 0\n"
+	         "for f in [1, 2]:\n"
+	         "    g = 0\n"
+	         "while 0:\n"
+	         "    h = 0\n"
+	         "for i in (x,):\n"
+	         "    if i:\n"
+	         "        break\n"
+	         "    j = 0\n"
+	         "else:\n"
+	         "    k = 0\n"
+	         "range = list\n"
+	         "for m in range(1):\n"
+	         "    n = 0\n"
+	         "for o in (lambda p, q: 0,):\n"
+	         "    r = 0\n"
+	         "for s in [t, u]:\n"
+	         "    pass\n"
+	         "for v in (w.x,):\n"
+	         "    pass\n"
+	         "for y, z in ((1, 2),):\n"
+	         "    pass\n");
+	assert_names("c d e f g ?g i j k ?j ?k range m n ?m ?n o r ?o ?r s ?v y z ?y ?z");
+	/* a name target holds the last item */
+	assert_int_equal(binding("s")->kind, AP_PY_BIND_ALIAS);
+	assert_string_equal(binding("s")->target, "u");
+	assert_string_equal(binding("v")->why,
+	                    "it is bound to the last item of the `for` loop at line 24");
 }
 
 static void test_empty_inputs(void **state)
@@ -2078,6 +2142,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_truncated_inputs, teardown),
 		cmocka_unit_test_teardown(test_random_inputs, teardown),
 		cmocka_unit_test_teardown(test_match_statement, teardown),
+		cmocka_unit_test_teardown(test_loops, teardown),
 		cmocka_unit_test_teardown(test_empty_inputs, teardown),
 		cmocka_unit_test_teardown(test_unicode_names, teardown),
 		cmocka_unit_test_teardown(test_async_continuation, teardown),

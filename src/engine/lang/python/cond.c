@@ -661,3 +661,158 @@ enum cond ap_py_condition(const struct parser *p, size_t a, size_t b)
 			return COND_UNKNOWN;
 	return truth(p, a, b);
 }
+
+/* --- Loops and match ------------------------------------------------------ */
+
+long long ap_py_iterations(const struct parser *p, size_t a, size_t b, size_t *last)
+{
+	const tok *t = p->sv;
+	long long n = 1, i;
+	bool list = false, comma = false;
+
+	*last = SIZE_MAX;
+	for (size_t k = a; k < b; k++)
+		if (t[k].kind == T_CUT || ap_py_is_kw(&t[k], KW_LAMBDA))
+			return -1;
+	if (b - a == 4 && ap_py_is_word(p, &t[a], "range") && ap_py_is_op(&t[a + 1], '(') &&
+	    ap_py_is_op(&t[a + 3], ')') && builtin_in(p, &t[a], (const char *const[]){"range"}, 1))
+		return int_literal(p, &t[a + 2], &i) ? i : -1;
+	if (b - a >= 2 && (ap_py_is_op(&t[a], '(') || ap_py_is_op(&t[a], '[')) &&
+	    ap_py_closer(p, a, b) == b - 1) {
+		if (b - a == 2)
+			return 0;
+		list = ap_py_is_op(&t[a], '[');
+		a++, b--;
+	}
+	/* the items between the commas at the literal's depth; (x) is no tuple */
+	*last = a;
+	for (size_t k = a; k < b; k++) {
+		if (t[k].depth != t[a].depth)
+			continue;
+		if (ap_py_is_op(&t[k], '*') || ap_py_is_op(&t[k], OP_POW))
+			return -1;
+		if (ap_py_is_op(&t[k], ',')) {
+			comma = true;
+			if (k + 1 < b) {
+				n++;
+				*last = k + 1;
+			}
+		}
+	}
+	return comma || list ? n : -1;
+}
+
+void ap_py_subject(const struct parser *p, size_t a, size_t b, struct ap_py_subject *out)
+{
+	struct val v;
+
+	memset(out, 0, sizeof *out);
+	for (size_t k = a; k < b; k++)
+		if (p->sv[k].kind == T_CUT)
+			return;
+	while (ap_py_parenthesised(p, a, b))
+		a++, b--;
+	if (b - a == 1 && ap_py_is_kw(&p->sv[a], KW_NONE)) {
+		out->kind = SUBJ_NONE;
+		return;
+	}
+	if (b - a == 1 && (ap_py_is_kw(&p->sv[a], KW_TRUE) || ap_py_is_kw(&p->sv[a], KW_FALSE))) {
+		out->kind = ap_py_is_kw(&p->sv[a], KW_TRUE) ? SUBJ_TRUE : SUBJ_FALSE;
+		return;
+	}
+	value(p, a, b, &v);
+	if (v.kind == V_INT) {
+		out->kind = SUBJ_INT;
+		out->i = v.i;
+	} else if (v.kind == V_STR) {
+		out->kind = SUBJ_STR;
+		out->s = v.s;
+		out->len = v.len;
+	}
+}
+
+/* One literal or wildcard pattern sv[a, b). */
+static enum cond one_pattern(const struct parser *p, const struct ap_py_subject *subj, size_t a,
+                             size_t b, bool *capture)
+{
+	const tok *t = p->sv + a;
+	const char *s;
+	size_t len;
+	long long i;
+	bool neg = false;
+
+	*capture = false;
+	if (b - a == 1 && t->kind == T_NAME && t->code == 0) {
+		/* `_`, or a capture name: matches whatever the subject */
+		*capture = !ap_py_is_word(p, t, "_");
+		return COND_TRUE;
+	}
+	if (subj->kind == SUBJ_UNKNOWN)
+		return COND_UNKNOWN;
+	if (b - a == 1 && (ap_py_is_kw(t, KW_NONE) || ap_py_is_kw(t, KW_TRUE) ||
+	                   ap_py_is_kw(t, KW_FALSE)))
+		return (ap_py_is_kw(t, KW_NONE)   ? subj->kind == SUBJ_NONE
+		        : ap_py_is_kw(t, KW_TRUE) ? subj->kind == SUBJ_TRUE
+		                                  : subj->kind == SUBJ_FALSE)
+		               ? COND_TRUE
+		               : COND_FALSE;
+	if (b - a == 1 && str_literal(p, t, &s, &len))
+		return subj->kind == SUBJ_STR && subj->len == len && memcmp(subj->s, s, len) == 0
+		               ? COND_TRUE
+		               : COND_FALSE;
+	if (b - a == 2 && ap_py_is_op(t, '-')) {
+		neg = true;
+		t++;
+		a++;
+	}
+	if (b - a != 1 || !int_literal(p, t, &i))
+		return COND_UNKNOWN;
+	if (neg)
+		i = -i;
+	/* an int equals the bools it is (True == 1), never a str or None */
+	switch (subj->kind) {
+	case SUBJ_INT:
+		return subj->i == i ? COND_TRUE : COND_FALSE;
+	case SUBJ_TRUE:
+	case SUBJ_FALSE:
+		return (subj->kind == SUBJ_TRUE) == (i == 1) && (i == 0 || i == 1) ? COND_TRUE
+		                                                                   : COND_FALSE;
+	default:
+		return COND_FALSE;
+	}
+}
+
+enum cond ap_py_case_matches(const struct parser *p, const struct ap_py_subject *subj, size_t a,
+                             size_t b, size_t *capture)
+{
+	const tok *t = p->sv;
+	enum cond c = COND_FALSE;
+	size_t start = a;
+	bool alone = true;
+
+	*capture = SIZE_MAX;
+	for (size_t k = a; k < b; k++)
+		if (t[k].kind == T_CUT || (t[k].depth == t[a].depth && ap_py_is_kw(&t[k], KW_IF)))
+			return COND_UNKNOWN;
+	for (size_t k = a; k <= b; k++) {
+		enum cond one;
+		bool cap;
+		if (k < b && !(t[k].depth == t[a].depth && ap_py_is_op(&t[k], '|')))
+			continue;
+		alone &= k == b && start == a;
+		if (start == k)
+			return COND_UNKNOWN;
+		one = one_pattern(p, subj, start, k, &cap);
+		/* a name in an or-pattern: all of them must bind it */
+		if (cap && !alone)
+			return COND_UNKNOWN;
+		if (cap)
+			*capture = start;
+		if (one == COND_TRUE)
+			c = COND_TRUE;
+		else if (one == COND_UNKNOWN && c != COND_TRUE)
+			c = COND_UNKNOWN;
+		start = k + 1;
+	}
+	return c;
+}

@@ -125,6 +125,10 @@ struct arms {
 	bool may_skip;
 	unsigned line;
 	const char *what; /* "the `if`": in the reason */
+	/* a match's: its subject, whether an earlier case certainly matched,
+	 * whether one may have */
+	struct ap_py_subject subject;
+	bool decided, open;
 };
 
 /* Each arms_begin has its arms_end. */
@@ -374,6 +378,35 @@ static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t
 {
 	if (!cut(p, a, b))
 		bind_names(p, c, a, b, d, AP_PY_BIND_OTHER);
+}
+
+/* The name target sv[1] of a `for` loop that runs: it holds the last item
+ * of the literal, from sv[item] to its ',' or bracket (SIZE_MAX: an int of
+ * range). */
+static void loop_target(struct parser *p, const struct ctx *c, size_t item)
+{
+	const tok *v = p->sv, *t = item != SIZE_MAX ? &v[item] : NULL;
+	size_t e = item;
+	ap_py_binding *b;
+
+	if (t != NULL)
+		while (e < p->sn && v[e].depth >= t->depth &&
+		       !(v[e].depth == t->depth && ap_py_is_op(&v[e], ',')))
+			e++;
+	if (t != NULL && e - item == 1 && ap_py_is_ident(t)) {
+		add_binding(p, c, AP_PY_BIND_ALIAS, &v[1])->target = tok_str(p, t);
+	} else if (t == NULL || (e - item == 1 && (t->kind == T_NUMBER || t->kind == T_STRING ||
+	                                           ap_py_is_kw(t, KW_NONE) ||
+	                                           ap_py_is_kw(t, KW_TRUE) ||
+	                                           ap_py_is_kw(t, KW_FALSE)))) {
+		add_binding(p, c, AP_PY_BIND_OTHER, &v[1]);
+	} else {
+		p->scratch.len = 0;
+		ap_buf_printf(&p->scratch, "it is bound to the last item of the `for` loop at line %u",
+		              v[0].line);
+		b = add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[1]);
+		b->why = ap_py_scratch_str(p);
+	}
 }
 
 /* In a try body whose end is still to be told, whether the import of module
@@ -769,8 +802,20 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
 
 	if (outer != NULL && ap_py_is_word(p, first, "case")) {
 		struct ctx arm = *c;
-		arm.maybe = true;
-		arm_begin(p, outer);
+		bool read = c->prefix == NULL && c->live && p->sn >= 2;
+		size_t capture = SIZE_MAX;
+		enum cond m = read ? ap_py_case_matches(p, &outer->subject, 1, p->sn - 1, &capture)
+		                   : COND_UNKNOWN;
+		/* The first case that matches runs, and no other. */
+		arm.live = c->live && !outer->decided && m != COND_FALSE;
+		arm.maybe = c->maybe || outer->open || m != COND_TRUE;
+		outer->open |= m == COND_UNKNOWN;
+		outer->decided |= m == COND_TRUE;
+		if (arm.live) {
+			arm_begin(p, outer);
+			if (capture != SIZE_MAX)
+				add_binding(p, &arm, AP_PY_BIND_OTHER, &p->sv[capture]);
+		}
 		p->match_arms = NULL;
 		suite(p, &arm, false);
 		p->match_arms = outer;
@@ -784,11 +829,13 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
 	}
 	arms_begin(p, &a, "the `match`");
 	a.line = first->line;
-	/* No case may match. */
-	a.may_skip = true;
+	if (c->prefix == NULL && c->live && p->sn >= 2)
+		ap_py_subject(p, 1, p->sn - 1, &a.subject);
 	p->match_arms = &a;
 	suite(p, c, false);
 	p->match_arms = outer;
+	/* No case may match. */
+	a.may_skip = !a.decided;
 	arms_end(p, c, &a);
 }
 
@@ -802,10 +849,17 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 	for (;;) {
 		size_t mark = ap_py_string_mark(p);
 		struct ap_py_doc d = {0};
-		bool header;
+		bool header, inline_case = false;
 		tok last = {0}, first = p->t;
 		size_t count = 0;
+		unsigned lambdas = 0;
 		struct collector k;
+		/* a case of the match being read, whose block may follow its ':' on
+		 * the line (`case 1: f = g`) */
+		bool is_case = p->match_arms != NULL && !one_line && ap_py_is_word(p, &first, "case");
+
+		p->breaks += ap_py_is_kw(&first, KW_BREAK);
+		p->continues += ap_py_is_kw(&first, KW_CONTINUE);
 
 		/* After a try body's import that fails, nothing after it runs. */
 		analyze &= c->trying == NULL || *c->trying != TRY_FAILS;
@@ -817,9 +871,20 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 			count++;
 			collect(p, &k);
 			ap_py_advance(p);
+			if (!is_case || last.depth != 0)
+				continue;
+			if (ap_py_is_kw(&last, KW_LAMBDA)) {
+				lambdas++;
+			} else if (ap_py_is_op(&last, ':')) {
+				if (lambdas == 0) {
+					inline_case = p->t.kind != T_NEWLINE;
+					break;
+				}
+				lambdas--;
+			}
 		}
-		header = !one_line && p->t.kind == T_NEWLINE && count > 0 && last.depth == 0 &&
-		         ap_py_is_op(&last, ':');
+		header = inline_case || (!one_line && p->t.kind == T_NEWLINE && count > 0 &&
+		                         last.depth == 0 && ap_py_is_op(&last, ':'));
 		if (doc && ap_py_doc_is(&d))
 			ap_py_drop_strings(p, mark);
 		doc = false;
@@ -1113,6 +1178,11 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	struct ctx body = *c;
 	const tok *v;
 	struct arms a;
+	/* how many times a loop's body runs (-1: not known), and the break and
+	 * continue statements before it */
+	long long runs = -1;
+	unsigned breaks = p->breaks, continues = p->continues;
+	size_t item;
 
 	arms_begin(p, &a, is_try ? "the `try`" : is_for ? "the `for` loop" : "the `while` loop");
 	a.may_skip = !is_try && !is_with;
@@ -1121,14 +1191,26 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		arms_end(p, c, &a);
 		return;
 	}
-	if (!is_with)
-		arm_begin(p, &a);
 	v = p->sv;
 	if (binds && is_for) {
 		size_t e = 1;
 		while (e < p->sn && !(v[e].depth == 0 && ap_py_is_kw(&v[e], KW_IN)))
 			e++;
-		bind_targets(p, c, 1, e, 0);
+		/* A name the loop binds holds its last item, whatever the body
+		 * does: bound every way where the body runs, not at all where it
+		 * never does. Other targets bind as the body may run. */
+		if (e == 2 && ap_py_is_ident(&v[1]))
+			runs = ap_py_iterations(p, e + 1, p->sn, &item);
+		if (runs > 0)
+			loop_target(p, c, item);
+		arm_begin(p, &a);
+		if (runs < 0)
+			bind_targets(p, c, 1, e, 0);
+	} else {
+		if (binds && !is_try && !is_with && ap_py_condition(p, 1, p->sn) == COND_FALSE)
+			runs = 0; /* while False: */
+		if (!is_with)
+			arm_begin(p, &a);
 	}
 	if (binds && is_with) {
 		/* with (a as b, c as d): the items are in the parentheses. */
@@ -1156,10 +1238,14 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	/* A loop's body may not run, a try's may stop at any statement: a
 	 * method defined there may not exist. */
 	body.maybe = c->maybe || !is_with;
+	body.live &= runs != 0;
 	if (is_try && binds)
 		body.trying = &outcome;
 	suite(p, &body, false);
 	failed = outcome == TRY_FAILS;
+	/* A body that runs once, to its end: as an `if True:` */
+	if (runs == 1 && p->breaks == breaks && p->continues == continues)
+		a.may_skip = false;
 	for (;;) {
 		struct ctx arm = *c;
 		bool is_except = is_try && ap_py_is_kw(&p->t, KW_EXCEPT);
@@ -1184,8 +1270,11 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		} else if (is_try && is_else) {
 			arm.live &= !failed;
 			after = outcome == TRY_RUNS;
+		} else if (is_else) {
+			/* a loop's else runs once the loop ends, unless a break ends it */
+			after = p->breaks == breaks;
 		}
-		if (is_finally && !ended) {
+		if ((is_finally || (is_else && !is_try && after)) && !ended) {
 			arms_end(p, c, &a);
 			ended = true;
 		} else if (!ended && arm.live && !after) {

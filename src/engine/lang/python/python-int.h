@@ -245,6 +245,9 @@ struct parser {
 	struct arms *match_arms;
 	/* statements that may run more than one way around the one being read */
 	unsigned arms_depth;
+	/* `break` and `continue` statements read so far: whether a loop's body
+	 * holds one */
+	unsigned breaks, continues;
 	/* per def, the names its body declares `global`, once asked */
 	struct globals {
 		bool read;
@@ -428,5 +431,31 @@ enum cond ap_py_condition(const struct parser *p, size_t a, size_t b);
  * alone or in a tuple of builtins (COND_TRUE); builtins that are none of
  * these (COND_FALSE); anything else, `except*` included, is unknown. */
 enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b);
+
+/* How many times `for ... in` sv[a, b) runs its body: range(N) of the
+ * builtin range, or a tuple or list literal (no starred item, no lambda);
+ * -1 when the reader cannot tell. *last: where the literal's last item
+ * starts (it ends at its ',' or bracket), SIZE_MAX for range's int. */
+long long ap_py_iterations(const struct parser *p, size_t a, size_t b, size_t *last);
+
+/* A match subject as the reader knows it: a literal, or a fact of the
+ * target interpreter (sys.platform ...). s points into the source or the
+ * facts, which outlive the parse. */
+struct ap_py_subject {
+	enum { SUBJ_UNKNOWN, SUBJ_INT, SUBJ_STR, SUBJ_NONE, SUBJ_TRUE, SUBJ_FALSE } kind;
+	long long i;
+	const char *s;
+	size_t len;
+};
+
+/* The subject sv[a, b) of a match. */
+void ap_py_subject(const struct parser *p, size_t a, size_t b, struct ap_py_subject *out);
+
+/* Whether the case pattern sv[a, b) (no guard) matches the subject: literal
+ * patterns (== for numbers and strings, `is` for None, True and False),
+ * `_`, a capture name (*capture its index, else SIZE_MAX) and `|` of
+ * literals; anything else is unknown. */
+enum cond ap_py_case_matches(const struct parser *p, const struct ap_py_subject *subj, size_t a,
+                             size_t b, size_t *capture);
 
 #endif
