@@ -564,7 +564,7 @@ static void test_type_checking_bindings(void **state)
 		 "TYPE_CHECKING a ?a"},
 		{"from .typing import TYPE_CHECKING\nif TYPE_CHECKING: a = 1\n",
 		 "^typing TYPE_CHECKING a ?a"},
-		{"from typing import TYPE_CHECKING as TC\nif TC: a = 1\n", "TC a ?a"},
+		{"from typing import TYPE_CHECKING as TC\nif TC: a = 1\n", "TC"},
 		{"from typing import Any as TYPE_CHECKING\nif TYPE_CHECKING: a = 1\n",
 		 "TYPE_CHECKING a ?a"},
 		{"from typing import TYPE_CHECKING\nTYPE_CHECKING = True\n"
@@ -574,7 +574,7 @@ static void test_type_checking_bindings(void **state)
 		{"from typing import TYPE_CHECKING\nfrom .m import *\nif TYPE_CHECKING: a = 1\n",
 		 "TYPE_CHECKING ^m * a ?a"},
 		{"import typing\nif TYPE_CHECKING: a = 1\n", "typing a ?a"},
-		{"import typing as t\nif t.TYPE_CHECKING: a = 1\n", "t a ?a"},
+		{"import typing as t\nif t.TYPE_CHECKING: a = 1\n", "t"},
 		{"import typing.re\nif typing.TYPE_CHECKING: a = 1\n", "typing a ?a"},
 		{"import os as typing\nif typing.TYPE_CHECKING: a = 1\n", "typing a ?a"},
 	};

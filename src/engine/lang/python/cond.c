@@ -71,11 +71,28 @@ static bool bound_as(const struct parser *p, const char *name, size_t len, ap_py
 	return bound;
 }
 
-/* Whether the token is a name bound only by `import module`. */
+/* bound_as of the name token t, as CPython binds it (NFKC). */
+static bool name_bound_as(const struct parser *p, const tok *t, ap_py_bind_kind kind,
+                          const char *module, const char *target)
+{
+	ap_buf b = AP_BUF_INIT;
+	const char *s;
+	size_t len;
+	bool r;
+
+	if (t->kind != T_NAME || t->code != 0)
+		return false;
+	s = ap_py_name(p, t, &b, &len);
+	r = bound_as(p, s, len, kind, module, target);
+	ap_buf_free(&b);
+	return r;
+}
+
+/* Whether the token is a name bound only by `import module` (or `import
+ * module as NAME`). */
 static bool module_name(const struct parser *p, const tok *t, const char *module)
 {
-	return ap_py_is_word(p, t, module) &&
-	       bound_as(p, module, strlen(module), AP_PY_BIND_IMPORT, module, NULL);
+	return name_bound_as(p, t, AP_PY_BIND_IMPORT, module, NULL);
 }
 
 /* Whether sv[a, b) names MODULE.ATTR: `sys.platform` after `import sys`,
@@ -88,8 +105,7 @@ static bool names_attr(const struct parser *p, size_t a, size_t b, const char *m
 	if (b - a == 3)
 		return ap_py_is_op(&v[a + 1], '.') && ap_py_is_word(p, &v[a + 2], attr) &&
 		       module_name(p, &v[a], module);
-	return b - a == 1 && v[a].kind == T_NAME && v[a].code == 0 &&
-	       bound_as(p, p->s + v[a].off, v[a].len, AP_PY_BIND_FROM, module, attr);
+	return b - a == 1 && name_bound_as(p, &v[a], AP_PY_BIND_FROM, module, attr);
 }
 
 /* `__name__`, which no statement so far bound: the module's name, never
@@ -480,8 +496,7 @@ static enum cond constant(const struct parser *p, size_t a, size_t b)
 		return COND_FALSE;
 	if (ap_py_is_kw(v, KW_TRUE) || ap_py_is_number(p, v, "1"))
 		return COND_TRUE;
-	if (ap_py_is_word(p, v, "TYPE_CHECKING") &&
-	    bound_as(p, "TYPE_CHECKING", 13, AP_PY_BIND_FROM, "typing", "TYPE_CHECKING"))
+	if (name_bound_as(p, v, AP_PY_BIND_FROM, "typing", "TYPE_CHECKING"))
 		return COND_FALSE;
 	return COND_UNKNOWN;
 }
