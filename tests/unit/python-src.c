@@ -971,6 +971,18 @@ static void test_all_operations(void **state)
 	assert_names_all("a b c d e f");
 	parse_ok("__all__ = [n for n in ('a',) if n]\n");
 	assert_false(mod->has_all);
+	/* filters on the name alone, each as CPython tests it */
+	parse_ok("__all__ = [n for n in ('a', 'zz', 'b', '_c') if n != 'zz']\n"
+	         "__all__ = [n for n in __all__ + ['d'] if not n.startswith('_') if n not in ('b',)]\n"
+	         "__all__ += [x for x in ['e', 'f'] if x == 'f'] + [x for x in ['g'] if x in ['g']]\n");
+	assert_names_all("a d f g");
+	parse_ok("from .m import __all__ as other\n"
+	         "__all__ = [n for n in other if n != 'x']\n");
+	assert_false(mod->has_all);
+	parse_ok("__all__ = [n for n in ('a',) if 'a' != n]\n");
+	assert_false(mod->has_all);
+	parse_ok("__all__ = [n for n in ('a',) if n != y]\n");
+	assert_false(mod->has_all);
 	parse_ok("__all__ = [m for n in ('a',)]\n");
 	assert_false(mod->has_all);
 	parse_ok("__all__ = (n for n in ('a',))\n");

@@ -159,15 +159,6 @@ static bool int_literal(const struct parser *p, const tok *t, long long *out)
 	return true;
 }
 
-/* A str literal without escapes (one token: no implicit concatenation). */
-static bool str_literal(const struct parser *p, const tok *t, const char **s, size_t *len)
-{
-	if (t->kind != T_STRING || !t->plain)
-		return false;
-	*s = ap_py_string_body(p, t, len);
-	return memchr(*s, '\\', *len) == NULL;
-}
-
 /* A tuple or list literal of integers and strings, sv[a, b) inside its
  * brackets (a tuple's own parentheses, if any, already taken off). */
 static void seq_literal(const struct parser *p, size_t a, size_t b, struct val *v)
@@ -179,7 +170,7 @@ static void seq_literal(const struct parser *p, size_t a, size_t b, struct val *
 	while (a < b) {
 		if (n == MAX_ITEMS)
 			return;
-		if (str_literal(p, &t[a], &v->strs[n], &v->lens[n]))
+		if (ap_py_plain_str(p, &t[a], &v->strs[n], &v->lens[n]))
 			v->is_str[n] = true;
 		else if (!int_literal(p, &t[a], &v->items[n]))
 			return;
@@ -300,7 +291,7 @@ static void value(const struct parser *p, size_t a, size_t b, struct val *v)
 	if (b - a == 1) {
 		if (int_literal(p, &t[a], &v->i))
 			v->kind = V_INT;
-		else if (str_literal(p, &t[a], &v->s, &v->len))
+		else if (ap_py_plain_str(p, &t[a], &v->s, &v->len))
 			v->kind = V_STR;
 		else if (dunder_name(p, a, b))
 			v->kind = V_MODNAME;
@@ -771,7 +762,7 @@ static enum cond one_pattern(const struct parser *p, const struct ap_py_subject 
 		                                  : subj->kind == SUBJ_FALSE)
 		               ? COND_TRUE
 		               : COND_FALSE;
-	if (b - a == 1 && str_literal(p, t, &s, &len))
+	if (b - a == 1 && ap_py_plain_str(p, t, &s, &len))
 		return subj->kind == SUBJ_STR && subj->len == len && memcmp(subj->s, s, len) == 0
 		               ? COND_TRUE
 		               : COND_FALSE;

@@ -297,6 +297,17 @@ const char *ap_py_name(const struct parser *p, const tok *t, ap_buf *buf, size_t
 
 /* The bytes of a (terminated) string token between its quotes. */
 const char *ap_py_string_body(const struct parser *p, const tok *t, size_t *len);
+
+/* Whether t is a str literal without escapes (a backslash is one CPython
+ * decodes, or, raw, one no name holds): its value is its body, *s. */
+static inline bool ap_py_plain_str(const struct parser *p, const tok *t, const char **s,
+                                   size_t *len)
+{
+	if (t->kind != T_STRING || !t->plain)
+		return false;
+	*s = ap_py_string_body(p, t, len);
+	return memchr(*s, '\\', *len) == NULL;
+}
 void ap_py_record_string(struct parser *p, const tok *t);
 /* Where the strings of a statement starting at the current token begin. */
 size_t ap_py_string_mark(const struct parser *p);
