@@ -380,6 +380,35 @@ static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t
 		bind_names(p, c, a, b, d, AP_PY_BIND_OTHER);
 }
 
+/* Whether the bindings from index from on (a loop's body) leave the module
+ * the same run twice as once: none deletes, and none reads a name the body
+ * binds (an alias of it, a decorator of a def; a star import binds names
+ * not known here): each binds what it bound the first time. */
+static bool runs_alike(const struct parser *p, size_t from)
+{
+	const ap_py_module *m = p->m;
+	ap_map *bound = ap_xnonnull(ap_map_new());
+	bool alike = true;
+
+	for (size_t i = from; i < m->nbindings; i++)
+		if (m->bindings[i].name != NULL)
+			ap_xok(ap_map_put_str(bound, m->bindings[i].name, 1));
+	for (size_t i = from; i < m->nbindings && alike; i++) {
+		const ap_py_binding *b = &m->bindings[i];
+		if (b->kind == AP_PY_BIND_DEL || b->kind == AP_PY_BIND_STAR)
+			alike = false;
+		else if (b->kind == AP_PY_BIND_ALIAS)
+			alike = ap_map_get_str(bound, b->target) == AP_MAP_ABSENT;
+		else if (b->kind == AP_PY_BIND_DEF)
+			for (size_t k = 0; k < m->defs[b->def_index].ndecorators && alike; k++) {
+				const char *dec = m->defs[b->def_index].decorators[k].name;
+				alike = ap_map_get(bound, dec, strcspn(dec, ".")) == AP_MAP_ABSENT;
+			}
+	}
+	ap_map_free(bound);
+	return alike;
+}
+
 /* The name target sv[1] of a `for` loop that runs: it holds the last item
  * of the literal, from sv[item] to its ',' or bracket (SIZE_MAX: an int of
  * range). */
@@ -1243,8 +1272,10 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		body.trying = &outcome;
 	suite(p, &body, false);
 	failed = outcome == TRY_FAILS;
-	/* A body that runs once, to its end: as an `if True:` */
-	if (runs == 1 && p->breaks == breaks && p->continues == continues)
+	/* A body that runs to its end once, or more times alike: as an `if
+	 * True:` */
+	if (runs >= 1 && p->breaks == breaks && p->continues == continues &&
+	    (runs == 1 || runs_alike(p, a.start[0])))
 		a.may_skip = false;
 	for (;;) {
 		struct ctx arm = *c;
