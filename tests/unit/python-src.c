@@ -1904,10 +1904,17 @@ static void test_loops(void **state)
 	         "for dd in (1, 2):\n"
 	         "    @ee\n"
 	         "    def ff(): pass\n"
-	         "    ee = 0\n");
-	/* more items: alike each time unless the body reads what it binds */
+	         "    ee = 0\n"
+	         "from typing import TYPE_CHECKING\n"
+	         "for gg in (1, 2):\n"
+	         "    if not TYPE_CHECKING:\n"
+	         "        def hh(): pass\n"
+	         "    TYPE_CHECKING = True\n");
+	/* more items: alike each time unless the body reads what it binds, a
+	 * condition's name included */
 	assert_names("c d e f g i j k ?j ?k range m n ?m ?n o r ?o ?r s ?v y z ?y ?z "
-	             "aa bb cc ?bb ?cc dd ff ee ?ff ?ee");
+	             "aa bb cc ?bb ?cc dd ff ee ?ff ?ee TYPE_CHECKING gg hh TYPE_CHECKING ?hh "
+	             "?TYPE_CHECKING");
 	/* a name target holds the last item */
 	assert_int_equal(binding("s")->kind, AP_PY_BIND_ALIAS);
 	assert_string_equal(binding("s")->target, "u");

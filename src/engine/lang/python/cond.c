@@ -660,6 +660,30 @@ enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b)
 	return c;
 }
 
+bool ap_py_cond_input(const struct parser *p, size_t i)
+{
+	static const char *const own[] = {"__name__", "range", "TYPE_CHECKING"};
+	const ap_py_module *m = p->m;
+	const char *name = m->bindings[i].name;
+
+	for (size_t k = 0; k < sizeof own / sizeof *own; k++)
+		if (strcmp(name, own[k]) == 0)
+			return true;
+	for (size_t k = 0; k < sizeof catch_all / sizeof *catch_all; k++)
+		if (strcmp(name, catch_all[k]) == 0)
+			return true;
+	for (size_t k = 0; k < sizeof catch_none / sizeof *catch_none; k++)
+		if (strcmp(name, catch_none[k]) == 0)
+			return true;
+	for (const char *const *f = p->false_names; f != NULL && *f; f++)
+		if (strcmp(name, *f) == 0)
+			return true;
+	for (size_t j = p->prev_same[i]; j != SIZE_MAX; j = p->prev_same[j])
+		if (m->bindings[j].kind == AP_PY_BIND_IMPORT || m->bindings[j].kind == AP_PY_BIND_FROM)
+			return true;
+	return false;
+}
+
 enum cond ap_py_condition(const struct parser *p, size_t a, size_t b)
 {
 	for (size_t k = a; k < b; k++)

@@ -382,17 +382,23 @@ static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t
 
 /* Whether the bindings from index from on (a loop's body) leave the module
  * the same run twice as once: none deletes, and none reads a name the body
- * binds (an alias of it, a decorator of a def; a star import binds names
- * not known here): each binds what it bound the first time. */
+ * binds (an alias of it, a decorator of a def, a condition the reader
+ * decided; a star import binds names not known here): each binds what it
+ * bound the first time. */
 static bool runs_alike(const struct parser *p, size_t from)
 {
 	const ap_py_module *m = p->m;
 	ap_map *bound = ap_xnonnull(ap_map_new());
 	bool alike = true;
 
-	for (size_t i = from; i < m->nbindings; i++)
-		if (m->bindings[i].name != NULL)
-			ap_xok(ap_map_put_str(bound, m->bindings[i].name, 1));
+	/* each name once, from its first binding in the body */
+	for (size_t i = from; i < m->nbindings && alike; i++) {
+		if (m->bindings[i].name == NULL ||
+		    ap_map_get_str(bound, m->bindings[i].name) != AP_MAP_ABSENT)
+			continue;
+		ap_xok(ap_map_put_str(bound, m->bindings[i].name, 1));
+		alike = !ap_py_cond_input(p, i);
+	}
 	for (size_t i = from; i < m->nbindings && alike; i++) {
 		const ap_py_binding *b = &m->bindings[i];
 		if (b->kind == AP_PY_BIND_DEL || b->kind == AP_PY_BIND_STAR)

@@ -443,6 +443,12 @@ enum cond ap_py_condition(const struct parser *p, size_t a, size_t b);
  * these (COND_FALSE); anything else, `except*` included, is unknown. */
 enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b);
 
+/* Whether a condition the reader decides may read the name of binding i:
+ * one CPython provides (__name__, range, the exceptions a handler names),
+ * TYPE_CHECKING, a name the options read as false, or one an earlier
+ * binding imports (typing, sys, os under any name). */
+bool ap_py_cond_input(const struct parser *p, size_t i);
+
 /* How many times `for ... in` sv[a, b) runs its body: range(N) of the
  * builtin range, or a tuple or list literal (no starred item, no lambda);
  * -1 when the reader cannot tell. *last: where the literal's last item
