@@ -5,6 +5,9 @@
  * sys.version_info, sys.platform and os.name with literals, which take the
  * target interpreter's facts; combined with and, or and not in three-valued
  * logic (False and anything unknown is False). Anything else is unknown.
+ * Alike, how many times a loop over a literal runs its body, whether the
+ * body runs alike each time, and which case of a match on a literal or a
+ * fact runs.
  *
  * The facts are asked only once a condition has the form that needs one and
  * its module names are bound as CPython binds them, so that a scan whose
@@ -14,6 +17,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "core/ap-error.h"
+#include "core/ap-map.h"
 #include "engine/lang/python/python-int.h"
 
 /* Longer tuple literals are not read (a version has five fields). */
@@ -694,13 +699,15 @@ enum cond ap_py_condition(const struct parser *p, size_t a, size_t b)
 
 /* --- Loops and match ------------------------------------------------------ */
 
-long long ap_py_iterations(const struct parser *p, size_t a, size_t b, size_t *last)
+long long ap_py_iterations(const struct parser *p, size_t a, size_t b, ap_py_bind_kind *last,
+                           size_t *name)
 {
 	const tok *t = p->sv;
 	long long n = 1, i;
+	size_t item = a, e;
 	bool list = false, comma = false;
 
-	*last = SIZE_MAX;
+	*last = AP_PY_BIND_OTHER;
 	for (size_t k = a; k < b; k++)
 		if (t[k].kind == T_CUT || ap_py_is_kw(&t[k], KW_LAMBDA))
 			return -1;
@@ -712,10 +719,10 @@ long long ap_py_iterations(const struct parser *p, size_t a, size_t b, size_t *l
 		if (b - a == 2)
 			return 0;
 		list = ap_py_is_op(&t[a], '[');
-		a++, b--;
+		item = ++a;
+		b--;
 	}
 	/* the items between the commas at the literal's depth; (x) is no tuple */
-	*last = a;
 	for (size_t k = a; k < b; k++) {
 		if (t[k].depth != t[a].depth)
 			continue;
@@ -725,11 +732,25 @@ long long ap_py_iterations(const struct parser *p, size_t a, size_t b, size_t *l
 			comma = true;
 			if (k + 1 < b) {
 				n++;
-				*last = k + 1;
+				item = k + 1;
 			}
 		}
 	}
-	return comma || list ? n : -1;
+	if (!comma && !list)
+		return -1;
+	/* what the last item is: a name's binding, a literal's value, else unknown */
+	for (e = item; e < b && !(t[e].depth == t[item].depth && ap_py_is_op(&t[e], ',')); e++)
+		;
+	*name = item;
+	if (e - item != 1)
+		*last = AP_PY_BIND_UNKNOWN;
+	else if (ap_py_is_ident(&t[item]))
+		*last = AP_PY_BIND_ALIAS;
+	else if (!(t[item].kind == T_NUMBER || t[item].kind == T_STRING ||
+	           ap_py_is_kw(&t[item], KW_NONE) || ap_py_is_kw(&t[item], KW_TRUE) ||
+	           ap_py_is_kw(&t[item], KW_FALSE)))
+		*last = AP_PY_BIND_UNKNOWN;
+	return n;
 }
 
 void ap_py_subject(const struct parser *p, size_t a, size_t b, struct ap_py_subject *out)
@@ -845,4 +866,34 @@ enum cond ap_py_case_matches(const struct parser *p, const struct ap_py_subject 
 		start = k + 1;
 	}
 	return c;
+}
+
+bool ap_py_runs_alike(const struct parser *p, size_t from)
+{
+	const ap_py_module *m = p->m;
+	ap_map *bound = ap_xnonnull(ap_map_new());
+	bool alike = true;
+
+	/* each name once, from its first binding in the body */
+	for (size_t i = from; i < m->nbindings && alike; i++) {
+		if (m->bindings[i].name == NULL ||
+		    ap_map_get_str(bound, m->bindings[i].name) != AP_MAP_ABSENT)
+			continue;
+		ap_xok(ap_map_put_str(bound, m->bindings[i].name, 1));
+		alike = !ap_py_cond_input(p, i);
+	}
+	for (size_t i = from; i < m->nbindings && alike; i++) {
+		const ap_py_binding *b = &m->bindings[i];
+		if (b->kind == AP_PY_BIND_DEL || b->kind == AP_PY_BIND_STAR)
+			alike = false;
+		else if (b->kind == AP_PY_BIND_ALIAS)
+			alike = ap_map_get_str(bound, b->target) == AP_MAP_ABSENT;
+		else if (b->kind == AP_PY_BIND_DEF)
+			for (size_t k = 0; k < m->defs[b->def_index].ndecorators && alike; k++) {
+				const char *dec = m->defs[b->def_index].decorators[k].name;
+				alike = ap_map_get(bound, dec, strcspn(dec, ".")) == AP_MAP_ABSENT;
+			}
+	}
+	ap_map_free(bound);
+	return alike;
 }

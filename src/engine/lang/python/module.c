@@ -380,69 +380,7 @@ static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t
 		bind_names(p, c, a, b, d, AP_PY_BIND_OTHER);
 }
 
-/* Whether the bindings from index from on (a loop's body) leave the module
- * the same run twice as once: none deletes, and none reads a name the body
- * binds (an alias of it, a decorator of a def, a condition the reader
- * decided; a star import binds names not known here): each binds what it
- * bound the first time. */
-static bool runs_alike(const struct parser *p, size_t from)
-{
-	const ap_py_module *m = p->m;
-	ap_map *bound = ap_xnonnull(ap_map_new());
-	bool alike = true;
 
-	/* each name once, from its first binding in the body */
-	for (size_t i = from; i < m->nbindings && alike; i++) {
-		if (m->bindings[i].name == NULL ||
-		    ap_map_get_str(bound, m->bindings[i].name) != AP_MAP_ABSENT)
-			continue;
-		ap_xok(ap_map_put_str(bound, m->bindings[i].name, 1));
-		alike = !ap_py_cond_input(p, i);
-	}
-	for (size_t i = from; i < m->nbindings && alike; i++) {
-		const ap_py_binding *b = &m->bindings[i];
-		if (b->kind == AP_PY_BIND_DEL || b->kind == AP_PY_BIND_STAR)
-			alike = false;
-		else if (b->kind == AP_PY_BIND_ALIAS)
-			alike = ap_map_get_str(bound, b->target) == AP_MAP_ABSENT;
-		else if (b->kind == AP_PY_BIND_DEF)
-			for (size_t k = 0; k < m->defs[b->def_index].ndecorators && alike; k++) {
-				const char *dec = m->defs[b->def_index].decorators[k].name;
-				alike = ap_map_get(bound, dec, strcspn(dec, ".")) == AP_MAP_ABSENT;
-			}
-	}
-	ap_map_free(bound);
-	return alike;
-}
-
-/* The name target sv[1] of a `for` loop that runs: it holds the last item
- * of the literal, from sv[item] to its ',' or bracket (SIZE_MAX: an int of
- * range). */
-static void loop_target(struct parser *p, const struct ctx *c, size_t item)
-{
-	const tok *v = p->sv, *t = item != SIZE_MAX ? &v[item] : NULL;
-	size_t e = item;
-	ap_py_binding *b;
-
-	if (t != NULL)
-		while (e < p->sn && v[e].depth >= t->depth &&
-		       !(v[e].depth == t->depth && ap_py_is_op(&v[e], ',')))
-			e++;
-	if (t != NULL && e - item == 1 && ap_py_is_ident(t)) {
-		add_binding(p, c, AP_PY_BIND_ALIAS, &v[1])->target = tok_str(p, t);
-	} else if (t == NULL || (e - item == 1 && (t->kind == T_NUMBER || t->kind == T_STRING ||
-	                                           ap_py_is_kw(t, KW_NONE) ||
-	                                           ap_py_is_kw(t, KW_TRUE) ||
-	                                           ap_py_is_kw(t, KW_FALSE)))) {
-		add_binding(p, c, AP_PY_BIND_OTHER, &v[1]);
-	} else {
-		p->scratch.len = 0;
-		ap_buf_printf(&p->scratch, "it is bound to the last item of the `for` loop at line %u",
-		              v[0].line);
-		b = add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[1]);
-		b->why = ap_py_scratch_str(p);
-	}
-}
 
 /* In a try body whose end is still to be told, whether the import of module
  * (as written) is found: false when it is not, and the body ends there. */
@@ -648,64 +586,6 @@ static size_t next_assign(const struct parser *p, size_t i)
 	return p->sn;
 }
 
-/* The names the body of defs[di] declares `global` (in it or in a def
- * nested in it), read once per def. */
-static const struct globals *def_globals(struct parser *p, size_t di)
-{
-	const ap_py_def *d = &p->m->defs[di];
-	const char *s = p->s;
-	size_t i = d->body_off, n = d->body_end, cap = 0;
-	bool names = false; /* in the names of a `global` statement */
-	struct globals *g;
-
-	if (di >= p->nglobals) {
-		size_t old = p->nglobals;
-		ap_xgrow((void **)&p->globals, &p->nglobals, di + 1, sizeof *p->globals);
-		memset(p->globals + old, 0, (p->nglobals - old) * sizeof *p->globals);
-	}
-	g = &p->globals[di];
-	if (g->read)
-		return g;
-	g->read = true;
-	while (i < n) {
-		uint8_t kind, code;
-		bool plain;
-		int bad;
-		size_t e;
-
-		if (s[i] == '#') {
-			const char *nl = memchr(s + i, '\n', n - i);
-			i = nl ? (size_t)(nl - s) : n;
-			continue;
-		}
-		if (ap_py_byte_class[(unsigned char)s[i]] == C_SPACE || s[i] == '\\') {
-			i++;
-			continue;
-		}
-		if (s[i] == '\n') {
-			names = false;
-			i++;
-			continue;
-		}
-		e = ap_py_lex_token(s, i, n, &kind, &code, &plain, &bad);
-		if (kind == T_NAME && code == KW_GLOBAL) {
-			names = true;
-		} else if (names && kind == T_NAME && code == 0) {
-			/* `global ﬁnd` names the module's find, as the binding does */
-			ap_buf b = AP_BUF_INIT;
-			if (!plain)
-				ap_py_name_nfkc(s + i, e - i, &b);
-			ap_xgrow((void **)&g->names, &cap, g->n + 1, sizeof *g->names);
-			g->names[g->n++] = plain ? ap_py_arena_strndup(p->mod, s + i, e - i)
-			                         : ap_py_arena_strndup(p->mod, b.data, b.len);
-			ap_buf_free(&b);
-		} else if (!(kind == T_OP && code == ',')) {
-			names = false;
-		}
-		i = e;
-	}
-	return g;
-}
 
 /* The module-level defs the statement calls by name. */
 static void calls(struct parser *p, const struct ctx *c)
@@ -724,7 +604,7 @@ static void calls(struct parser *p, const struct ctx *c)
 		if (at == AP_MAP_ABSENT || m->bindings[at].kind != AP_PY_BIND_DEF)
 			continue;
 		di = m->bindings[at].def_index;
-		g = def_globals(p, di);
+		g = ap_py_def_globals(p, di);
 		for (size_t k = 0; k < g->n; k++) {
 			/* A call of a module-level def at import runs it: what it declares
 			 * `global` may be rebound. Once is enough while it stays so. */
@@ -1217,6 +1097,7 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	 * continue statements before it */
 	long long runs = -1;
 	unsigned breaks = p->breaks, continues = p->continues;
+	ap_py_bind_kind last;
 	size_t item;
 
 	arms_begin(p, &a, is_try ? "the `try`" : is_for ? "the `for` loop" : "the `while` loop");
@@ -1235,9 +1116,18 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		 * does: bound every way where the body runs, not at all where it
 		 * never does. Other targets bind as the body may run. */
 		if (e == 2 && ap_py_is_ident(&v[1]))
-			runs = ap_py_iterations(p, e + 1, p->sn, &item);
-		if (runs > 0)
-			loop_target(p, c, item);
+			runs = ap_py_iterations(p, e + 1, p->sn, &last, &item);
+		if (runs > 0) {
+			ap_py_binding *t = add_binding(p, c, last, &v[1]);
+			if (last == AP_PY_BIND_ALIAS) {
+				t->target = tok_str(p, &v[item]);
+			} else if (last == AP_PY_BIND_UNKNOWN) {
+				p->scratch.len = 0;
+				ap_buf_printf(&p->scratch, "it is bound to the last item of the `for` loop "
+				              "at line %u", v[0].line);
+				t->why = ap_py_scratch_str(p);
+			}
+		}
 		arm_begin(p, &a);
 		if (runs < 0)
 			bind_targets(p, c, 1, e, 0);
@@ -1281,7 +1171,7 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	/* A body that runs to its end once, or more times alike: as an `if
 	 * True:` */
 	if (runs >= 1 && p->breaks == breaks && p->continues == continues &&
-	    (runs == 1 || runs_alike(p, a.start[0])))
+	    (runs == 1 || ap_py_runs_alike(p, a.start[0])))
 		a.may_skip = false;
 	for (;;) {
 		struct ctx arm = *c;

@@ -422,6 +422,10 @@ void ap_py_all_unreadable(struct parser *p, unsigned line, bool maybe);
  * whose '(' has depth depth; true when it read the segment's ','. */
 bool ap_py_params_tail(struct parser *p, unsigned depth, bool has_name, bool *has_default);
 
+/* The names the body of defs[di] declares `global` (in it or in a def
+ * nested in it, NFKC-normalised), read once per def. */
+const struct globals *ap_py_def_globals(struct parser *p, size_t di);
+
 /* Skips a def's body (from the current token, after the header's ':'),
  * recording where it lies in defs[di] and dropping the docstrings of the def
  * and of the defs and classes in it. */
@@ -449,11 +453,20 @@ enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b);
  * binding imports (typing, sys, os under any name). */
 bool ap_py_cond_input(const struct parser *p, size_t i);
 
+/* Whether the bindings from index from on (a loop's body) leave the module
+ * the same run twice as once: none deletes, and none reads a name the body
+ * binds (an alias of it, a decorator of a def, a condition the reader
+ * decided; a star import binds names not known here): each binds what it
+ * bound the first time. */
+bool ap_py_runs_alike(const struct parser *p, size_t from);
+
 /* How many times `for ... in` sv[a, b) runs its body: range(N) of the
  * builtin range, or a tuple or list literal (no starred item, no lambda);
- * -1 when the reader cannot tell. *last: where the literal's last item
- * starts (it ends at its ',' or bracket), SIZE_MAX for range's int. */
-long long ap_py_iterations(const struct parser *p, size_t a, size_t b, size_t *last);
+ * -1 when the reader cannot tell. *last: what a name target then holds, the
+ * last item: ALIAS of the name sv[*name], OTHER (a literal's value), or
+ * UNKNOWN. */
+long long ap_py_iterations(const struct parser *p, size_t a, size_t b, ap_py_bind_kind *last,
+                           size_t *name);
 
 /* A match subject as the reader knows it: a literal, or a fact of the
  * target interpreter (sys.platform ...). s points into the source or the
