@@ -266,6 +266,63 @@ case_ "python-def: a decorator of the tree that returns what it is given keeps t
 rule decorated status matched
 lines decorated "[16]"
 
+# Decorators apply from the bottom up, each as the module binds its name
+# where the def is: one returning None makes the name None, whatever gives
+# it back above; one rebound later is the one before the def; an async def
+# gives a coroutine.
+cat >"$EDITS/aiter/stack.py" <<'EOF'
+def _ident(fn):
+    return fn
+def _drop(fn):
+    return None
+@_ident
+@_drop
+def dropped(q, causal): pass
+@_drop
+@_ident
+def dropped_first(q, causal): pass
+@_ident
+@_ident
+def kept(q, causal): pass
+def later(fn):
+    return None
+@later
+def before_rebinding(q, causal): pass
+def later(fn):
+    return fn
+async def _coro(fn):
+    return fn
+@_coro
+def coroutine(q, causal): pass
+def _box(fn):
+    return [fn]
+@_ident
+@_box
+def boxed(q, causal): pass
+EOF
+pack stack <<'EOF'
+rules:
+  - {id: dropped, file: aiter/stack.py, python-def: dropped}
+  - {id: dropped_first, file: aiter/stack.py, python-def: dropped_first}
+  - {id: kept, file: aiter/stack.py, python-def: kept, params: [causal]}
+  - {id: before_rebinding, file: aiter/stack.py, python-def: before_rebinding}
+  - {id: coroutine, file: aiter/stack.py, python-def: coroutine}
+  - {id: boxed, file: aiter/stack.py, python-def: boxed}
+  - {id: dropped_export, python-export: dropped, from: aiter.stack}
+EOF
+
+case_ "python-def: stacked decorators from the bottom up, each as bound before the def"
+scan "$EDITS" stack
+expect_rc 0
+rule dropped reason "aiter/stack.py binds dropped to a value, not a def (dropped (line 7) is decorated with @_drop, which returns None)"
+rule dropped_first reason "aiter/stack.py binds dropped_first to a value, not a def (dropped_first (line 10) is decorated with @_drop, which returns None)"
+rule kept status matched
+lines kept "[13]"
+rule before_rebinding reason "aiter/stack.py binds before_rebinding to a value, not a def (before_rebinding (line 17) is decorated with @later, which returns None)"
+rule coroutine reason "what aiter/stack.py binds to coroutine is not known without running it: coroutine (line 23) is decorated with @_coro, which may bind it to something else"
+rule boxed reason "what aiter/stack.py binds to boxed is not known without running it: boxed (line 28) is decorated with @_box, which may bind it to something else"
+rule dropped_export reason "aiter.stack exports dropped, but it is a value, not a def (dropped (line 7) is decorated with @_drop, which returns None)"
+
 # Names as CPython binds them (PEP 3131): `def ﬁnd` binds find, and a rule
 # naming ﬁnd names it too; a def continued after `async \` is at the line
 # of `async`; a character no name may hold is a syntax error.

@@ -144,6 +144,37 @@ static void test_condition_table(void **state)
 	assert_true(cases > 100);
 }
 
+/* A match on a fact runs the case whose pattern it matches; without the
+ * fact, every case may run. */
+static void test_match_facts(void **state)
+{
+	static const struct {
+		const char *facts, *subject, *want;
+	} cases[] = {
+		{"3.12.3-final/linux/posix", "sys.platform", "false"},
+		{"3.12.3-final/win32/nt", "sys.platform", "true"},
+		{"3.12.3-final/linux/posix", "os.name", "neither"},
+		{"3.12.3-final/linux/posix", "sys.version_info[0]", "neither"},
+		{"-/-/-", "sys.platform", "unknown"},
+	};
+	struct facts_stub stub;
+	ap_py_options opt = {.facts = stub_facts, .ctx = &stub};
+	char src[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		stub_set(&stub, cases[i].facts);
+		snprintf(src, sizeof src,
+		         "import sys\nimport os\nmatch %s:\n    case 'win32' | 'nt': x = 1\n"
+		         "    case 'linux':\n        y = 1\n",
+		         cases[i].subject);
+		parse_with(src, &opt);
+		if (strcmp(arms_taken(), cases[i].want) != 0)
+			fail_msg("match %s with %s: %s, expected %s", cases[i].subject, cases[i].facts,
+			         arms_taken(), cases[i].want);
+	}
+}
+
 /* The facts are asked only when a condition of their form needs them, and
  * say which; a provider that has none leaves the condition unknown. */
 static void test_facts_asked_lazily(void **state)
@@ -391,6 +422,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_condition_table, teardown),
+		cmocka_unit_test_teardown(test_match_facts, teardown),
 		cmocka_unit_test_teardown(test_facts_asked_lazily, teardown),
 		cmocka_unit_test_teardown(test_hostile_conditions, teardown),
 		cmocka_unit_test_teardown(test_try_import, teardown),

@@ -33,6 +33,10 @@ struct arms {
 	bool may_skip;
 	unsigned line;
 	const char *what; /* "the `if`": in the reason */
+	/* a match's: its subject, whether an earlier case certainly matched,
+	 * whether one may have */
+	struct ap_py_subject subject;
+	bool decided, open;
 };
 
 /* Each arms_begin has its arms_end. */
@@ -429,58 +433,6 @@ static size_t next_assign(const struct parser *p, size_t i)
 	return p->sn;
 }
 
-/* The names the body of defs[di] declares `global` (in it or in a def
- * nested in it), read once per def. */
-static const struct globals *def_globals(struct parser *p, size_t di)
-{
-	const ap_py_def *d = &p->m->defs[di];
-	const char *s = p->s;
-	size_t i = d->body_off, n = d->body_end, cap = 0;
-	bool names = false; /* in the names of a `global` statement */
-	struct globals *g;
-
-	if (di >= p->nglobals) {
-		size_t old = p->nglobals;
-		ap_xgrow((void **)&p->globals, &p->nglobals, di + 1, sizeof *p->globals);
-		memset(p->globals + old, 0, (p->nglobals - old) * sizeof *p->globals);
-	}
-	g = &p->globals[di];
-	if (g->read)
-		return g;
-	g->read = true;
-	while (i < n) {
-		uint8_t kind, code;
-		bool plain;
-		int bad;
-		size_t e;
-
-		if (s[i] == '#') {
-			const char *nl = memchr(s + i, '\n', n - i);
-			i = nl ? (size_t)(nl - s) : n;
-			continue;
-		}
-		if (ap_py_byte_class[(unsigned char)s[i]] == C_SPACE || s[i] == '\\') {
-			i++;
-			continue;
-		}
-		if (s[i] == '\n') {
-			names = false;
-			i++;
-			continue;
-		}
-		e = ap_py_lex_token(s, i, n, &kind, &code, &plain, &bad);
-		if (kind == T_NAME && code == KW_GLOBAL) {
-			names = true;
-		} else if (names && kind == T_NAME && code == 0) {
-			ap_xgrow((void **)&g->names, &cap, g->n + 1, sizeof *g->names);
-			g->names[g->n++] = ap_py_arena_strndup(p->mod, s + i, e - i);
-		} else if (!(kind == T_OP && code == ',')) {
-			names = false;
-		}
-		i = e;
-	}
-	return g;
-}
 
 /* The module-level defs the statement calls by name. */
 static void calls(struct parser *p, const struct ctx *c)
@@ -499,7 +451,7 @@ static void calls(struct parser *p, const struct ctx *c)
 		if (at == AP_MAP_ABSENT || m->bindings[at].kind != AP_PY_BIND_DEF)
 			continue;
 		di = m->bindings[at].def_index;
-		g = def_globals(p, di);
+		g = ap_py_def_globals(p, di);
 		for (size_t k = 0; k < g->n; k++) {
 			/* A call of a module-level def at import runs it: what it declares
 			 * `global` may be rebound. Once is enough while it stays so. */
@@ -613,8 +565,20 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
 
 	if (outer != NULL && ap_py_is_word(p, first, "case")) {
 		struct ctx arm = *c;
-		arm.maybe = true;
-		arm_begin(p, outer);
+		bool read = c->prefix == NULL && c->live && p->sn >= 2;
+		size_t capture = SIZE_MAX;
+		enum cond m = read ? ap_py_case_matches(p, &outer->subject, 1, p->sn - 1, &capture)
+		                   : COND_UNKNOWN;
+		/* The first case that matches runs, and no other. */
+		arm.live = c->live && !outer->decided && m != COND_FALSE;
+		arm.maybe = c->maybe || outer->open || m != COND_TRUE;
+		outer->open |= m == COND_UNKNOWN;
+		outer->decided |= m == COND_TRUE;
+		if (arm.live) {
+			arm_begin(p, outer);
+			if (capture != SIZE_MAX)
+				ap_py_add_binding(p, &arm, AP_PY_BIND_OTHER, &p->sv[capture]);
+		}
 		p->match_arms = NULL;
 		suite(p, &arm, false);
 		p->match_arms = outer;
@@ -628,11 +592,13 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
 	}
 	arms_begin(p, &a, "the `match`");
 	a.line = first->line;
-	/* No case may match. */
-	a.may_skip = true;
+	if (c->prefix == NULL && c->live && p->sn >= 2)
+		ap_py_subject(p, 1, p->sn - 1, &a.subject);
 	p->match_arms = &a;
 	suite(p, c, false);
 	p->match_arms = outer;
+	/* No case may match. */
+	a.may_skip = !a.decided;
 	arms_end(p, c, &a);
 }
 
@@ -646,10 +612,17 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 	for (;;) {
 		size_t mark = ap_py_string_mark(p);
 		struct ap_py_doc d = {0};
-		bool header;
+		bool header, inline_case = false;
 		tok last = {0}, first = p->t;
 		size_t count = 0;
+		unsigned lambdas = 0;
 		struct collector k;
+		/* a case of the match being read, whose block may follow its ':' on
+		 * the line (`case 1: f = g`) */
+		bool is_case = p->match_arms != NULL && !one_line && ap_py_is_word(p, &first, "case");
+
+		p->breaks += ap_py_is_kw(&first, KW_BREAK);
+		p->continues += ap_py_is_kw(&first, KW_CONTINUE);
 
 		/* After a try body's import that fails, nothing after it runs. */
 		analyze &= c->trying == NULL || *c->trying != TRY_FAILS;
@@ -661,9 +634,20 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 			count++;
 			collect(p, &k);
 			ap_py_advance(p);
+			if (!is_case || last.depth != 0)
+				continue;
+			if (ap_py_is_kw(&last, KW_LAMBDA)) {
+				lambdas++;
+			} else if (ap_py_is_op(&last, ':')) {
+				if (lambdas == 0) {
+					inline_case = p->t.kind != T_NEWLINE;
+					break;
+				}
+				lambdas--;
+			}
 		}
-		header = !one_line && p->t.kind == T_NEWLINE && count > 0 && last.depth == 0 &&
-		         ap_py_is_op(&last, ':');
+		header = inline_case || (!one_line && p->t.kind == T_NEWLINE && count > 0 &&
+		                         last.depth == 0 && ap_py_is_op(&last, ':'));
 		if (doc && ap_py_doc_is(&d))
 			ap_py_drop_strings(p, mark);
 		doc = false;
@@ -835,7 +819,7 @@ static char *qualname(struct parser *p, const struct ctx *c, const tok *name,
 }
 
 /* line: of `def`, or of the `async` before it (CPython's lineno). */
-static void def_stmt(struct parser *p, const struct ctx *c, unsigned line)
+static void def_stmt(struct parser *p, const struct ctx *c, unsigned line, bool is_async)
 {
 	ap_py_module *m = p->m;
 	tok name;
@@ -869,9 +853,14 @@ static void def_stmt(struct parser *p, const struct ctx *c, unsigned line)
 	d->line = line;
 	d->live = c->live;
 	d->maybe = c->maybe;
-	d->decorator = p->decorator;
-	d->decorator_called = p->decorator_called;
-	p->decorator = NULL;
+	d->is_async = is_async;
+	if (p->ndecorators > 0) {
+		ap_py_decorator *dv = ap_py_arena_alloc(p->mod, p->ndecorators * sizeof *dv);
+		memcpy(dv, p->decorators, p->ndecorators * sizeof *dv);
+		d->decorators = dv;
+		d->ndecorators = p->ndecorators;
+	}
+	p->ndecorators = 0;
 	params(p, di);
 	/* The return annotation, up to the ':'. */
 	if (!collect_header(p, NULL, false))
@@ -957,6 +946,12 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	struct ctx body = *c;
 	const tok *v;
 	struct arms a;
+	/* how many times a loop's body runs (-1: not known), and the break and
+	 * continue statements before it */
+	long long runs = -1;
+	unsigned breaks = p->breaks, continues = p->continues;
+	ap_py_bind_kind last;
+	size_t item;
 
 	arms_begin(p, &a, is_try    ? "the `try`"
 	                  : is_with ? "the `with contextlib.suppress`"
@@ -971,14 +966,35 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	suppress = is_with && binds && ap_py_suppress(p, 1, p->sn, &suppresses);
 	if (suppress)
 		outcome = TRY_RUNS;
-	if (!is_with || suppress)
-		arm_begin(p, &a);
 	v = p->sv;
 	if (binds && is_for) {
 		size_t e = 1;
 		while (e < p->sn && !(v[e].depth == 0 && ap_py_is_kw(&v[e], KW_IN)))
 			e++;
-		bind_targets(p, c, 1, e, 0);
+		/* A name the loop binds holds its last item, whatever the body
+		 * does: bound every way where the body runs, not at all where it
+		 * never does. Other targets bind as the body may run. */
+		if (e == 2 && ap_py_is_ident(&v[1]))
+			runs = ap_py_iterations(p, e + 1, p->sn, &last, &item);
+		if (runs > 0) {
+			ap_py_binding *t = ap_py_add_binding(p, c, last, &v[1]);
+			if (last == AP_PY_BIND_ALIAS) {
+				t->target = ap_py_tok_str(p, &v[item]);
+			} else if (last == AP_PY_BIND_UNKNOWN) {
+				p->scratch.len = 0;
+				ap_buf_printf(&p->scratch, "it is bound to the last item of the `for` loop "
+				              "at line %u", v[0].line);
+				t->why = ap_py_scratch_str(p);
+			}
+		}
+		arm_begin(p, &a);
+		if (runs < 0)
+			bind_targets(p, c, 1, e, 0);
+	} else {
+		if (binds && !is_try && !is_with && ap_py_condition(p, 1, p->sn) == COND_FALSE)
+			runs = 0; /* while False: */
+		if (!is_with || suppress)
+			arm_begin(p, &a);
 	}
 	if (binds && is_with) {
 		/* with (a as b, c as d): the items are in the parentheses. */
@@ -1006,6 +1022,7 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	/* A loop's body may not run, a try's may stop at any statement: a
 	 * method defined there may not exist. */
 	body.maybe = c->maybe || !is_with || suppress;
+	body.live &= runs != 0;
 	if ((is_try && binds) || suppress) {
 		body.trying = &outcome;
 		body.try_maybe = c->maybe;
@@ -1016,6 +1033,11 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	 * (the module then binds nothing that matters) */
 	if (suppress)
 		a.may_skip = outcome == TRY_UNKNOWN || (failed && suppresses != COND_TRUE);
+	/* A body that runs to its end once, or more times alike: as an `if
+	 * True:` */
+	if (runs >= 1 && p->breaks == breaks && p->continues == continues &&
+	    (runs == 1 || ap_py_runs_alike(p, a.start[0])))
+		a.may_skip = false;
 	for (;;) {
 		struct ctx arm = *c;
 		bool is_except = is_try && ap_py_is_kw(&p->t, KW_EXCEPT);
@@ -1040,8 +1062,11 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		} else if (is_try && is_else) {
 			arm.live &= !failed;
 			after = outcome == TRY_RUNS;
+		} else if (is_else) {
+			/* a loop's else runs once the loop ends, unless a break ends it */
+			after = p->breaks == breaks;
 		}
-		if (is_finally && !ended) {
+		if ((is_finally || (is_else && !is_try && after)) && !ended) {
 			arms_end(p, c, &a);
 			ended = true;
 		} else if (!ended && arm.live && !after) {
@@ -1067,8 +1092,8 @@ static bool keeps_function(const char *name, bool in_class)
 	return in_class && (strcmp(name, "staticmethod") == 0 || strcmp(name, "classmethod") == 0);
 }
 
-/* One decorator line, from its '@': the first decorator that may bind
- * something else is kept for the def that follows. */
+/* One decorator line, from its '@': a decorator that may bind something
+ * else is kept for the def that follows. */
 static void decorator_line(struct parser *p, const struct ctx *c)
 {
 	bool dotted = false, called = false, simple, keeps;
@@ -1103,9 +1128,11 @@ static void decorator_line(struct parser *p, const struct ctx *c)
 	/* lru_cache(maxsize=...) is the one of them called with arguments. */
 	keeps = simple && keeps_function(p->scratch.data, c->prefix != NULL) &&
 	        (!called || strstr(p->scratch.data, "lru_cache") != NULL);
-	if (p->decorator == NULL && !keeps) {
-		p->decorator = ap_py_scratch_str(p);
-		p->decorator_called = called;
+	if (!keeps) {
+		ap_xgrow((void **)&p->decorators, &p->decorators_cap, p->ndecorators + 1,
+		         sizeof *p->decorators);
+		p->decorators[p->ndecorators].name = ap_py_scratch_str(p);
+		p->decorators[p->ndecorators++].called = called;
 	}
 	p->scratch.len = 0;
 }
@@ -1114,8 +1141,9 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 {
 	struct ctx nested;
 	unsigned line;
+	bool is_async;
 
-	p->decorator = NULL;
+	p->ndecorators = 0;
 	/* In a try body, a statement after an import that failed does not run,
 	 * and a compound one may raise: what blocks inside it do is not the
 	 * body's to tell. Simple statements tell it in simple_line. */
@@ -1134,7 +1162,8 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 			return;
 	}
 	line = p->t.line;
-	if (ap_py_is_kw(&p->t, KW_ASYNC)) {
+	is_async = ap_py_is_kw(&p->t, KW_ASYNC);
+	if (is_async) {
 		ap_py_advance(p);
 		if (!ap_py_is_kw(&p->t, KW_DEF) && !ap_py_is_kw(&p->t, KW_FOR) &&
 		    !ap_py_is_kw(&p->t, KW_WITH)) {
@@ -1143,7 +1172,7 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 		}
 	}
 	if (ap_py_is_kw(&p->t, KW_DEF))
-		def_stmt(p, c, line);
+		def_stmt(p, c, line, is_async);
 	else if (ap_py_is_kw(&p->t, KW_CLASS))
 		class_stmt(p, c);
 	else if (ap_py_is_kw(&p->t, KW_IF))
@@ -1227,6 +1256,7 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	}
 	rc = p->err;
 	free(p->sv);
+	free(p->decorators);
 	free(p->prev_same);
 	free(p->next_same);
 	for (size_t i = 0; i < p->nglobals; i++)

@@ -575,10 +575,6 @@ static void from_import(struct resolver *rs, const char *target, const char *nam
 	free(sub);
 }
 
-/* Whether the decorator of the def in out, as mod binds it, keeps the
- * def's signature: one defined in the tree whose body wraps what it returns
- * with functools.wraps (a wrapper that takes what the def takes, whose
- * signature is the def's); otherwise out turns UNKNOWN. */
 static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
                             size_t upto, unsigned depth, ap_pyref *out);
 
@@ -611,51 +607,88 @@ static bool tok_is(const char *t, size_t len, const char *w)
 	return len == strlen(w) && memcmp(t, w, len) == 0;
 }
 
-/* Whether the decorator d gives back what it is given: its body is `return
- * FN` of its first parameter, or, applied with arguments (a factory), it is
- * `def INNER(FN): return FN` then `return INNER`. */
-static bool returns_argument(const ap_py_module *m, const ap_py_def *d, bool called)
+/* What a decorator of the tree does with what it is given, read from its
+ * body (an async def gives a coroutine: OTHER). */
+enum deco { DECO_OTHER, DECO_RETURNS_IT, DECO_WRAPS, DECO_NONE };
+
+static enum deco decorator_does(const ap_py_module *m, const ap_py_def *d, bool called)
 {
 	const char *t[11];
-	size_t len[11], n = body_tokens(m, d, t, len, 10);
+	size_t len[11], n;
 
-	if (!called)
-		return n == 2 && d->nparams >= 1 && d->params[0].kind == AP_PY_POS &&
-		       tok_is(t[0], len[0], "return") && tok_is(t[1], len[1], d->params[0].name);
+	if (d->is_async)
+		return DECO_OTHER;
+	/* A body that wraps what it returns with functools.wraps: a wrapper that
+	 * takes what the def takes, whose signature is the def's. */
+	if (memmem(m->src + d->body_off, d->body_end - d->body_off, "wraps(", 6) != NULL)
+		return DECO_WRAPS;
+	n = body_tokens(m, d, t, len, 10);
+	if (!called) {
+		/* `return FN` of its first parameter; `return None`, `return` or
+		 * `pass`: None */
+		if (n == 2 && d->nparams >= 1 && d->params[0].kind == AP_PY_POS &&
+		    tok_is(t[0], len[0], "return") && tok_is(t[1], len[1], d->params[0].name))
+			return DECO_RETURNS_IT;
+		if ((n == 2 && tok_is(t[0], len[0], "return") && tok_is(t[1], len[1], "None")) ||
+		    (n == 1 && (tok_is(t[0], len[0], "return") || tok_is(t[0], len[0], "pass"))))
+			return DECO_NONE;
+		return DECO_OTHER;
+	}
+	/* a factory: `def INNER(FN): return FN` then `return INNER` */
 	return n == 10 && tok_is(t[0], len[0], "def") && tok_is(t[2], len[2], "(") &&
-	       tok_is(t[4], len[4], ")") && tok_is(t[5], len[5], ":") &&
-	       tok_is(t[6], len[6], "return") && len[7] == len[3] &&
-	       memcmp(t[7], t[3], len[3]) == 0 && tok_is(t[8], len[8], "return") &&
-	       len[9] == len[1] && memcmp(t[9], t[1], len[1]) == 0;
+	                       tok_is(t[4], len[4], ")") && tok_is(t[5], len[5], ":") &&
+	                       tok_is(t[6], len[6], "return") && len[7] == len[3] &&
+	                       memcmp(t[7], t[3], len[3]) == 0 && tok_is(t[8], len[8], "return") &&
+	                       len[9] == len[1] && memcmp(t[9], t[1], len[1]) == 0
+	               ? DECO_RETURNS_IT
+	               : DECO_OTHER;
 }
 
-static void decorated(struct resolver *rs, const struct module *mod, unsigned depth, ap_pyref *out)
+/* What the decorators of the def in out (mod's binding at upto) make of it,
+ * applied from the bottom up, each name as mod binds it before the def: the
+ * def still (each gives back what it is given, or a wrapper that keeps its
+ * signature), None (one returns None, and those above give back what they
+ * are given), or UNKNOWN at the first whose result the reader cannot tell. */
+static void decorated(struct resolver *rs, const struct module *mod, size_t upto, unsigned depth,
+                      ap_pyref *out)
 {
-	const char *dec = out->def->decorator;
-	ap_pyref ref = {0};
-	bool keeps = false;
+	const ap_py_def *def = out->def;
+	const ap_py_decorator *dec = NULL, *none = NULL;
 
-	if (dec == NULL)
-		return;
-	if (strchr(dec, '.') == NULL && strcmp(dec, "a decorator expression") != 0) {
-		resolve_binding(rs, mod, dec, mod->m->nbindings, depth + 1, &ref);
-		if (ref.kind == AP_PYREF_DEF && ref.file != NULL && ref.file->status == AP_FILE_OK) {
-			const char *error;
-			const ap_py_module *dm = module_in(rs->r, ref.file, rs->c, rs->chain, &error);
-			keeps = dm != NULL && (memmem(dm->src + ref.def->body_off,
-			                              ref.def->body_end - ref.def->body_off, "wraps(",
-			                              6) != NULL ||
-			                       returns_argument(dm, ref.def, out->def->decorator_called));
+	for (size_t k = def->ndecorators; k-- > 0;) {
+		enum deco does = DECO_OTHER;
+		ap_pyref ref = {0};
+
+		dec = &def->decorators[k];
+		if (strchr(dec->name, '.') == NULL && strcmp(dec->name, "a decorator expression") != 0) {
+			resolve_binding(rs, mod, dec->name, upto, depth + 1, &ref);
+			if (ref.kind == AP_PYREF_DEF && ref.file != NULL && ref.file->status == AP_FILE_OK) {
+				const char *error;
+				const ap_py_module *dm = module_in(rs->r, ref.file, rs->c, rs->chain, &error);
+				if (dm != NULL)
+					does = decorator_does(dm, ref.def, dec->called);
+			}
 		}
+		ap_pyref_free(&ref);
+		if (does == DECO_NONE)
+			none = dec;
+		else if (does == DECO_OTHER || (none != NULL && does != DECO_RETURNS_IT))
+			break;
+		dec = NULL;
 	}
-	ap_pyref_free(&ref);
-	if (keeps)
+	if (dec == NULL && none == NULL)
 		return;
+	out->def = NULL;
+	if (dec == NULL) {
+		out->kind = AP_PYREF_VALUE;
+		out->why = ap_xasprintf("%s (line %u) is decorated with @%s, which returns None",
+		                        def->qualname, def->line, none->name);
+		return;
+	}
 	out->kind = AP_PYREF_UNKNOWN;
 	out->why = ap_xasprintf("%s (line %u) is decorated with @%s%s, which may bind it to "
-	                        "something else", out->def->qualname, out->def->line, dec,
-	                        out->def->decorator_called ? "(...)" : "");
-	out->def = NULL;
+	                        "something else", def->qualname, def->line, dec->name,
+	                        dec->called ? "(...)" : "");
 }
 
 
@@ -1218,7 +1251,7 @@ static void walk(struct resolver *rs, const struct module *mod, const char *name
 			out->kind = AP_PYREF_DEF;
 			out->def = &m->defs[b->def_index];
 			out->line = out->def->line;
-			decorated(rs, mod, depth, out);
+			decorated(rs, mod, i, depth, out);
 			return;
 		case AP_PY_BIND_SUBMODULE: {
 			struct module sm;

@@ -159,8 +159,10 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 				ap_buf_printf(&tried, "%s%s binds no def to %s: %s", tried.len ? ", " : "",
 				              f->path, name, ref.why);
 			else
-				ap_buf_printf(&tried, "%s%s binds %s to %s, not a def", tried.len ? ", " : "",
-				              f->path, name, ap_pyref_kind_name(ref.kind));
+				ap_buf_printf(&tried, "%s%s binds %s to %s, not a def%s%s%s",
+				              tried.len ? ", " : "", f->path, name,
+				              ap_pyref_kind_name(ref.kind), ref.why ? " (" : "",
+				              ref.why ? ref.why : "", ref.why ? ")" : "");
 			ap_pyref_free(&ref);
 			continue;
 		}
@@ -181,12 +183,13 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 			ap_buf_free(&tried);
 			return NULL;
 		}
-		if (d != NULL && d->decorator != NULL) {
+		if (d != NULL && d->ndecorators > 0) {
 			res->file = f->path;
 			res->status = AP_RULE_UNKNOWN;
 			res->reason = ap_xasprintf("%s (line %u) in %s is decorated with @%s%s, which may "
 			                           "bind it to something else", name, d->line, f->path,
-			                           d->decorator, d->decorator_called ? "(...)" : "");
+			                           d->decorators[0].name,
+			                           d->decorators[0].called ? "(...)" : "");
 			ap_buf_free(&tried);
 			return NULL;
 		}

@@ -238,14 +238,17 @@ struct parser {
 	struct ap_map *last_of;
 	/* the first SUBMODULE binding of each name, so that one is recorded */
 	struct ap_map *submodules;
-	/* the decorators of the def or class that follows: the first that may
-	 * change what it binds, as written */
-	const char *decorator;
-	bool decorator_called;
+	/* the decorators of the def or class that follows that may change what
+	 * it binds, as written, from the top */
+	ap_py_decorator *decorators;
+	size_t ndecorators, decorators_cap;
 	/* the `match` statement whose block is being read: its cases are its arms */
 	struct arms *match_arms;
 	/* statements that may run more than one way around the one being read */
 	unsigned arms_depth;
+	/* `break` and `continue` statements read so far: whether a loop's body
+	 * holds one */
+	unsigned breaks, continues;
 	/* per def, the names its body declares `global`, once asked */
 	struct globals {
 		bool read;
@@ -295,6 +298,17 @@ const char *ap_py_name(const struct parser *p, const tok *t, ap_buf *buf, size_t
 
 /* The bytes of a (terminated) string token between its quotes. */
 const char *ap_py_string_body(const struct parser *p, const tok *t, size_t *len);
+
+/* Whether t is a str literal without escapes (a backslash is one CPython
+ * decodes, or, raw, one no name holds): its value is its body, *s. */
+static inline bool ap_py_plain_str(const struct parser *p, const tok *t, const char **s,
+                                   size_t *len)
+{
+	if (t->kind != T_STRING || !t->plain)
+		return false;
+	*s = ap_py_string_body(p, t, len);
+	return memchr(*s, '\\', *len) == NULL;
+}
 void ap_py_record_string(struct parser *p, const tok *t);
 /* Where the strings of a statement starting at the current token begin. */
 size_t ap_py_string_mark(const struct parser *p);
@@ -449,6 +463,10 @@ bool ap_py_cannot_raise(const struct parser *p);
  * whose '(' has depth depth; true when it read the segment's ','. */
 bool ap_py_params_tail(struct parser *p, unsigned depth, bool has_name, bool *has_default);
 
+/* The names the body of defs[di] declares `global` (in it or in a def
+ * nested in it, NFKC-normalised), read once per def. */
+const struct globals *ap_py_def_globals(struct parser *p, size_t di);
+
 /* Skips a def's body (from the current token, after the header's ':'),
  * recording where it lies in defs[di] and dropping the docstrings of the def
  * and of the defs and classes in it. */
@@ -478,5 +496,46 @@ enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b);
  * ap_py_catches_import tells it of a handler's exceptions (none given:
  * COND_FALSE), for any other not known. */
 bool ap_py_suppress(const struct parser *p, size_t a, size_t b, enum cond *catches);
+
+/* Whether a condition the reader decides may read the name of binding i:
+ * one CPython provides (__name__, range, the exceptions a handler names),
+ * TYPE_CHECKING, a name the options read as false, or one an earlier
+ * binding imports (typing, sys, os under any name). */
+bool ap_py_cond_input(const struct parser *p, size_t i);
+
+/* Whether the bindings from index from on (a loop's body) leave the module
+ * the same run twice as once: none deletes, and none reads a name the body
+ * binds (an alias of it, a decorator of a def, a condition the reader
+ * decided; a star import binds names not known here): each binds what it
+ * bound the first time. */
+bool ap_py_runs_alike(const struct parser *p, size_t from);
+
+/* How many times `for ... in` sv[a, b) runs its body: range(N) of the
+ * builtin range, or a tuple or list literal (no starred item, no lambda);
+ * -1 when the reader cannot tell. *last: what a name target then holds, the
+ * last item: ALIAS of the name sv[*name], OTHER (a literal's value), or
+ * UNKNOWN. */
+long long ap_py_iterations(const struct parser *p, size_t a, size_t b, ap_py_bind_kind *last,
+                           size_t *name);
+
+/* A match subject as the reader knows it: a literal, or a fact of the
+ * target interpreter (sys.platform ...). s points into the source or the
+ * facts, which outlive the parse. */
+struct ap_py_subject {
+	enum { SUBJ_UNKNOWN, SUBJ_INT, SUBJ_STR, SUBJ_NONE, SUBJ_TRUE, SUBJ_FALSE } kind;
+	long long i;
+	const char *s;
+	size_t len;
+};
+
+/* The subject sv[a, b) of a match. */
+void ap_py_subject(const struct parser *p, size_t a, size_t b, struct ap_py_subject *out);
+
+/* Whether the case pattern sv[a, b) (no guard) matches the subject: literal
+ * patterns (== for numbers and strings, `is` for None, True and False),
+ * `_`, a capture name (*capture its index, else SIZE_MAX) and `|` of
+ * literals; anything else is unknown. */
+enum cond ap_py_case_matches(const struct parser *p, const struct ap_py_subject *subj, size_t a,
+                             size_t b, size_t *capture);
 
 #endif

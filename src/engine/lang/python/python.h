@@ -28,6 +28,14 @@ typedef struct ap_py_param {
 	bool has_default;
 } ap_py_param;
 
+/* A decorator as written ("compile_ops", "torch.compile", or "a decorator
+ * expression" for any other form); called: applied with arguments,
+ * `@compile_ops("m")`. */
+typedef struct ap_py_decorator {
+	const char *name;
+	bool called;
+} ap_py_decorator;
+
 typedef struct ap_py_def {
 	/* "f", or "Cls.m" for a def directly in a class body ("A.B.m" in a nested
 	 * class); defs inside function bodies are not read at all */
@@ -42,14 +50,15 @@ typedef struct ap_py_def {
 	 * loop, a try that may stop early or its handlers): a method defined there
 	 * may not exist */
 	bool maybe;
-	/* The first decorator that may bind the name to something other than the
-	 * def, as written ("compile_ops", "torch.compile"); NULL when there is none
-	 * (no decorator, or only ones known to keep the function and its
-	 * signature: functools.lru_cache and cache, typing.final,
-	 * staticmethod and classmethod in a class). decorator_called: it was
-	 * applied with arguments, `@compile_ops("m")`. */
-	const char *decorator;
-	bool decorator_called;
+	/* `async def`: calling it gives a coroutine, never what it returns */
+	bool is_async;
+	/* The decorators that may bind the name to something other than the def,
+	 * from the top one (applied last) down; none when there is no decorator,
+	 * or only ones known to keep the function and its signature:
+	 * functools.lru_cache and cache, typing.final, staticmethod and
+	 * classmethod in a class. */
+	const struct ap_py_decorator *decorators;
+	size_t ndecorators;
 	/* the body (the statements after the header's ':') in the module's copy of the source */
 	size_t body_off;
 	size_t body_end;
