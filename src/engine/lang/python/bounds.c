@@ -1072,6 +1072,13 @@ void ap_py_def_bound(const ap_py_module *m, const ap_py_def *d, const char *name
 	size_t ls = d->body_off;
 
 	memset(out, 0, sizeof *out);
+	if (d->lambda) {
+		out->kind = AP_PY_BOUND_UNKNOWN;
+		out->line = d->line;
+		snprintf(out->why, sizeof out->why, "it is a lambda (line %u), whose body is not read",
+		         d->line);
+		return;
+	}
 	w.m = m;
 	w.d = d;
 	w.s = m->src;

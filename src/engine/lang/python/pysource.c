@@ -298,25 +298,7 @@ int ap_pysource_names_load(const ap_kind_load *l, const char *what, const ap_yno
 	return rc;
 }
 
-ap_match *ap_pysource_match(ap_kind_run *run, const ap_file *f, unsigned line)
-{
-	/* A rule has a match or two: the line is found by counting, without
-	 * normalizing the whole file for its line table. */
-	const char *s = f->data;
-	size_t n = f->len, at = 0;
-
-	if (n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
-		at = 3;
-	/* Lines end as the parser numbered them: at LF, CRLF or a lone CR. */
-	for (unsigned k = 1; k < line && (at = ap_py_line_end(s, at, n)) < n; k++)
-		at += at + 1 < n && s[at] == '\r' && s[at + 1] == '\n' ? 2 : 1;
-	return ap_match_add_text(&run->res->matches, line, s + at, ap_py_line_end(s, at, n) - at);
-}
-
-/* The dotted name of the module a file under the root is ("aiter/mla.py":
- * "aiter.mla", "aiter/__init__.py": "aiter"); NULL when no import names it
- * (a part of it no ASCII name). */
-static char *module_of(const char *path)
+char *ap_pysource_module_of(const char *path)
 {
 	size_t len = strlen(path);
 	bool package, start = true;
@@ -337,130 +319,6 @@ static char *module_of(const char *path)
 	return name;
 }
 
-/* The binding import leaves to the first component of qualname when only a
- * run decides it, else NULL: then no def found in the file is what Python
- * binds. */
-static const ap_py_binding *unknown_binding(const ap_py_module *m, const char *qualname)
-{
-	char *top = ap_xstrndup(qualname, strcspn(qualname, "."));
-	const ap_py_binding *b = ap_py_lookup(m, top);
-
-	free(top);
-	return b != NULL && b->kind == AP_PY_BIND_UNKNOWN ? b : NULL;
-}
-
-const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size_t nnames,
-                                      const ap_pyconf *c, const ap_file **file)
-{
-	const ap_kind_rule *rule = run->rule;
-	ap_rule_result *res = run->res;
-	ap_buf tried = AP_BUF_INIT;
-
-	*file = NULL;
-	for (size_t i = 0; i < rule->npaths; i++) {
-		const char *name = names[nnames > 1 ? i : 0];
-		const ap_file *f = ap_reader_get(run->reader, rule->paths[i]);
-		const ap_py_module *m;
-		const ap_py_binding *b;
-		const ap_py_def *d;
-		const char *error;
-		char *mod;
-
-		if (f->status == AP_FILE_MISSING)
-			continue;
-		if (res->file == NULL)
-			res->file = f->path;
-		if (f->status != AP_FILE_OK) {
-			res->file = f->path;
-			ap_rule_set_error(res, "%s", f->reason);
-			ap_buf_free(&tried);
-			return NULL;
-		}
-		m = ap_pysource_module(run->reader, f, c, &error);
-		if (m == NULL) {
-			res->file = f->path;
-			ap_rule_set_error(res, "%s", error);
-			ap_buf_free(&tried);
-			return NULL;
-		}
-		if (strchr(name, '.') == NULL && (mod = module_of(f->path)) != NULL) {
-			/* What importing the file's module binds to the name. */
-			ap_pyref ref;
-			bool missing;
-			ap_pysource_resolve(run->reader, c, mod, name, &ref, &missing);
-			free(mod);
-			d = ref.kind == AP_PYREF_DEF ? ref.def : NULL;
-			if (d != NULL) {
-				res->file = ref.file->path;
-				*file = ref.file;
-			} else if (ref.kind == AP_PYREF_ERROR) {
-				res->file = ref.file ? ref.file->path : f->path;
-				ap_rule_set_error(res, "%s", ref.why);
-			} else if (ref.kind == AP_PYREF_UNKNOWN) {
-				res->file = f->path;
-				res->status = AP_RULE_UNKNOWN;
-				res->reason = ap_xasprintf("what %s binds to %s is not known without "
-				                           "running it: %s", f->path, name, ref.why);
-			}
-			if (d != NULL || ref.kind == AP_PYREF_ERROR || ref.kind == AP_PYREF_UNKNOWN) {
-				ap_pyref_free(&ref);
-				ap_buf_free(&tried);
-				return d;
-			}
-			if (ref.kind == AP_PYREF_UNBOUND)
-				ap_buf_printf(&tried, "%sno def %s in %s", tried.len ? ", " : "", name,
-				              f->path);
-			else
-				ap_buf_printf(&tried, "%s%s binds %s to %s, not a def", tried.len ? ", " : "",
-				              f->path, name, ap_pyref_kind_name(ref.kind));
-			ap_pyref_free(&ref);
-			continue;
-		}
-		if ((b = unknown_binding(m, name)) != NULL) {
-			res->file = f->path;
-			res->status = AP_RULE_UNKNOWN;
-			res->reason = ap_xasprintf("what %s binds to %s is not known without "
-			                           "running it: %s", f->path, name, b->why);
-			ap_buf_free(&tried);
-			return NULL;
-		}
-		d = ap_py_find_def(m, name);
-		if (d != NULL && d->maybe) {
-			res->file = f->path;
-			res->status = AP_RULE_UNKNOWN;
-			res->reason = ap_xasprintf("%s (line %u) in %s is defined in a block that may not "
-			                           "run on import", name, d->line, f->path);
-			ap_buf_free(&tried);
-			return NULL;
-		}
-		if (d != NULL && d->decorator != NULL) {
-			res->file = f->path;
-			res->status = AP_RULE_UNKNOWN;
-			res->reason = ap_xasprintf("%s (line %u) in %s is decorated with @%s%s, which may "
-			                           "bind it to something else", name, d->line, f->path,
-			                           d->decorator, d->decorator_called ? "(...)" : "");
-			ap_buf_free(&tried);
-			return NULL;
-		}
-		if (d != NULL) {
-			res->file = f->path;
-			*file = f;
-			ap_buf_free(&tried);
-			return d;
-		}
-		ap_buf_printf(&tried, "%sno def %s in %s", tried.len ? ", " : "", name, f->path);
-	}
-	if (tried.len == 0) {
-		res->status = AP_RULE_MISSING;
-		res->reason = ap_kind_missing_reason(rule);
-	} else {
-		res->status = AP_RULE_UNMATCHED;
-		res->reason = ap_buf_detach(&tried);
-	}
-	ap_buf_free(&tried);
-	return NULL;
-}
-
 /* --- Resolving names through imports -------------------------------------- */
 
 const char *ap_pyref_kind_name(ap_pyref_kind kind)
@@ -475,6 +333,7 @@ void ap_pyref_free(ap_pyref *ref)
 {
 	free(ref->why);
 	free(ref->module);
+	ap_pydef_view_free(ref->view);
 	memset(ref, 0, sizeof *ref);
 }
 
@@ -485,11 +344,13 @@ static void pyref_set(ap_pyref *ref, ap_pyref_kind kind, char *why)
 	ref->why = why;
 }
 
-static void pyref_copy(ap_pyref *to, const ap_pyref *from)
+void ap_pyref_copy(ap_pyref *to, const ap_pyref *from)
 {
 	*to = *from;
 	to->why = from->why ? ap_xstrdup(from->why) : NULL;
 	to->module = from->module ? ap_xstrdup(from->module) : NULL;
+	if (from->view != NULL)
+		to->def = to->view = ap_pydef_view(from->view, NULL);
 }
 
 /* A (module, name) resolved, kept for the rest of the resolution. */
@@ -547,7 +408,7 @@ static void remember(struct resolver *rs, const ap_buf *key, const ap_pyref *ref
 
 	ap_xgrow((void **)&rs->done, &rs->done_cap, rs->ndone + 1, sizeof *rs->done);
 	d = &rs->done[rs->ndone];
-	pyref_copy(&d->ref, ref);
+	ap_pyref_copy(&d->ref, ref);
 	d->missing = missing;
 	ap_xok(ap_map_put(rs->known, key->data, key->len, rs->ndone++));
 }
@@ -995,6 +856,7 @@ static int ref_module(struct resolver *rs, const struct module *mod, const ap_py
 			if (b->kind != AP_PY_BIND_ALIAS)
 				break;
 			name = b->target;
+			i = b->value_at;
 			aliases++;
 			b = NULL;
 		}
@@ -1074,7 +936,7 @@ static int all_holds(struct resolver *rs, const struct module *mod, const char *
 	ap_buf_puts(&key, name);
 	at = ap_map_get(rs->known, key.data, key.len);
 	if (at != AP_MAP_ABSENT) {
-		pyref_copy(out, &rs->done[at].ref);
+		ap_pyref_copy(out, &rs->done[at].ref);
 		ap_buf_free(&key);
 		return out->kind == AP_PYREF_VALUE     ? STAR_YES
 		       : out->kind == AP_PYREF_UNBOUND ? STAR_NO
@@ -1203,10 +1065,61 @@ static int star_binds(struct resolver *rs, const char *module, const char *name,
 	return verdict;
 }
 
-/* name as mod's bindings before index upto leave it. An alias (`a = b`) is
- * followed in the same walk, up to RESOLVE_MAX_ALIASES of them. */
-static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
-                            size_t upto, unsigned depth, ap_pyref *out)
+/* The functools.partial bindings a walk went through, the outermost first. */
+struct partials {
+	const ap_py_binding **v;
+	size_t n, cap;
+};
+
+/* out as `NAME = functools.partial(out, ...)`, binding b, leaves it. */
+static void partial_of(ap_pyref *out, const ap_py_binding *b)
+{
+	char *why, *qualname;
+	ap_py_def *v;
+
+	if (out->kind == AP_PYREF_ERROR || out->kind == AP_PYREF_UNKNOWN)
+		return;
+	if (out->kind != AP_PYREF_DEF) {
+		pyref_set(out, AP_PYREF_UNKNOWN,
+		          ap_xasprintf("it is bound at line %u to functools.partial of %s, which is %s",
+		                       b->line, b->target, ap_pyref_kind_name(out->kind)));
+		return;
+	}
+	qualname = ap_xasprintf("%s (functools.partial of %s)", b->name, out->def->qualname);
+	v = ap_pydef_partial(out->def, b->args, qualname, &why);
+	if (v == NULL) {
+		pyref_set(out, AP_PYREF_UNKNOWN,
+		          ap_xasprintf("the functools.partial at line %u raises on every call: %s",
+		                       b->line, why));
+		free(why);
+		return;
+	}
+	ap_pydef_view_free(out->view);
+	out->def = out->view = v;
+}
+
+/* Whether the name partial b is called by holds, before b, what the
+ * module's one kind of binding of it binds, not what a star import does. */
+static bool callee_holds(struct resolver *rs, const struct module *mod, const ap_py_binding *b,
+                         unsigned depth)
+{
+	const char *callee = b->args->callee;
+	ap_pyref ref = {0};
+	bool holds;
+
+	resolve_binding(rs, mod, callee, b->value_at, depth + 1, &ref);
+	holds = ref.file == mod->file && ref.kind == (strcmp(callee, "functools") == 0
+	                                                      ? AP_PYREF_MODULE
+	                                                      : AP_PYREF_EXTERNAL);
+	ap_pyref_free(&ref);
+	return holds;
+}
+
+/* name as mod's bindings before index upto leave it. An alias (`a = b`) or
+ * a partial of a name is followed in the same walk, up to
+ * RESOLVE_MAX_ALIASES of them; pp keeps the partials. */
+static void resolve_walk(struct resolver *rs, const struct module *mod, const char *name,
+                         size_t upto, unsigned depth, ap_pyref *out, struct partials *pp)
 {
 	const ap_py_module *m = mod->m;
 	size_t aliases = 0;
@@ -1234,14 +1147,28 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 			continue;
 		if (b->kind == AP_PY_BIND_SUBMODULE && !mod->package)
 			continue;
-		if (b->kind == AP_PY_BIND_ALIAS) {
+		if (b->kind == AP_PY_BIND_ALIAS || b->kind == AP_PY_BIND_PARTIAL) {
 			if (++aliases > RESOLVE_MAX_ALIASES) {
 				pyref_set(out, AP_PYREF_ERROR,
 				          ap_xasprintf("%s: line %u: names aliased more than %d deep",
 				                       mod->file->path, b->line, RESOLVE_MAX_ALIASES));
 				return;
 			}
+			if (b->kind == AP_PY_BIND_PARTIAL && b->args->after_star &&
+			    !callee_holds(rs, mod, b, depth)) {
+				pyref_set(out, AP_PYREF_UNKNOWN,
+				          ap_xasprintf("it is bound at line %u to what functools.partial "
+				                       "returns, and a star import before it may bind %s",
+				                       b->line, b->args->callee));
+				return;
+			}
+			if (b->kind == AP_PY_BIND_PARTIAL) {
+				ap_xgrow((void **)&pp->v, &pp->cap, pp->n + 1, sizeof *pp->v);
+				pp->v[pp->n++] = b;
+			}
 			name = b->target;
+			/* the value is read before its statement binds */
+			i = b->value_at;
 			continue;
 		}
 		out->file = mod->file;
@@ -1279,6 +1206,7 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 			return;
 		case AP_PY_BIND_CLASS:
 			out->kind = AP_PYREF_CLASS;
+			out->binding = b;
 			return;
 		case AP_PY_BIND_FROM:
 			target = absolute(rs, mod, b->module);
@@ -1302,6 +1230,7 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 			return;
 		}
 		case AP_PY_BIND_ALIAS:
+		case AP_PY_BIND_PARTIAL:
 		case AP_PY_BIND_STAR:
 		case AP_PY_BIND_OTHER:
 			out->kind = AP_PYREF_VALUE;
@@ -1315,6 +1244,18 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 	out->kind = AP_PYREF_UNBOUND;
 	out->file = NULL;
 	out->line = 0;
+}
+
+static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
+                            size_t upto, unsigned depth, ap_pyref *out)
+{
+	struct partials pp = {0};
+
+	resolve_walk(rs, mod, name, upto, depth, out, &pp);
+	/* the partial of a partial takes what the inner one left */
+	for (size_t k = pp.n; k-- > 0;)
+		partial_of(out, pp.v[k]);
+	free(pp.v);
 }
 
 /* Every result is kept, a cycle's too: each (module, name) is resolved once
@@ -1352,7 +1293,7 @@ static void resolve_in(struct resolver *rs, const char *module, const char *name
 	}
 	at = ap_map_get(rs->known, key.data, key.len);
 	if (at != AP_MAP_ABSENT) {
-		pyref_copy(out, &rs->done[at].ref);
+		ap_pyref_copy(out, &rs->done[at].ref);
 		*missing = rs->done[at].missing;
 		ap_buf_free(&key);
 		return;

@@ -28,11 +28,25 @@ typedef struct ap_py_param {
 	bool has_default;
 } ap_py_param;
 
+/* In a class body, the builtin decorator that is a def's outermost: what
+ * getattr on the class gives is then no plain function. */
+typedef enum {
+	AP_PY_FUNCTION,
+	AP_PY_CLASSMETHOD, /* a method bound to the class: no first parameter */
+	AP_PY_STATICMETHOD,
+	AP_PY_PROPERTY, /* @property, or @p.setter of a property p: no def */
+} ap_py_method_kind;
+
+/* The builtin's name ("classmethod", "staticmethod", "property"); NULL for
+ * AP_PY_FUNCTION. */
+const char *ap_py_method_name(ap_py_method_kind kind);
+
 typedef struct ap_py_def {
 	/* "f", or "Cls.m" for a def directly in a class body ("A.B.m" in a nested
-	 * class); defs inside function bodies are not read at all */
+	 * class); defs inside function bodies are not read at all. A lambda
+	 * bound to a name is a def of that name. */
 	char *qualname;
-	unsigned line; /* line of the `def` keyword (not of its decorators) */
+	unsigned line; /* line of the `def` keyword (not of its decorators), or of `lambda` */
 	/* in order; `self` included; bare `*` and `/` markers are not params but set kinds */
 	ap_py_param *params;
 	size_t nparams;
@@ -50,6 +64,9 @@ typedef struct ap_py_def {
 	 * applied with arguments, `@compile_ops("m")`. */
 	const char *decorator;
 	bool decorator_called;
+	ap_py_method_kind method;
+	/* `NAME = lambda ...: ...`: its body is an expression, not read */
+	bool lambda;
 	/* the body (the statements after the header's ':') in the module's copy of the source */
 	size_t body_off;
 	size_t body_end;
@@ -57,9 +74,11 @@ typedef struct ap_py_def {
 } ap_py_def;
 
 typedef enum {
-	AP_PY_BIND_DEF,    /* def NAME (also async def); def_index set */
+	AP_PY_BIND_DEF,    /* def NAME (also async def, NAME = lambda ...); def_index set */
 	AP_PY_BIND_CLASS,  /* class NAME */
-	AP_PY_BIND_ALIAS,  /* NAME = OTHER (or NAME: T = OTHER), OTHER a bare name; target OTHER */
+	/* NAME = OTHER (or NAME: T = OTHER, or the pair NAME, OTHER in `a, b = c, d`),
+	 * OTHER a bare name; target OTHER, as the bindings before value_at leave it */
+	AP_PY_BIND_ALIAS,
 	AP_PY_BIND_FROM,   /* from MODULE import TARGET as NAME (NAME = TARGET without `as`) */
 	AP_PY_BIND_STAR,   /* from MODULE import * (name NULL) */
 	AP_PY_BIND_IMPORT, /* import a.b.c (binds a) / import a.b as c (binds c); module "a.b.c" */
@@ -80,16 +99,49 @@ typedef enum {
 	 * that may return anything, ...): `why` says so in words. A lookup that
 	 * reaches it answers unknown, never a guess. */
 	AP_PY_BIND_UNKNOWN,
+	/* NAME = functools.partial(TARGET, ...) (or partial(...) after `from
+	 * functools import partial`), TARGET a bare name as the bindings before
+	 * value_at leave it; args what the partial gives it */
+	AP_PY_BIND_PARTIAL,
 } ap_py_bind_kind;
+
+/* The arguments a functools.partial gives its function: positional ones, and
+ * the names of keyword ones; the name it is called by ("functools", or
+ * "partial"), bound only by `import functools` (`from functools import
+ * partial`) so far, and whether a star import came before, which may have
+ * bound it too. */
+typedef struct ap_py_args {
+	unsigned positional;
+	char **keywords;
+	size_t nkeywords;
+	const char *callee;
+	bool after_star;
+} ap_py_args;
 
 typedef struct ap_py_binding {
 	ap_py_bind_kind kind;
+	/* CLASS: whether its header names bases or keywords (a name its body
+	 * does not bind may be inherited) */
+	bool inherits;
+	/* members: whether the statement binding it may not run on import */
+	bool maybe;
+	unsigned line;    /* line of the token naming the binding (of `*` for STAR) */
+	/* members: the line of the name of the class whose body binds it */
+	unsigned class_line;
 	char *name;       /* the module-level name bound; NULL for STAR */
 	char *module;     /* FROM, STAR, IMPORT: as written, leading dots kept: "..x", ".", "a.b" */
-	char *target;     /* FROM: the imported name; ALIAS: the right-hand name */
-	size_t def_index; /* DEF: index into defs */
+	char *target;     /* FROM: the imported name; ALIAS, PARTIAL: the value's name */
+	union {
+		size_t def_index; /* DEF: index into defs */
+		size_t value_at;  /* ALIAS, PARTIAL: where the value's name is read (see there) */
+	};
+	union {
+		const ap_py_args *args; /* PARTIAL */
+		/* CLASS: the first decorator that may bind it to something else,
+		 * as written; NULL: none */
+		const char *decorator;
+	};
 	const char *why;  /* UNKNOWN: in words, e.g. "bound only where `sys.argv` is true" */
-	unsigned line;    /* line of the token naming the binding (of `*` for STAR) */
 } ap_py_binding;
 
 /* A part of __all__ that another module's __all__ makes: `x.__all__` or `x.y.__all__`
@@ -166,6 +218,12 @@ typedef struct ap_py_module {
 	/* module-level bindings in source order, from every live arm */
 	ap_py_binding *bindings;
 	size_t nbindings;
+	/* the bindings of class bodies (members), in source order, from every
+	 * live arm: def, class, assignment, del, import, as at module level, with
+	 * class_line and maybe set; an arm that may not run is told by maybe,
+	 * not by UNKNOWN bindings after it */
+	ap_py_binding *members;
+	size_t nmembers;
 	/* __all__ as the module leaves it on import, where has_all: its str literals in order
 	 * (`__all__ = [...]`, a tuple, literals joined by +, list/tuple/sorted/set() of them,
 	 * `[n for n in ...]` over them; `+=`, extend and append add, remove and `del
@@ -250,7 +308,8 @@ typedef struct ap_py_bound {
  * reading no local name (a module flag, the GPU's arch, sys.version_info) is the same
  * on every call, so only one arm ever runs: where the reader cannot decide which and
  * the largest bound lies in such an arm (or an `except ImportError` arm, or the `else`
- * after one), the bound is UNKNOWN, and so is a largest bound past 64 bits.
+ * after one), the bound is UNKNOWN, and so is a largest bound past 64 bits, and the
+ * bound of a lambda (its body is not read).
  * false_names is NULL-terminated; may be NULL. */
 void ap_py_def_bound(const ap_py_module *m, const ap_py_def *d, const char *name,
                      const char *const *false_names, ap_py_bound *out);
