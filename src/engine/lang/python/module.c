@@ -13,30 +13,9 @@
 
 /* --- Reader helpers ------------------------------------------------------- */
 
-/* A name that is not ASCII as CPython binds it (see ap_py_name), in the
- * arena. */
-static __attribute__((noinline)) char *normal_name(const struct parser *p, const tok *t)
-{
-	ap_buf b = AP_BUF_INIT;
-	size_t len;
-	const char *s = ap_py_name(p, t, &b, &len);
-	char *r = ap_py_arena_strndup(p->mod, s, len);
-
-	ap_buf_free(&b);
-	return r;
-}
-
 static bool is_keyword(const tok *t)
 {
 	return t->kind == T_NAME && t->code != 0;
-}
-
-
-char *ap_py_tok_str(const struct parser *p, const tok *t)
-{
-	if (t->plain)
-		return ap_py_arena_strndup(p->mod, p->s + t->off, t->len);
-	return normal_name(p, t);
 }
 
 /* Appends the name token t to the scratch string. */
@@ -50,74 +29,6 @@ static void scratch_name(struct parser *p, const tok *t)
 	ap_buf_free(&b);
 }
 
-
-/* The key of a member in p->member_of, in p->key: its class's line, then
- * its name[0, len). */
-static void member_key(struct parser *p, unsigned class_line, const char *name, size_t len)
-{
-	p->key.len = 0;
-	ap_buf_append(&p->key, &class_line, sizeof class_line);
-	ap_buf_append(&p->key, name, len);
-}
-
-/* A member: class bodies bind no module-level name, and a statement that
- * may run more than one way there is told by maybe. */
-static ap_py_binding *bind_member(struct parser *p, const struct ctx *c, ap_py_binding *b)
-{
-	ap_py_module *m = p->m;
-
-	ap_xgrow((void **)&m->members, &p->members_cap, m->nmembers + 1, sizeof *m->members);
-	m->members[m->nmembers] = *b;
-	b = &m->members[m->nmembers++];
-	b->class_line = c->class_line;
-	b->maybe = c->maybe;
-	if (b->name != NULL) {
-		member_key(p, c->class_line, b->name, strlen(b->name));
-		ap_xok(ap_map_put(p->member_of, p->key.data, p->key.len, m->nmembers - 1));
-	}
-	return b;
-}
-
-ap_py_binding *ap_py_bind(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
-                          char *name, unsigned line)
-{
-	ap_py_module *m = p->m;
-	ap_py_binding *b, one = {.kind = kind, .name = name, .line = line};
-	size_t i = m->nbindings, cap = p->bindings_cap;
-
-	if (p->arms_depth > AP_PY_MAX_WAYS_DEPTH && kind != AP_PY_BIND_UNKNOWN) {
-		if (name != NULL)
-			one.kind = AP_PY_BIND_UNKNOWN;
-		one.why = "it is bound in statements that may run more than one way, "
-		          "nested more than " AP_PY_STR(AP_PY_MAX_WAYS_DEPTH) " deep";
-	}
-	if (c->prefix != NULL)
-		return bind_member(p, c, &one);
-	ap_xgrow((void **)&m->bindings, &p->bindings_cap, i + 1, sizeof *m->bindings);
-	if (p->bindings_cap != cap) {
-		p->prev_same = ap_xrealloc(p->prev_same, p->bindings_cap * sizeof *p->prev_same);
-		p->next_same = ap_xrealloc(p->next_same, p->bindings_cap * sizeof *p->next_same);
-	}
-	b = &m->bindings[m->nbindings++];
-	*b = one;
-	p->prev_same[i] = p->next_same[i] = SIZE_MAX;
-	p->nstars += kind == AP_PY_BIND_STAR;
-	if (name != NULL) {
-		size_t prev = ap_map_get_str(p->last_of, name);
-		p->prev_same[i] = prev;
-		if (prev != AP_MAP_ABSENT)
-			p->next_same[prev] = i;
-		ap_xok(ap_map_put_str(p->last_of, name, i));
-	}
-	return b;
-}
-
-ap_py_binding *ap_py_add_binding(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
-                                 const tok *name)
-{
-	return ap_py_bind(p, c, kind, kind == AP_PY_BIND_STAR ? NULL : ap_py_tok_str(p, name),
-	                  name->line);
-}
 
 /* --- Statements that may run one of several ways -------------------------- */
 
@@ -760,24 +671,6 @@ static void statements(struct parser *p, const struct ctx *c, bool block, bool d
 }
 
 
-ap_py_param *ap_py_param_new(struct parser *p, size_t np)
-{
-	if (np == p->pcap)
-		ap_xgrow((void **)&p->pv, &p->pcap, np + 1, sizeof *p->pv);
-	return &p->pv[np];
-}
-
-void ap_py_def_params(struct parser *p, size_t di, size_t np)
-{
-	ap_py_def *d = &p->m->defs[di];
-
-	if (np > 0) {
-		d->params = ap_py_arena_alloc(p->mod, np * sizeof *d->params);
-		memcpy(d->params, p->pv, np * sizeof *d->params);
-	}
-	d->nparams = np;
-}
-
 /* A def's parameters, from its '(' (the current token) to the matching ')'. */
 static void params(struct parser *p, size_t di)
 {
@@ -852,38 +745,6 @@ static void params(struct parser *p, size_t di)
 	ap_py_advance(p);
 }
 
-/* The prefix of c, the name and then tail. */
-static char *qualname(struct parser *p, const struct ctx *c, const tok *name,
-                      const char *tail)
-{
-	size_t plen = c->prefix ? strlen(c->prefix) : 0, tlen = strlen(tail), len;
-	ap_buf b = AP_BUF_INIT;
-	const char *s = ap_py_name(p, name, &b, &len);
-	char *q = ap_py_arena_alloc(p->mod, plen + len + tlen + 1);
-
-	if (plen > 0)
-		memcpy(q, c->prefix, plen);
-	memcpy(q + plen, s, len);
-	memcpy(q + plen + len, tail, tlen + 1);
-	ap_buf_free(&b);
-	return q;
-}
-
-size_t ap_py_def_new(struct parser *p, const struct ctx *c, const tok *name, unsigned line)
-{
-	ap_py_module *m = p->m;
-	ap_py_def *d;
-
-	ap_xgrow((void **)&m->defs, &p->defs_cap, m->ndefs + 1, sizeof *m->defs);
-	d = &m->defs[m->ndefs];
-	memset(d, 0, sizeof *d);
-	d->qualname = qualname(p, c, name, "");
-	d->line = line;
-	d->live = c->live;
-	d->maybe = c->maybe;
-	return m->ndefs++;
-}
-
 /* line: of `def`, or of the `async` before it (CPython's lineno). */
 static void def_stmt(struct parser *p, const struct ctx *c, unsigned line)
 {
@@ -949,7 +810,7 @@ static void class_stmt(struct parser *p, const struct ctx *c)
 		b->decorator = decorator;
 		b->inherits = inherits;
 	}
-	in.prefix = qualname(p, c, &name, ".");
+	in.prefix = ap_py_qualname(p, c, &name, ".");
 	in.class_line = name.line;
 	suite(p, &in, true);
 }
@@ -1104,17 +965,6 @@ static bool keeps_function(const char *name)
 	return false;
 }
 
-/* The member of c's class that binds name[0, len) last, or NULL. */
-static const ap_py_binding *member(struct parser *p, const struct ctx *c, const char *name,
-                                   size_t len)
-{
-	size_t at;
-
-	member_key(p, c->class_line, name, len);
-	at = ap_map_get(p->member_of, p->key.data, p->key.len);
-	return at == AP_MAP_ABSENT ? NULL : &p->m->members[at];
-}
-
 /* In a class body, the builtin that the decorator name is: classmethod,
  * staticmethod or property where neither the class body so far nor the
  * module binds the name (what a star import binds is the resolver's to
@@ -1137,7 +987,7 @@ static ap_py_method_kind method_builtin(struct parser *p, const struct ctx *c, c
 	if (dot != NULL) {
 		bool accessor = strcmp(dot, ".setter") == 0 || strcmp(dot, ".getter") == 0 ||
 		                strcmp(dot, ".deleter") == 0;
-		b = accessor ? member(p, c, name, (size_t)(dot - name)) : NULL;
+		b = accessor ? ap_py_member(p, c, name, (size_t)(dot - name)) : NULL;
 		if (b == NULL || b->maybe || b->kind != AP_PY_BIND_DEF)
 			return AP_PY_FUNCTION;
 		return p->m->defs[b->def_index].method == AP_PY_PROPERTY &&
@@ -1148,7 +998,7 @@ static ap_py_method_kind method_builtin(struct parser *p, const struct ctx *c, c
 	for (ap_py_method_kind k = AP_PY_CLASSMETHOD; k <= AP_PY_PROPERTY; k++)
 		if (strcmp(name, ap_py_method_name(k)) == 0 &&
 		    ap_map_get_str(p->last_of, name) == AP_MAP_ABSENT &&
-		    member(p, c, name, strlen(name)) == NULL)
+		    ap_py_member(p, c, name, strlen(name)) == NULL)
 			return k;
 	return AP_PY_FUNCTION;
 }

@@ -21,10 +21,11 @@
  * tails of parameters, cond.c tells the value of a condition on import,
  * module.c reads the statements into the module, assign.c what an assignment
  * binds (a name, a lambda, a functools.partial) and all.c what statements do
- * to __all__, bounds.c reads a def's body again for ap_py_def_bound; arena.c
- * holds the module's memory. Each calls only those named before it in lex.c,
- * arena.c, tokens.c, skim.c, cond.c, all.c, module.c, but for module.c and
- * assign.c, which call each other; bounds.c calls lex.c and tokens.c. */
+ * to __all__, bind.c records the bindings and defs they make, bounds.c reads
+ * a def's body again for ap_py_def_bound; arena.c holds the module's memory.
+ * Each calls only those named before it in lex.c, arena.c, tokens.c,
+ * skim.c, cond.c, all.c, bind.c, assign.c, module.c; bounds.c calls lex.c
+ * and tokens.c. */
 #ifndef AP_PYTHON_INT_H
 #define AP_PYTHON_INT_H
 
@@ -437,7 +438,7 @@ static inline bool ap_py_cut(const struct parser *p, size_t a, size_t b)
 	return false;
 }
 
-/* --- Bindings (module.c) -------------------------------------------------- */
+/* --- Bindings and defs (bind.c) ------------------------------------------ */
 
 /* The name token t as CPython binds it, in the arena. */
 char *ap_py_tok_str(const struct parser *p, const tok *t);
@@ -455,6 +456,11 @@ static inline ap_py_binding *ap_py_bindings(const struct parser *p, const struct
 	*n = c->prefix == NULL ? p->m->nbindings : p->m->nmembers;
 	return c->prefix == NULL ? p->m->bindings : p->m->members;
 }
+/* The member of c's class that binds name[0, len) last, or NULL. */
+const ap_py_binding *ap_py_member(struct parser *p, const struct ctx *c, const char *name,
+                                  size_t len);
+/* The prefix of c, the name token name and then tail, in the arena. */
+char *ap_py_qualname(struct parser *p, const struct ctx *c, const tok *name, const char *tail);
 /* A new def of the name token name in c, at line; its index. */
 size_t ap_py_def_new(struct parser *p, const struct ctx *c, const tok *name, unsigned line);
 /* The np parameters read into p->pv become defs[di]'s. */
