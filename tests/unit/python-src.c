@@ -815,12 +815,13 @@ static void test_callables(void **state)
 	         "m, n = f, g, h\n"
 	         "o, *w = f, g\n"
 	         "[c] = [f for _ in z]\n"
+	         "[c2] = (f)\n"
 	         "(w1 := lambda q, /: q)\n"
 	         "(w2 := f)\n"
 	         "z = [(w3 := f) for _ in x]\n"
 	         "l2 = lambda: (w4 := g)\n");
 	/* a walrus binds before the statement's targets */
-	assert_names("f g h t v a b x y p q r s m n o w c w1 w2 w3 z w4 l2");
+	assert_names("f g h t v a b x y p q r s m n o w c c2 w1 w2 w3 z w4 l2");
 	d = def("f");
 	assert_true(d->lambda);
 	assert_int_equal(d->line, 1);
@@ -851,13 +852,15 @@ static void test_callables(void **state)
 	assert_binding(13, AP_PY_BIND_OTHER, "m", NULL, NULL, 9);
 	assert_binding(16, AP_PY_BIND_OTHER, "w", NULL, NULL, 10);
 	assert_binding(17, AP_PY_BIND_OTHER, "c", NULL, NULL, 11);
-	assert_binding(18, AP_PY_BIND_DEF, "w1", NULL, NULL, 12);
+	/* (f) is f, which the target unpacks */
+	assert_binding(18, AP_PY_BIND_OTHER, "c2", NULL, NULL, 12);
+	assert_binding(19, AP_PY_BIND_DEF, "w1", NULL, NULL, 13);
 	assert_param(def("w1"), 0, "q", AP_PY_POSONLY, false);
-	assert_binding(19, AP_PY_BIND_ALIAS, "w2", NULL, "f", 13);
-	assert_int_equal(mod->bindings[19].value_at, 19);
+	assert_binding(20, AP_PY_BIND_ALIAS, "w2", NULL, "f", 14);
+	assert_int_equal(mod->bindings[20].value_at, 20);
 	/* a walrus in a comprehension or a lambda's body: its value not read */
-	assert_binding(20, AP_PY_BIND_OTHER, "w3", NULL, NULL, 14);
-	assert_binding(22, AP_PY_BIND_OTHER, "w4", NULL, NULL, 15);
+	assert_binding(21, AP_PY_BIND_OTHER, "w3", NULL, NULL, 15);
+	assert_binding(23, AP_PY_BIND_OTHER, "w4", NULL, NULL, 16);
 
 	/* functools.partial: only while the names are bound by the import */
 	parse_ok("import functools\n"

@@ -107,9 +107,9 @@ static size_t lambda_params(struct parser *p, size_t k, size_t b, size_t *np)
 				continue;
 			if (ap_py_is_kw(&v[e], KW_LAMBDA))
 				lambdas++;
-			else if (ap_py_is_op(&v[e], ':') && lambdas-- == 0)
-				break;
-			else if (lambdas == 0 && ap_py_is_op(&v[e], ','))
+			else if (lambdas > 0 && ap_py_is_op(&v[e], ':'))
+				lambdas--;
+			else if (lambdas == 0 && (ap_py_is_op(&v[e], ':') || ap_py_is_op(&v[e], ',')))
 				break;
 		}
 		if (e >= b || v[e].depth < d)
@@ -321,6 +321,8 @@ static void bind_pair(struct parser *p, const struct ctx *c, size_t a, size_t b,
 		take_value(p, c, &v[a], n - 1, va, vb, vd, value_at);
 		return;
 	}
+	/* `[a] = (f)` unpacks f */
+	unwrap(p, &va, &vb, &vd);
 	{
 		size_t ta = a, tb = b, ia = va, ib = vb;
 		unsigned td = d, id = vd;
