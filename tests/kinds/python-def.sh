@@ -409,6 +409,14 @@ class Rebound:
 
 
 from .other import Rebound
+
+
+def _pos(a, /, **kw):
+    return a
+
+
+by_posonly = partial(_pos, a=1)
+chained = (_walrus := by_walrus)
 EOF
 cat >"$CALLS/aiter/other.py" <<'EOF'
 __all__ = ["Rebound"]
@@ -422,7 +430,7 @@ EOF
 	echo 'rules:'
 	for n in as_lambda by_list by_walrus swapped _impl2 bound_kv by_keyword twice raises \
 		Ops.causal_op Ops.make Ops.static Ops.run Ops.lam Ops.value Ops.Inner.deep Ops.Inner \
-		Derived.run Decorated.run Rebound.run; do
+		Derived.run Decorated.run Rebound.run by_posonly chained; do
 		echo "  - {id: $n, file: aiter/calls.py, python-def: $n}"
 	done
 	echo '  - {id: make_binds, file: aiter/calls.py, python-def: Ops.make, binds: {positional: 2}}'
@@ -447,8 +455,10 @@ caps bound_kv params "['causal=…, *, scale=…']"
 lines bound_kv "[6]"
 caps by_keyword params "['q, *, kv=…, causal=…, scale=…']"
 caps twice params "['*, causal=…, scale=…']"
+rule by_posonly reason "what aiter/calls.py binds to by_posonly is not known without running it: the arguments of the functools.partial at line 79 do not bind to _pos: 'a' is positional-only, given by keyword"
+caps chained params "['q, lse=…']"
 rule raises status unknown
-rule raises reason "what aiter/calls.py binds to raises is not known without running it: the functools.partial at line 18 raises on every call: 'q' given both by position and by keyword"
+rule raises reason "what aiter/calls.py binds to raises is not known without running it: the arguments of the functools.partial at line 18 do not bind to _impl: 'q' given both by position and by keyword"
 
 case_ "python-def: Cls.m as getattr finds it: a classmethod bound, a property no def"
 rule Ops.causal_op status unmatched

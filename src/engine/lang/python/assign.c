@@ -240,6 +240,11 @@ static void take_value(struct parser *p, const struct ctx *c, const tok *name, s
 	size_t n, np;
 
 	unwrap(p, &a, &b, &d);
+	/* `x = (y := f)` binds x to what y gets */
+	while (b - a > 2 && ap_py_is_ident(&v[a]) && ap_py_is_op(&v[a + 1], OP_WALRUS)) {
+		a += 2;
+		unwrap(p, &a, &b, &d);
+	}
 	/* a value missing (`x =`, a syntax error) reads no token past it */
 	if (a >= b)
 		return;

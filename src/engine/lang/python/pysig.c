@@ -227,6 +227,9 @@ ap_py_def *ap_pydef_partial(const ap_py_def *d, const ap_py_args *a, char *qualn
 			if (bound[i])
 				*why = ap_xasprintf("'%s' given both by position and by keyword", p->name);
 			bound[i] = by_kw[i] = true;
+		} else if (p != NULL && p->kind == AP_PY_POSONLY && !bound[i]) {
+			/* bind_partial refuses it though **kwargs would take it */
+			*why = ap_xasprintf("'%s' is positional-only, given by keyword", p->name);
 		} else if (!varkw) {
 			*why = ap_xasprintf("%s has no parameter '%s' (and no **kwargs)", d->qualname,
 			                    a->keywords[k]);

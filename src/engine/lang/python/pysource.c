@@ -1089,8 +1089,8 @@ static void partial_of(ap_pyref *out, const ap_py_binding *b)
 	v = ap_pydef_partial(out->def, b->args, qualname, &why);
 	if (v == NULL) {
 		pyref_set(out, AP_PYREF_UNKNOWN,
-		          ap_xasprintf("the functools.partial at line %u raises on every call: %s",
-		                       b->line, why));
+		          ap_xasprintf("the arguments of the functools.partial at line %u do not bind "
+		                       "to %s: %s", b->line, out->def->qualname, why));
 		free(why);
 		return;
 	}

@@ -95,8 +95,9 @@ void ap_pydef_view_free(ap_py_def *v);
  * gives it (Python 3.11): the positional parameters the arguments bind by
  * position taken out, one bound by keyword given a default and made
  * keyword-only with every later one (*args taken out). NULL with *why when
- * the arguments do not bind to d (the partial raises on every call);
- * qualname (from malloc) is the view's either way. */
+ * the arguments do not bind to d as Signature.bind_partial binds them (a
+ * keyword naming a positional-only parameter included); qualname (from
+ * malloc) is the view's either way. */
 ap_py_def *ap_pydef_partial(const ap_py_def *d, const ap_py_args *args, char *qualname,
                             char **why);
 /* What getattr on the class gives for d, a classmethod: the method bound to
