@@ -417,6 +417,7 @@ def _pos(a, /, **kw):
 
 by_posonly = partial(_pos, a=1)
 chained = (_walrus := by_walrus)
+flattened = partial(by_posonly, 2)
 EOF
 cat >"$CALLS/aiter/other.py" <<'EOF'
 __all__ = ["Rebound"]
@@ -430,7 +431,7 @@ EOF
 	echo 'rules:'
 	for n in as_lambda by_list by_walrus swapped _impl2 bound_kv by_keyword twice raises \
 		Ops.causal_op Ops.make Ops.static Ops.run Ops.lam Ops.value Ops.Inner.deep Ops.Inner \
-		Derived.run Decorated.run Rebound.run by_posonly chained; do
+		Derived.run Decorated.run Rebound.run by_posonly chained flattened; do
 		echo "  - {id: $n, file: aiter/calls.py, python-def: $n}"
 	done
 	echo '  - {id: make_binds, file: aiter/calls.py, python-def: Ops.make, binds: {positional: 2}}'
@@ -457,6 +458,8 @@ caps by_keyword params "['q, *, kv=…, causal=…, scale=…']"
 caps twice params "['*, causal=…, scale=…']"
 rule by_posonly reason "what aiter/calls.py binds to by_posonly is not known without running it: the arguments of the functools.partial at line 79 do not bind to _pos: 'a' is positional-only, given by keyword"
 caps chained params "['q, lse=…']"
+# partial(partial(_pos, a=1), 2) is partial(_pos, 2, a=1): a=1 goes to **kw
+caps flattened params "['**kw']"
 rule raises status unknown
 rule raises reason "what aiter/calls.py binds to raises is not known without running it: the arguments of the functools.partial at line 18 do not bind to _impl: 'q' given both by position and by keyword"
 

@@ -334,6 +334,7 @@ void ap_pyref_free(ap_pyref *ref)
 	free(ref->why);
 	free(ref->module);
 	ap_pydef_view_free(ref->view);
+	free(ref->partial_args.keywords);
 	memset(ref, 0, sizeof *ref);
 }
 
@@ -351,6 +352,10 @@ void ap_pyref_copy(ap_pyref *to, const ap_pyref *from)
 	to->module = from->module ? ap_xstrdup(from->module) : NULL;
 	if (from->view != NULL)
 		to->def = to->view = ap_pydef_view(from->view, NULL);
+	if (from->partial_args.keywords != NULL) {
+		size_t size = (from->partial_args.nkeywords + 1) * sizeof *to->partial_args.keywords;
+		to->partial_args.keywords = memcpy(ap_xmalloc(size), from->partial_args.keywords, size);
+	}
 }
 
 /* A (module, name) resolved, kept for the rest of the resolution. */
@@ -1071,9 +1076,29 @@ struct partials {
 	size_t n, cap;
 };
 
-/* out as `NAME = functools.partial(out, ...)`, binding b, leaves it. */
-static void partial_of(ap_pyref *out, const ap_py_binding *b)
+/* Appends the keywords of more to all's, a name given again once (the
+ * later value is the one a partial keeps). */
+static void keywords_add(ap_py_args *all, const ap_py_args *more)
 {
+	all->keywords = ap_xrealloc(all->keywords,
+	                            (all->nkeywords + more->nkeywords + 1) * sizeof *all->keywords);
+	for (size_t k = 0; k < more->nkeywords; k++) {
+		size_t j = 0;
+		while (j < all->nkeywords && strcmp(all->keywords[j], more->keywords[k]) != 0)
+			j++;
+		if (j == all->nkeywords)
+			all->keywords[all->nkeywords++] = more->keywords[k];
+	}
+	all->positional += more->positional;
+}
+
+/* out as `NAME = functools.partial(out, ...)`, binding b, leaves it, the
+ * partial's arguments args (b's, with those of partials in b's module it is
+ * a partial of). */
+static void partial_of(ap_pyref *out, const ap_py_binding *b, const ap_py_args *args)
+{
+	ap_py_args all = {0};
+	const ap_py_def *base;
 	char *why, *qualname;
 	ap_py_def *v;
 
@@ -1085,17 +1110,25 @@ static void partial_of(ap_pyref *out, const ap_py_binding *b)
 		                       b->line, b->target, ap_pyref_kind_name(out->kind)));
 		return;
 	}
-	qualname = ap_xasprintf("%s (functools.partial of %s)", b->name, out->def->qualname);
-	v = ap_pydef_partial(out->def, b->args, qualname, &why);
+	/* partial(partial(f, 1), 2) is partial(f, 1, 2) */
+	base = out->partial_of != NULL ? out->partial_of : out->def;
+	keywords_add(&all, &out->partial_args);
+	keywords_add(&all, args);
+	qualname = ap_xasprintf("%s (functools.partial of %s)", b->name, base->qualname);
+	v = ap_pydef_partial(base, &all, qualname, &why);
 	if (v == NULL) {
 		pyref_set(out, AP_PYREF_UNKNOWN,
 		          ap_xasprintf("the arguments of the functools.partial at line %u do not bind "
-		                       "to %s: %s", b->line, out->def->qualname, why));
+		                       "to %s: %s", b->line, base->qualname, why));
+		free(all.keywords);
 		free(why);
 		return;
 	}
 	ap_pydef_view_free(out->view);
+	free(out->partial_args.keywords);
 	out->def = out->view = v;
+	out->partial_of = base;
+	out->partial_args = all;
 }
 
 /* Whether the name partial b is called by holds, before b, what the
@@ -1252,9 +1285,15 @@ static void resolve_binding(struct resolver *rs, const struct module *mod, const
 	struct partials pp = {0};
 
 	resolve_walk(rs, mod, name, upto, depth, out, &pp);
-	/* the partial of a partial takes what the inner one left */
-	for (size_t k = pp.n; k-- > 0;)
-		partial_of(out, pp.v[k]);
+	if (pp.n > 0) {
+		/* functools.partial flattens a partial of a partial: the
+		 * arguments of the innermost first */
+		ap_py_args all = {0};
+		for (size_t k = pp.n; k-- > 0;)
+			keywords_add(&all, pp.v[k]->args);
+		partial_of(out, pp.v[0], &all);
+		free(all.keywords);
+	}
 	free(pp.v);
 }
 

@@ -124,6 +124,11 @@ typedef struct ap_pyref {
 	/* DEF: NULL, or a copy of the def with the signature a call meets (a
 	 * functools.partial's, a classmethod's), owned; def is it */
 	ap_py_def *view;
+	/* DEF, a functools.partial's view: the def it is of, and the arguments
+	 * of the partials over it, flattened as functools.partial flattens a
+	 * partial of a partial (keywords from malloc, their names borrowed) */
+	const ap_py_def *partial_of;
+	ap_py_args partial_args;
 	const ap_py_binding *binding; /* CLASS: the class statement's binding */
 	unsigned line;         /* of the definition */
 	char *why;             /* ERROR, EXTERNAL, UNKNOWN: in words; others: what it is, or NULL */
