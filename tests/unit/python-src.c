@@ -862,6 +862,12 @@ static void test_callables(void **state)
 	assert_binding(21, AP_PY_BIND_OTHER, "w3", NULL, NULL, 15);
 	assert_binding(23, AP_PY_BIND_OTHER, "w4", NULL, NULL, 16);
 
+	/* a comprehension beside a walrus, not around it */
+	parse_ok("(w := lambda a=[x for x in y]: a), [(v := f) for _ in y]\n");
+	assert_names("w v");
+	assert_binding(0, AP_PY_BIND_DEF, "w", NULL, NULL, 1);
+	assert_binding(1, AP_PY_BIND_OTHER, "v", NULL, NULL, 1);
+
 	/* functools.partial: only while the names are bound by the import */
 	parse_ok("import functools\n"
 	         "from functools import partial\n"

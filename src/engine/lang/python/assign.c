@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/ap-map.h"
@@ -432,22 +433,37 @@ void ap_py_assign_stmt(struct parser *p, const struct ctx *c)
 
 void ap_py_walrus_values(struct parser *p, const struct ctx *c)
 {
+	const tok *v = p->sv;
 	size_t nw = p->nwalrus, lambda = p->sn;
+	/* how many comprehensions hold each token, once one is seen */
+	int *in = NULL;
 
-	/* In a comprehension a walrus binds only once the loop runs, and in a
-	 * lambda's body it binds in the lambda: those bind as before, their
-	 * values not read. A `for` header's own keyword is no comprehension. */
+	/* A walrus in a lambda's body binds in the lambda, and one in a
+	 * comprehension only once its loop runs: those bind as before, their
+	 * values not read. A `for` header's own keyword is at depth 0. */
 	p->nwalrus = 0;
-	for (size_t i = p->sn > 0 && ap_py_is_kw(&p->sv[0], KW_ASYNC) ? 2 : 1; i < p->sn; i++) {
-		if (ap_py_is_kw(&p->sv[i], KW_FOR))
-			return;
-		if (ap_py_is_kw(&p->sv[i], KW_LAMBDA) && lambda == p->sn)
+	for (size_t i = 0; i < p->sn && nw > 0; i++) {
+		size_t open = i, close;
+		if (ap_py_is_kw(&v[i], KW_LAMBDA) && lambda == p->sn)
 			lambda = i;
+		if (!ap_py_is_kw(&v[i], KW_FOR) || v[i].depth == 0)
+			continue;
+		while (open > 0 && v[open].depth >= v[i].depth)
+			open--;
+		close = ap_py_closer(p, open, p->sn);
+		if (in == NULL)
+			in = ap_xcalloc(p->sn + 1, sizeof *in);
+		in[open]++;
+		in[close == (size_t)-1 ? p->sn : close]--;
 	}
+	for (size_t i = 1; in != NULL && i <= p->sn; i++)
+		in[i] += in[i - 1];
 	for (size_t k = 0; k < nw && p->walrus[k].at < lambda; k++) {
 		const struct walrus *w = &p->walrus[k];
-		unsigned d = p->sv[w->at].depth;
-		take_value(p, c, &p->sv[w->at - 1], w->binding, w->at + 1,
-		           item_end(p, w->at + 1, p->sn, d, ','), d, w->binding);
+		unsigned d = v[w->at].depth;
+		if (in == NULL || in[w->at] == 0)
+			take_value(p, c, &v[w->at - 1], w->binding, w->at + 1,
+			           item_end(p, w->at + 1, p->sn, d, ','), d, w->binding);
 	}
+	free(in);
 }
