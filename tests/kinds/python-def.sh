@@ -485,6 +485,24 @@ rule Rebound.run status matched
 rule Rebound.run file aiter/other.py
 caps Rebound.run params "['self']"
 
+# A file no import names (a folder with a dash): its own class is read; one
+# it imports is not followed.
+mkdir -p "$CALLS/aiter/odd-dir"
+printf 'from .x import C\nclass D:\n    @classmethod\n    def m(cls, a): pass\n' \
+	>"$CALLS/aiter/odd-dir/y.py"
+pack odd <<'EOF'
+rules:
+  - {id: imported, file: aiter/odd-dir/y.py, python-def: C.m}
+  - {id: own, file: aiter/odd-dir/y.py, python-def: D.m}
+EOF
+
+case_ "python-def: Cls.m in a file no import names: its own class, not one it imports"
+scan "$CALLS" odd
+expect_rc 0
+rule imported status unknown
+rule imported reason "what aiter/odd-dir/y.py binds to C.m is not known without running it: C is bound at line 1 by what the reader follows only in a module an import names"
+caps own params "['a']"
+
 pack def_names <<'EOF'
 rules:
   - id: r

@@ -168,16 +168,26 @@ void ap_pysource_attr(ap_reader *r, const ap_pyconf *c, const ap_file *f, const 
 	if (mod != NULL) {
 		ap_pysource_resolve(r, c, mod, top, out, &missing);
 	} else {
-		/* a file no import names: its own class, unless only a run tells */
+		/* a file no import names: its own class, unless only a run tells;
+		 * what an import or another name binds is not followed */
 		const ap_py_binding *b = ap_py_lookup(m, top);
 		memset(out, 0, sizeof *out);
-		out->kind = b == NULL ? AP_PYREF_UNBOUND
-		            : b->kind == AP_PY_BIND_CLASS ? AP_PYREF_CLASS
-		            : b->kind == AP_PY_BIND_UNKNOWN ? AP_PYREF_UNKNOWN
-		                                            : AP_PYREF_VALUE;
 		out->file = f;
 		out->binding = b;
-		out->why = b != NULL && b->kind == AP_PY_BIND_UNKNOWN ? ap_xstrdup(b->why) : NULL;
+		if (b == NULL || b->kind == AP_PY_BIND_DEL) {
+			out->kind = AP_PYREF_UNBOUND;
+		} else if (b->kind == AP_PY_BIND_CLASS) {
+			out->kind = AP_PYREF_CLASS;
+		} else if (b->kind == AP_PY_BIND_DEF || b->kind == AP_PY_BIND_OTHER) {
+			out->kind = b->kind == AP_PY_BIND_DEF ? AP_PYREF_DEF : AP_PYREF_VALUE;
+		} else {
+			out->kind = AP_PYREF_UNKNOWN;
+			out->why = b->kind == AP_PY_BIND_UNKNOWN
+			                   ? ap_xstrdup(b->why)
+			                   : ap_xasprintf("%s is bound at line %u by what the reader "
+			                                  "follows only in a module an import names", top,
+			                                  b->line);
+		}
 	}
 	free(top);
 	members(r, c, name, out);
