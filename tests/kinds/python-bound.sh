@@ -160,6 +160,9 @@ def by_module_state(nhead):
 
 def past_64_bits(nhead):
     assert nhead <= 0x1_0000_0000_0000_0000
+
+
+as_lambda = lambda q, nhead: nhead <= 8 or q
 EOF
 pack paths <<'EOF'
 rules:
@@ -184,6 +187,10 @@ rules:
     file: aiter/heads.py
     python-bound: nhead
     def: past_64_bits
+  - id: b.lambda
+    file: aiter/heads.py
+    python-bound: nhead
+    def: as_lambda
 probes:
   - id: wide_heads
     requires: {capture: b.module_state, name: bound, ge: 15}
@@ -201,6 +208,8 @@ expect_json "j['rules']['b.module_state']['matches']" "[]"
 caps b.module_state_false bound "['16']"
 caps b.huge bound "['18446744073709551616']"
 lines b.huge "[36]"
+rule b.lambda status unknown
+rule b.lambda reason "as_lambda: it is a lambda (line 39), whose body is not read"
 cap wide_heads False
 cap_reason wide_heads "unknown, so unsupported: rule b.module_state is unknown: aiter/heads.py: by_module_state: whether \`nhead <= 128\` (line 30) runs depends on \`USE_WIDE\` at line 29, the same on every call, which the reader cannot decide"
 

@@ -655,6 +655,54 @@ else
 	echo "SKIP [$current]: no python3" >&2
 fi
 
+# What a star import exports may be a partial or a lambda: their signatures
+# are what a call meets, and a partial follows its def through an import.
+PARTS="$TMP/parts"
+mkdir -p "$PARTS/aiter/ops"
+printf 'from .ops.fused import *\n' >"$PARTS/aiter/__init__.py"
+: >"$PARTS/aiter/ops/__init__.py"
+cat >"$PARTS/aiter/ops/impl.py" <<'EOF'
+def fused_moe_impl(x, w1, w2, topk, *, block_m=64, activation="silu"):
+    return x
+EOF
+cat >"$PARTS/aiter/ops/fused.py" <<'EOF'
+import functools
+from .impl import fused_moe_impl
+
+__all__ = ["fused_moe", "fused_moe_gelu", "moe_sorting"]
+fused_moe = fused_moe_impl
+fused_moe_gelu = functools.partial(fused_moe_impl, activation="gelu")
+moe_sorting = lambda topk_ids, num_experts, block_m=64: topk_ids
+EOF
+pack parts <<'EOF'
+rules:
+  - {id: p.gelu, python-export: fused_moe_gelu, from: aiter, binds: {positional: 4, keywords: [block_m]}}
+  - {id: p.gelu_positional, python-export: fused_moe_gelu, from: aiter, binds: {positional: 5}}
+  - {id: p.sorting, python-export: moe_sorting, from: aiter, params: [block_m], param_at: 2}
+EOF
+
+case_ "python-export: a functools.partial and a lambda exported by a star import"
+scan "$PARTS" parts
+expect_rc 0
+rule p.gelu status matched
+rule p.gelu file aiter/ops/impl.py
+caps p.gelu params "['x, w1, w2, topk, *, block_m=…, activation=…']"
+rule p.gelu_positional status unmatched
+rule p.gelu_positional reason "a call of fused_moe_gelu (functools.partial of fused_moe_impl) with 5 positionals does not bind: it takes at most 4 positional arguments"
+rule p.sorting status matched
+caps p.sorting param "['num_experts']"
+lines p.sorting "[7]"
+
+case_ "python-export: the partial fixture binds as CPython binds it"
+if "${PYTHON3:-python3}" -c '' 2>/dev/null; then
+	(cd "$PARTS" && "${PYTHON3:-python3}" -c '
+import inspect, aiter
+print(inspect.signature(aiter.fused_moe_gelu), inspect.signature(aiter.moe_sorting))') >"$TMP/out" 2>&1
+	expect_out "(x, w1, w2, topk, *, block_m=64, activation='gelu') (topk_ids, num_experts, block_m=64)"
+else
+	echo "SKIP [$current]: no python3" >&2
+fi
+
 pack no_from <<'EOF'
 rules:
   - id: r

@@ -746,10 +746,12 @@ static void test_bindings(void **state)
 	assert_binding(21, AP_PY_BIND_OTHER, "t", NULL, NULL, 15);
 	assert_binding(22, AP_PY_BIND_OTHER, "aug", NULL, NULL, 16);
 	assert_binding(23, AP_PY_BIND_DEL, "alias", NULL, NULL, 20);
-	/* What a lambda or a call binds is known only by running it. */
-	assert_binding(24, AP_PY_BIND_UNKNOWN, "fn", NULL, NULL, 21);
-	assert_string_equal(mod->bindings[24].why, "it is bound to a lambda");
-	assert_binding(25, AP_PY_BIND_OTHER, "wal", NULL, NULL, 22);
+	/* A lambda is a def of the name, its signature read from it. */
+	assert_binding(24, AP_PY_BIND_DEF, "fn", NULL, NULL, 21);
+	assert_true(mod->defs[mod->bindings[24].def_index].lambda);
+	assert_param(def("fn"), 0, "k", AP_PY_POS, true);
+	/* a walrus binds as an assignment: what a call returns */
+	assert_binding(25, AP_PY_BIND_UNKNOWN, "wal", NULL, NULL, 22);
 	assert_binding(26, AP_PY_BIND_DEF, "f", NULL, NULL, 25);
 	assert_binding(27, AP_PY_BIND_CLASS, "C", NULL, NULL, 28);
 	assert_int_equal(mod->nbindings, 28);
@@ -763,8 +765,12 @@ static void test_bindings(void **state)
 	         "h = make()(x)\n"
 	         "k = (make)\n"
 	         "del (g, [h]), k.attr, k[0]\n");
-	assert_names("functools ?g ?h k -g -h");
-	assert_string_equal(mod->bindings[1].why, "it is bound to what the call at line 2 returns");
+	assert_names("functools g ?h k -g -h");
+	assert_binding(1, AP_PY_BIND_PARTIAL, "g", NULL, "f", 2);
+	assert_int_equal(mod->bindings[1].args->positional, 1);
+	assert_string_equal(mod->bindings[2].why, "it is bound to what the call at line 3 returns");
+	/* (make) is make */
+	assert_binding(3, AP_PY_BIND_ALIAS, "k", NULL, "make", 4);
 	/* A def run at import may rebind what it declares global. */
 	parse_ok("def setup():\n"
 	         "    global impl, other  # both\n"
@@ -781,6 +787,166 @@ static void test_bindings(void **state)
 	assert_string_equal(mod->bindings[2].why,
 	                    "it may be rebound by the call of setup at line 7, which declares it "
 	                    "global");
+}
+
+/* The member of the class at class_line named name that binds last. */
+static const ap_py_binding *member(unsigned class_line, const char *name)
+{
+	for (size_t i = mod->nmembers; i-- > 0;)
+		if (mod->members[i].class_line == class_line && strcmp(mod->members[i].name, name) == 0)
+			return &mod->members[i];
+	return NULL;
+}
+
+/* Lambdas, functools.partial, tuple targets and walrus values; what class
+ * bodies bind. */
+static void test_callables(void **state)
+{
+	const ap_py_def *d;
+
+	(void)state;
+	parse_ok("f = lambda a, b=1, /, c=lambda x, y: {x: y}, *args, d, e=(1, 2), **kw: a\n"
+	         "g = lambda: 0\n"
+	         "h = (lambda *, k: k)\n"
+	         "t = lambda: 0, 1\n"
+	         "v = lambda: 0 if x else 1\n"
+	         "a, b = b, a\n"
+	         "[x, y] = [0, (lambda zz: zz)]\n"
+	         "(p, (q, r)), s = (1, (f, 2)), g\n"
+	         "m, n = f, g, h\n"
+	         "o, *w = f, g\n"
+	         "[c] = [f for _ in z]\n"
+	         "[c2] = (f)\n"
+	         "(w1 := lambda q, /: q)\n"
+	         "(w2 := f)\n"
+	         "z = [(w3 := f) for _ in x]\n"
+	         "l2 = lambda: (w4 := g)\n");
+	/* a walrus binds before the statement's targets */
+	assert_names("f g h t v a b x y p q r s m n o w c c2 w1 w2 w3 z w4 l2");
+	d = def("f");
+	assert_true(d->lambda);
+	assert_int_equal(d->line, 1);
+	assert_int_equal(d->nparams, 7);
+	assert_param(d, 0, "a", AP_PY_POSONLY, false);
+	assert_param(d, 1, "b", AP_PY_POSONLY, true);
+	assert_param(d, 2, "c", AP_PY_POS, true);
+	assert_param(d, 3, "args", AP_PY_VARARGS, false);
+	assert_param(d, 4, "d", AP_PY_KWONLY, false);
+	assert_param(d, 5, "e", AP_PY_KWONLY, true);
+	assert_param(d, 6, "kw", AP_PY_VARKW, false);
+	assert_int_equal(def("g")->nparams, 0);
+	assert_param(def("h"), 0, "k", AP_PY_KWONLY, false);
+	/* a tuple of a lambda and 1 */
+	assert_binding(3, AP_PY_BIND_OTHER, "t", NULL, NULL, 4);
+	assert_binding(4, AP_PY_BIND_DEF, "v", NULL, NULL, 5);
+	/* both read before either is bound */
+	assert_binding(5, AP_PY_BIND_ALIAS, "a", NULL, "b", 6);
+	assert_binding(6, AP_PY_BIND_ALIAS, "b", NULL, "a", 6);
+	assert_int_equal(mod->bindings[5].value_at, 5);
+	assert_int_equal(mod->bindings[6].value_at, 5);
+	assert_binding(7, AP_PY_BIND_OTHER, "x", NULL, NULL, 7);
+	assert_binding(8, AP_PY_BIND_DEF, "y", NULL, NULL, 7);
+	assert_param(def("y"), 0, "zz", AP_PY_POS, false);
+	assert_binding(10, AP_PY_BIND_ALIAS, "q", NULL, "f", 8);
+	assert_binding(12, AP_PY_BIND_ALIAS, "s", NULL, "g", 8);
+	/* counts that differ, a starred target, a comprehension: values */
+	assert_binding(13, AP_PY_BIND_OTHER, "m", NULL, NULL, 9);
+	assert_binding(16, AP_PY_BIND_OTHER, "w", NULL, NULL, 10);
+	assert_binding(17, AP_PY_BIND_OTHER, "c", NULL, NULL, 11);
+	/* (f) is f, which the target unpacks */
+	assert_binding(18, AP_PY_BIND_OTHER, "c2", NULL, NULL, 12);
+	assert_binding(19, AP_PY_BIND_DEF, "w1", NULL, NULL, 13);
+	assert_param(def("w1"), 0, "q", AP_PY_POSONLY, false);
+	assert_binding(20, AP_PY_BIND_ALIAS, "w2", NULL, "f", 14);
+	assert_int_equal(mod->bindings[20].value_at, 20);
+	/* a walrus in a comprehension or a lambda's body: its value not read */
+	assert_binding(21, AP_PY_BIND_OTHER, "w3", NULL, NULL, 15);
+	assert_binding(23, AP_PY_BIND_OTHER, "w4", NULL, NULL, 16);
+
+	/* a comprehension beside a walrus, not around it */
+	parse_ok("(w := lambda a=[x for x in y]: a), [(v := f) for _ in y]\n");
+	assert_names("w v");
+	assert_binding(0, AP_PY_BIND_DEF, "w", NULL, NULL, 1);
+	assert_binding(1, AP_PY_BIND_OTHER, "v", NULL, NULL, 1);
+
+	/* functools.partial: only while the names are bound by the import */
+	parse_ok("import functools\n"
+	         "from functools import partial\n"
+	         "p1 = functools.partial(f, 1, (2, 3), k=lambda a, b: 0, j=2)\n"
+	         "p2 = partial(g)\n"
+	         "p3 = functools.partial(f, *a)\n"
+	         "p4 = functools.partial(f.g, 1)\n"
+	         "from x import *\n"
+	         "p5 = partial(f, 1)\n"
+	         "functools = None\n"
+	         "p6 = functools.partial(f)\n");
+	assert_names("functools partial p1 p2 ?p3 ?p4 * p5 functools ?p6");
+	assert_binding(2, AP_PY_BIND_PARTIAL, "p1", NULL, "f", 3);
+	assert_int_equal(mod->bindings[2].args->positional, 2);
+	assert_int_equal(mod->bindings[2].args->nkeywords, 2);
+	assert_string_equal(mod->bindings[2].args->keywords[0], "k");
+	assert_string_equal(mod->bindings[2].args->keywords[1], "j");
+	assert_string_equal(mod->bindings[2].args->callee, "functools");
+	assert_false(mod->bindings[2].args->after_star);
+	assert_string_equal(mod->bindings[3].args->callee, "partial");
+	assert_int_equal(mod->bindings[3].args->positional, 0);
+	assert_true(mod->bindings[7].args->after_star);
+
+	/* Class bodies bind members; builtin decorators outermost say what
+	 * getattr gives. */
+	parse_ok("from typing import TYPE_CHECKING\n"
+	         "class A(Base):\n"
+	         "    x = 1\n"
+	         "    @classmethod\n"
+	         "    def cm(cls, a): pass\n"
+	         "    @staticmethod\n"
+	         "    def sm(a): pass\n"
+	         "    @property\n"
+	         "    def p(self): pass\n"
+	         "    @p.setter\n"
+	         "    def p(self, v): pass\n"
+	         "    @functools.lru_cache\n"
+	         "    @classmethod\n"
+	         "    def late(cls): pass\n"
+	         "    lam = lambda self, y: y\n"
+	         "    del x\n"
+	         "    class B:\n"
+	         "        def m(self): pass\n"
+	         "    if FLAG:\n"
+	         "        def maybe(self): pass\n"
+	         "    if TYPE_CHECKING:\n"
+	         "        def stub(self): pass\n"
+	         "    for it in ():\n"
+	         "        pass\n"
+	         "property = 1\n"
+	         "@deco\n"
+	         "class C:\n"
+	         "    @property\n"
+	         "    def q(self): pass\n");
+	assert_names("TYPE_CHECKING A property C");
+	assert_true(mod->bindings[1].inherits);
+	assert_null(mod->bindings[1].decorator);
+	assert_false(mod->bindings[3].inherits);
+	assert_string_equal(mod->bindings[3].decorator, "deco");
+	assert_int_equal(member(2, "x")->kind, AP_PY_BIND_DEL);
+	assert_int_equal(def("A.cm")->method, AP_PY_CLASSMETHOD);
+	assert_int_equal(def("A.sm")->method, AP_PY_STATICMETHOD);
+	assert_int_equal(def("A.p")->method, AP_PY_PROPERTY);
+	assert_int_equal(def("A.p")->line, 11);
+	assert_int_equal(def("A.late")->method, AP_PY_FUNCTION);
+	assert_int_equal(def("A.late")->ndecorators, 1);
+	assert_string_equal(def("A.late")->decorators[0].name, "classmethod");
+	assert_int_equal(member(2, "lam")->kind, AP_PY_BIND_DEF);
+	assert_true(def("A.lam")->lambda);
+	assert_int_equal(member(2, "B")->kind, AP_PY_BIND_CLASS);
+	assert_int_equal(member(17, "m")->kind, AP_PY_BIND_DEF);
+	assert_true(member(2, "maybe")->maybe);
+	assert_false(member(2, "lam")->maybe);
+	assert_null(member(2, "stub"));
+	assert_true(member(2, "it")->maybe);
+	/* after `property = 1` the name is the module's */
+	assert_int_equal(def("C.q")->method, AP_PY_FUNCTION);
+	assert_string_equal(def("C.q")->decorators[0].name, "property");
 }
 
 /* A long value keeps no tokens past PART_KEEP; a long import or __all__
@@ -2049,6 +2215,8 @@ static void test_empty_inputs(void **state)
 	 * (fuzz-python found the read). */
 	(void)parse_n("x = y =\n", 8, NULL);
 	(void)parse_n("x = y =", 7, NULL);
+	(void)parse_n("class C:\n    x, y =", 19, NULL);
+	(void)parse_n("(w :=", 5, NULL);
 	parse_ok("try:\n    x = f()\nexcept E:\n    y = 1\n");
 	assert_int_equal(ap_py_lookup(mod, "y")->kind, AP_PY_BIND_UNKNOWN);
 }
@@ -2270,6 +2438,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_def_params, teardown),
 		cmocka_unit_test_teardown(test_methods_and_nesting, teardown),
 		cmocka_unit_test_teardown(test_bindings, teardown),
+		cmocka_unit_test_teardown(test_callables, teardown),
 		cmocka_unit_test_teardown(test_long_statements, teardown),
 		cmocka_unit_test_teardown(test_all, teardown),
 		cmocka_unit_test_teardown(test_all_operations, teardown),

@@ -71,7 +71,8 @@ static void pybound_run(const void *state, ap_kind_run *run)
 {
 	const struct pybound *p = state;
 	const ap_file *f;
-	const ap_py_def *d = ap_pysource_pick_def(run, p->defs, p->ndefs, &p->conf, &f);
+	ap_py_def *view;
+	const ap_py_def *d = ap_pysource_pick_def(run, p->defs, p->ndefs, &p->conf, &f, &view);
 	const char *error;
 	ap_py_bound b;
 
@@ -82,11 +83,13 @@ static void pybound_run(const void *state, ap_kind_run *run)
 	if (b.kind == AP_PY_BOUND_UNKNOWN) {
 		ap_rule_set_error(run->res, "%s: %s", d->qualname, b.why);
 		run->res->status = AP_RULE_UNKNOWN;
+		ap_pydef_view_free(view);
 		return;
 	}
 	ap_match_capture(ap_pysource_match(run, f, b.kind == AP_PY_BOUND_FOUND ? b.line : d->line),
 	                 p->capture, b.value, strlen(b.value));
 	run->res->status = AP_RULE_MATCHED;
+	ap_pydef_view_free(view);
 }
 
 const ap_kind ap_kind_python_bound = {

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Module-level bindings as the statements read make them, and the import
- * statements: what each binds, and where a try body's imports end it. */
+/* What the statement readers (module.c, assign.c) record in the module: its
+ * bindings (module-level ones, with each name's earlier and later ones, and
+ * class bodies' members, by class and name), its defs and their
+ * parameters; and the import statements: what each binds, and where a try
+ * body's imports end it. */
 #include "config.h"
 
 #include <stdbool.h>
@@ -42,32 +45,59 @@ void ap_py_scratch_name(struct parser *p, const tok *t)
 	ap_buf_free(&b);
 }
 
+/* The key of a member in p->member_of, in p->key: its class's line, then
+ * its name[0, len). */
+static void member_key(struct parser *p, unsigned class_line, const char *name, size_t len)
+{
+	p->key.len = 0;
+	ap_buf_append(&p->key, &class_line, sizeof class_line);
+	ap_buf_append(&p->key, name, len);
+}
+
+/* A member: class bodies bind no module-level name, and a statement that
+ * may run more than one way there is told by maybe. */
+static ap_py_binding *bind_member(struct parser *p, const struct ctx *c, ap_py_binding *b)
+{
+	ap_py_module *m = p->m;
+
+	ap_xgrow((void **)&m->members, &p->members_cap, m->nmembers + 1, sizeof *m->members);
+	m->members[m->nmembers] = *b;
+	b = &m->members[m->nmembers++];
+	b->class_line = c->class_line;
+	b->maybe = c->maybe;
+	if (b->name != NULL) {
+		member_key(p, c->class_line, b->name, strlen(b->name));
+		ap_xok(ap_map_put(p->member_of, p->key.data, p->key.len, m->nmembers - 1));
+	}
+	return b;
+}
+
 ap_py_binding *ap_py_bind(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
                           char *name, unsigned line)
 {
 	ap_py_module *m = p->m;
-	ap_py_binding *b;
+	ap_py_binding *b, one = {.kind = kind, .name = name, .line = line};
 	size_t i = m->nbindings, cap = p->bindings_cap;
 
+	/* a try body runs for certain up to its first statement that may not */
+	one.maybe = c->maybe && !(c->trying != NULL && *c->trying == TRY_RUNS && !c->try_maybe);
+	if (p->arms_depth > AP_PY_MAX_WAYS_DEPTH && kind != AP_PY_BIND_UNKNOWN) {
+		if (name != NULL)
+			one.kind = AP_PY_BIND_UNKNOWN;
+		one.why = "it is bound in statements that may run more than one way, "
+		          "nested more than " AP_PY_STR(AP_PY_MAX_WAYS_DEPTH) " deep";
+	}
+	if (c->prefix != NULL)
+		return bind_member(p, c, &one);
 	ap_xgrow((void **)&m->bindings, &p->bindings_cap, i + 1, sizeof *m->bindings);
 	if (p->bindings_cap != cap) {
 		p->prev_same = ap_xrealloc(p->prev_same, p->bindings_cap * sizeof *p->prev_same);
 		p->next_same = ap_xrealloc(p->next_same, p->bindings_cap * sizeof *p->next_same);
 	}
 	b = &m->bindings[m->nbindings++];
-	memset(b, 0, sizeof *b);
-	b->kind = kind;
-	b->name = name;
-	b->line = line;
-	/* a try body runs for certain up to its first statement that may not */
-	b->maybe = c->maybe && !(c->trying != NULL && *c->trying == TRY_RUNS && !c->try_maybe);
+	*b = one;
 	p->prev_same[i] = p->next_same[i] = SIZE_MAX;
-	if (p->arms_depth > AP_PY_MAX_WAYS_DEPTH && kind != AP_PY_BIND_UNKNOWN) {
-		if (name != NULL)
-			b->kind = AP_PY_BIND_UNKNOWN;
-		b->why = "it is bound in statements that may run more than one way, "
-		         "nested more than " AP_PY_STR(AP_PY_MAX_WAYS_DEPTH) " deep";
-	}
+	p->nstars += kind == AP_PY_BIND_STAR;
 	if (name != NULL) {
 		size_t prev = ap_map_get_str(p->last_of, name);
 		p->prev_same[i] = prev;
@@ -81,7 +111,66 @@ ap_py_binding *ap_py_bind(struct parser *p, const struct ctx *c, ap_py_bind_kind
 ap_py_binding *ap_py_add_binding(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
                                  const tok *name)
 {
-	return ap_py_bind(p, c, kind, kind == AP_PY_BIND_STAR ? NULL : ap_py_tok_str(p, name), name->line);
+	return ap_py_bind(p, c, kind, kind == AP_PY_BIND_STAR ? NULL : ap_py_tok_str(p, name),
+	                  name->line);
+}
+
+const ap_py_binding *ap_py_member(struct parser *p, const struct ctx *c, const char *name,
+                                  size_t len)
+{
+	size_t at;
+
+	member_key(p, c->class_line, name, len);
+	at = ap_map_get(p->member_of, p->key.data, p->key.len);
+	return at == AP_MAP_ABSENT ? NULL : &p->m->members[at];
+}
+
+char *ap_py_qualname(struct parser *p, const struct ctx *c, const tok *name, const char *tail)
+{
+	size_t plen = c->prefix ? strlen(c->prefix) : 0, tlen = strlen(tail), len;
+	ap_buf b = AP_BUF_INIT;
+	const char *s = ap_py_name(p, name, &b, &len);
+	char *q = ap_py_arena_alloc(p->mod, plen + len + tlen + 1);
+
+	if (plen > 0)
+		memcpy(q, c->prefix, plen);
+	memcpy(q + plen, s, len);
+	memcpy(q + plen + len, tail, tlen + 1);
+	ap_buf_free(&b);
+	return q;
+}
+
+size_t ap_py_def_new(struct parser *p, const struct ctx *c, const tok *name, unsigned line)
+{
+	ap_py_module *m = p->m;
+	ap_py_def *d;
+
+	ap_xgrow((void **)&m->defs, &p->defs_cap, m->ndefs + 1, sizeof *m->defs);
+	d = &m->defs[m->ndefs];
+	memset(d, 0, sizeof *d);
+	d->qualname = ap_py_qualname(p, c, name, "");
+	d->line = line;
+	d->live = c->live;
+	d->maybe = c->maybe;
+	return m->ndefs++;
+}
+
+ap_py_param *ap_py_param_new(struct parser *p, size_t np)
+{
+	if (np == p->pcap)
+		ap_xgrow((void **)&p->pv, &p->pcap, np + 1, sizeof *p->pv);
+	return &p->pv[np];
+}
+
+void ap_py_def_params(struct parser *p, size_t di, size_t np)
+{
+	ap_py_def *d = &p->m->defs[di];
+
+	if (np > 0) {
+		d->params = ap_py_arena_alloc(p->mod, np * sizeof *d->params);
+		memcpy(d->params, p->pv, np * sizeof *d->params);
+	}
+	d->nparams = np;
 }
 
 /* --- Imports ------------------------------------------------------------- */
@@ -216,7 +305,8 @@ void ap_py_from_stmt(struct parser *p, const struct ctx *c)
 	for (; i < n && !ap_py_is_kw(&v[i], KW_IMPORT); i++)
 		ap_py_scratch_name(p, &v[i]);
 	module = ap_py_scratch_str(p);
-	submodule(p, c, module, &v[1]);
+	if (c->prefix == NULL)
+		submodule(p, c, module, &v[1]);
 	i++;
 	if (!try_import(p, c, module, NULL))
 		return;
@@ -241,7 +331,7 @@ void ap_py_from_stmt(struct parser *p, const struct ctx *c)
 		/* The bindings of one statement share the arena's copy. */
 		b->module = module;
 		b->target = name;
-		if (strcmp(b->name, "__all__") == 0)
+		if (c->prefix == NULL && strcmp(b->name, "__all__") == 0)
 			ap_py_all_imported(p, c->maybe, b);
 		if (i >= n || !ap_py_is_op(&v[i], ','))
 			break;

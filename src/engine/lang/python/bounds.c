@@ -1012,11 +1012,19 @@ void ap_py_def_bound(const ap_py_module *m, const ap_py_def *d, const char *name
                      const char *const *false_names, ap_py_bound *out)
 {
 	walk w = {0};
-	bflow *bf = ap_xcalloc(1, sizeof *bf);
+	bflow *bf;
 	size_t ls = d->body_off;
 
 	memset(out, 0, sizeof *out);
 	strcpy(out->value, "0");
+	if (d->lambda) {
+		out->kind = AP_PY_BOUND_UNKNOWN;
+		out->line = d->line;
+		snprintf(out->why, sizeof out->why, "it is a lambda (line %u), whose body is not read",
+		         d->line);
+		return;
+	}
+	bf = ap_xcalloc(1, sizeof *bf);
 	w.m = m;
 	w.d = d;
 	w.s = m->src;

@@ -911,6 +911,9 @@ bool ap_py_runs_alike(const struct parser *p, size_t from)
 			alike = false;
 		else if (b->kind == AP_PY_BIND_ALIAS)
 			alike = ap_map_get_str(bound, b->target) == AP_MAP_ABSENT;
+		else if (b->kind == AP_PY_BIND_PARTIAL)
+			alike = ap_map_get_str(bound, b->target) == AP_MAP_ABSENT &&
+			        ap_map_get_str(bound, b->args->callee) == AP_MAP_ABSENT;
 		else if (b->kind == AP_PY_BIND_DEF)
 			for (size_t k = 0; k < m->defs[b->def_index].ndecorators && alike; k++) {
 				const char *dec = m->defs[b->def_index].decorators[k].name;

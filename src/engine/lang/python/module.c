@@ -176,17 +176,13 @@ struct collector {
 	tok prev;
 };
 
-static bool is_augassign(const tok *t)
-{
-	return t->kind == T_OP && ap_py_augassign_code(t->code);
-}
-
 static void collect_start(struct parser *p, struct collector *k, const struct ctx *bind,
                           bool keep)
 {
 	memset(k, 0, sizeof *k);
 	k->bind = bind;
 	k->keep = keep;
+	p->nwalrus = 0;
 	k->whole = ap_py_is_word(p, &p->t, "__all__") || ap_py_is_kw(&p->t, KW_IMPORT) ||
 	           ap_py_is_kw(&p->t, KW_FROM);
 	p->sn = 0;
@@ -196,14 +192,19 @@ static void collect_start(struct parser *p, struct collector *k, const struct ct
 static void collect(struct parser *p, struct collector *k)
 {
 	tok t = p->t;
+	size_t walrus = SIZE_MAX; /* the binding of a walrus at t */
 
-	if (k->bind != NULL && ap_py_is_op(&t, OP_WALRUS) && ap_py_is_ident(&k->prev))
+	if (k->bind != NULL && ap_py_is_op(&t, OP_WALRUS) && ap_py_is_ident(&k->prev)) {
 		ap_py_add_binding(p, k->bind, AP_PY_BIND_OTHER, &k->prev);
+		ap_py_bindings(p, k->bind, &walrus);
+		walrus--;
+	}
 	k->prev = t;
 	if (!k->keep)
 		return;
-	if (t.depth == 0 && (ap_py_is_op(&t, '=') || ap_py_is_op(&t, ':') || is_augassign(&t) ||
-	                     ap_py_is_kw(&t, KW_IN) || ap_py_is_kw(&t, KW_AS))) {
+	if (t.depth == 0 && (ap_py_is_op(&t, '=') || ap_py_is_op(&t, ':') ||
+	                     ap_py_is_augassign(&t) || ap_py_is_kw(&t, KW_IN) ||
+	                     ap_py_is_kw(&t, KW_AS))) {
 		k->part = 0;
 		k->cut = false;
 	} else if (k->part >= PART_KEEP && !k->whole) {
@@ -215,16 +216,11 @@ static void collect(struct parser *p, struct collector *k)
 	k->part++;
 	if (p->sn == p->scap)
 		ap_xgrow((void **)&p->sv, &p->scap, p->sn + 1, sizeof *p->sv);
+	if (walrus != SIZE_MAX && t.kind == T_OP) {
+		ap_xgrow((void **)&p->walrus, &p->walrus_cap, p->nwalrus + 1, sizeof *p->walrus);
+		p->walrus[p->nwalrus++] = (struct walrus){walrus, p->sn};
+	}
 	p->sv[p->sn++] = t;
-}
-
-/* Whether sv[a, b) lost tokens to PART_KEEP. */
-static bool cut(const struct parser *p, size_t a, size_t b)
-{
-	for (size_t i = a; i < b; i++)
-		if (p->sv[i].kind == T_CUT)
-			return true;
-	return false;
 }
 
 /* Collects a compound statement's header, from its keyword (the current
@@ -247,6 +243,8 @@ static bool collect_header(struct parser *p, const struct ctx *bind, bool keep)
 		} else if (p->t.depth == depth && ap_py_is_op(&p->t, ':')) {
 			if (lambdas == 0) {
 				ap_py_advance(p);
+				if (bind != NULL)
+					ap_py_walrus_values(p, bind);
 				return true;
 			}
 			lambdas--;
@@ -256,183 +254,7 @@ static bool collect_header(struct parser *p, const struct ctx *bind, bool keep)
 	}
 }
 
-/* --- Bindings ------------------------------------------------------------- */
-
-/* Binds the names of the target list sv[a, b), whose top level has depth d:
- * names, starred names and bracketed target lists; attributes and subscripts
- * bind no name. Recursion follows the brackets, AP_PY_MAX_DEPTH at most. */
-static void bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d,
-                       ap_py_bind_kind kind)
-{
-	const tok *v = p->sv;
-
-	while (a < b) {
-		size_t e = a;
-		while (e < b && !(v[e].depth == d && ap_py_is_op(&v[e], ',')))
-			e++;
-		if (e - a == 1 && ap_py_is_ident(&v[a])) {
-			ap_py_add_binding(p, c, kind, &v[a]);
-		} else if (e - a == 2 && ap_py_is_op(&v[a], '*') && ap_py_is_ident(&v[a + 1])) {
-			ap_py_add_binding(p, c, kind, &v[a + 1]);
-		} else if (e - a >= 2 && (ap_py_is_op(&v[a], '(') || ap_py_is_op(&v[a], '[')) &&
-		           ap_py_closer(p, a, e) == e - 1) {
-			bind_names(p, c, a + 1, e - 1, d + 1, kind);
-		}
-		a = e + 1;
-	}
-}
-
-static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d)
-{
-	if (!cut(p, a, b))
-		bind_names(p, c, a, b, d, AP_PY_BIND_OTHER);
-}
-
 /* --- Module-level simple statements --------------------------------------- */
-
-/* Whether sv[a, b) is a call: a dotted name, or another call, then one
- * parenthesised argument list closing at b. */
-static bool is_call(const struct parser *p, size_t a, size_t b)
-{
-	const tok *v = p->sv;
-	size_t i = a;
-
-	if (b - a < 3 || !ap_py_is_ident(&v[a]) || !ap_py_is_op(&v[b - 1], ')') || cut(p, a, b))
-		return false;
-	i++;
-	while (i + 1 < b && ap_py_is_op(&v[i], '.') && v[i + 1].kind == T_NAME)
-		i += 2;
-	while (i < b && ap_py_is_op(&v[i], '(')) {
-		size_t e = ap_py_closer(p, i, b);
-		if (e == (size_t)-1)
-			return false;
-		if (e == b - 1)
-			return true;
-		i = e + 1;
-	}
-	return false;
-}
-
-/* Whether sv[a, b) starts with `globals()` or `vars()` (the module's
- * namespace at its top level) and then tail (`[`, `.`), after which *at is. */
-static bool namespace_call(const struct parser *p, size_t a, size_t b, unsigned tail, size_t *at)
-{
-	const tok *v = p->sv;
-
-	*at = a + 4;
-	return b - a >= 4 && (ap_py_is_word(p, &v[a], "globals") || ap_py_is_word(p, &v[a], "vars")) &&
-	       ap_py_is_op(&v[a + 1], '(') && ap_py_is_op(&v[a + 2], ')') &&
-	       ap_py_is_op(&v[a + 3], tail);
-}
-
-/* Whether sv[a, b) is `X.modules[__name__]`: sys.modules' entry of the
- * module, which an import of it gets. */
-static bool own_module_entry(const struct parser *p, size_t a, size_t b)
-{
-	const tok *v = p->sv;
-
-	return b - a == 6 && v[a].kind == T_NAME && ap_py_is_op(&v[a + 1], '.') &&
-	       ap_py_is_word(p, &v[a + 2], "modules") && ap_py_is_op(&v[a + 3], '[') &&
-	       ap_py_is_word(p, &v[a + 4], "__name__") && ap_py_is_op(&v[a + 5], ']');
-}
-
-/* A write into the module's namespace that binds a name no statement
- * spells: `globals()["NAME"] = ...` binds NAME to what only a run tells;
- * under a key that is no str literal of an ASCII name, or through
- * `globals().update(...)`, any name may be rebound, which a STAR binding
- * of AP_PY_NAMESPACE_WRITE stands for; so may `sys.modules[__name__] = X`,
- * which makes X what an import of the module gets. */
-static bool namespace_write(struct parser *p, const struct ctx *c, size_t a, size_t b)
-{
-	const tok *v = p->sv;
-	const char *key = NULL, *what = "globals() is written";
-	size_t at, len = 0;
-	ap_py_binding *bd;
-
-	bool entry = own_module_entry(p, a, b);
-
-	if (entry) {
-		what = "the module replaces itself in sys.modules";
-	} else if (namespace_call(p, a, b, '[', &at)) {
-		if (ap_py_closer(p, a + 3, b) != b - 1)
-			return false;
-		if (b - at == 2 && v[at].kind == T_STRING && v[at].plain)
-			key = ap_py_string_body(p, &v[at], &len);
-		/* a key not ASCII is no name NFKC leaves as it is */
-		for (size_t i = 0; key != NULL && i < len; i++)
-			if ((unsigned char)key[i] >= 0x80 || key[i] == '\\')
-				key = NULL;
-		if (key != NULL && !ap_py_is_identifier(key, len))
-			key = NULL;
-	} else if (!namespace_call(p, a, b, '.', &at) || at >= b ||
-	           !(ap_py_is_word(p, &v[at], "update") || ap_py_is_word(p, &v[at], "setdefault") ||
-	             ap_py_is_word(p, &v[at], "__setitem__"))) {
-		return false;
-	}
-	p->scratch.len = 0;
-	ap_buf_printf(&p->scratch, "%s at line %u%s", what, v[a].line,
-	              key != NULL || entry ? "" : " under a name only a run tells");
-	if (key != NULL) {
-		bd = ap_py_bind(p, c, AP_PY_BIND_UNKNOWN, ap_py_arena_strndup(p->mod, key, len), v[a].line);
-	} else {
-		bd = ap_py_bind(p, c, AP_PY_BIND_STAR, NULL, v[a].line);
-		bd->module = AP_PY_NAMESPACE_WRITE;
-	}
-	bd->why = ap_py_scratch_str(p);
-	return true;
-}
-
-/* Binds the target sv[a, b) of an assignment whose value is sv[va, n):
- * a single name is an ALIAS when the value is a bare name. */
-static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_t b, size_t va)
-{
-	const tok *v = p->sv;
-	size_t n = p->sn;
-
-	if (namespace_write(p, c, a, b))
-		return;
-	if (b - a != 1 || !ap_py_is_ident(&v[a])) {
-		bind_targets(p, c, a, b, 0);
-		return;
-	}
-	if (ap_py_is_word(p, &v[a], "__all__"))
-		ap_py_all_assign(p, c->maybe, va, n, 0, false);
-	if (n - va == 1 && ap_py_is_ident(&v[va])) {
-		ap_py_add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = ap_py_tok_str(p, &v[va]);
-	} else if (va < n && ap_py_is_kw(&v[va], KW_LAMBDA)) {
-		ap_py_add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = "it is bound to a lambda";
-	} else if (is_call(p, va, n)) {
-		/* functools.partial(f, ...), a factory, a decorator applied by hand:
-		 * what a call returns is known only by running it. */
-		p->scratch.len = 0;
-		ap_buf_printf(&p->scratch, "it is bound to what the call at line %u returns",
-		              v[va].line);
-		ap_py_add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = ap_py_scratch_str(p);
-	} else {
-		ap_py_add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
-	}
-}
-
-/* The index of the next '=' at depth 0 from i that is not a lambda's default;
- * n when none. */
-static size_t next_assign(const struct parser *p, size_t i)
-{
-	unsigned lambdas = 0;
-
-	for (; i < p->sn; i++) {
-		const tok *t = &p->sv[i];
-		if (t->depth != 0)
-			continue;
-		if (ap_py_is_kw(t, KW_LAMBDA))
-			lambdas++;
-		else if (lambdas > 0 && ap_py_is_op(t, ':'))
-			lambdas--;
-		else if (lambdas == 0 && ap_py_is_op(t, '='))
-			return i;
-	}
-	return p->sn;
-}
-
 
 /* The module-level defs the statement calls by name. */
 static void calls(struct parser *p, const struct ctx *c)
@@ -466,14 +288,15 @@ static void calls(struct parser *p, const struct ctx *c)
 	}
 }
 
+/* A simple statement; in a class body, what it binds there (a call there may
+ * run a def of the module, but what it rebinds is not told). */
 static void simple_stmt(struct parser *p, const struct ctx *c)
 {
 	const tok *v = p->sv;
 	size_t n = p->sn;
-	unsigned lambdas = 0;
 
-	calls(p, c);
-
+	if (c->prefix == NULL)
+		calls(p, c);
 	if (ap_py_is_kw(&v[0], KW_IMPORT)) {
 		ap_py_import_stmt(p, c);
 		return;
@@ -483,53 +306,15 @@ static void simple_stmt(struct parser *p, const struct ctx *c)
 		return;
 	}
 	if (ap_py_is_kw(&v[0], KW_DEL)) {
-		ap_py_all_del(p, c->maybe);
-		if (!cut(p, 1, n))
-			bind_names(p, c, 1, n, 0, AP_PY_BIND_DEL);
+		if (c->prefix == NULL)
+			ap_py_all_del(p, c->maybe);
+		ap_py_bind_names(p, c, 1, n, 0, AP_PY_BIND_DEL);
 		return;
 	}
 	/* global, return, pass, assert ... bind nothing. */
-	if (is_keyword(&v[0])) {
+	if (is_keyword(&v[0]))
 		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].depth != 0)
-			continue;
-		if (ap_py_is_kw(&v[i], KW_LAMBDA)) {
-			lambdas++;
-		} else if (ap_py_is_op(&v[i], ':')) {
-			size_t e;
-			if (lambdas > 0) {
-				lambdas--;
-				continue;
-			}
-			/* An annotation binds only with a value. */
-			e = next_assign(p, i + 1);
-			if (e < n)
-				assign_target(p, c, 0, i, e + 1);
-			return;
-		} else if (lambdas == 0 && ap_py_is_op(&v[i], '=')) {
-			size_t last = i, a = 0, e;
-			while ((e = next_assign(p, last + 1)) < n)
-				last = e;
-			for (e = i; a < last; a = e + 1, e = next_assign(p, e + 1))
-				assign_target(p, c, a, e, last + 1);
-			return;
-		} else if (lambdas == 0 && is_augassign(&v[i])) {
-			if (i == 1 && ap_py_is_ident(&v[0])) {
-				if (ap_py_is_word(p, &v[0], "__all__")) {
-					if (ap_py_is_op(&v[i], OP_ADD_ASSIGN))
-						ap_py_all_assign(p, c->maybe, i + 1, n, 0, true);
-					else
-						ap_py_all_unreadable(p, v[0].line, c->maybe);
-				}
-				ap_py_add_binding(p, c, AP_PY_BIND_OTHER, &v[0]);
-			}
-			return;
-		}
-	}
-	if (!namespace_write(p, c, 0, n))
-		ap_py_all_method(p, c->maybe);
+	ap_py_assign_stmt(p, c);
 }
 
 /* --- Statements ----------------------------------------------------------- */
@@ -606,7 +391,7 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
  * keyword introduced (match, case) heads a block, read like any other. */
 static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool one_line)
 {
-	bool analyze = c->prefix == NULL && c->live;
+	bool analyze = c->live;
 	struct ctx nested;
 
 	for (;;) {
@@ -652,6 +437,7 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 			ap_py_drop_strings(p, mark);
 		doc = false;
 		if (analyze && count > 0 && !header) {
+			ap_py_walrus_values(p, c);
 			simple_stmt(p, c);
 			if (c->trying != NULL && *c->trying == TRY_RUNS &&
 			    !ap_py_is_kw(&p->sv[0], KW_IMPORT) && !ap_py_is_kw(&p->sv[0], KW_FROM) &&
@@ -766,10 +552,7 @@ static void params(struct parser *p, size_t di)
 		/* The segment ends at a ',' or at the end. */
 		{
 			if (has_name) {
-				ap_py_param *pa;
-				if (np == p->pcap)
-					ap_xgrow((void **)&p->pv, &p->pcap, np + 1, sizeof *p->pv);
-				pa = &p->pv[np++];
+				ap_py_param *pa = ap_py_param_new(p, np++);
 				pa->name = ap_py_tok_str(p, &name);
 				pa->has_default = has_default;
 				pa->kind = stars == 1   ? AP_PY_VARARGS
@@ -783,13 +566,7 @@ static void params(struct parser *p, size_t di)
 				for (size_t i = 0; i < np; i++)
 					p->pv[i].kind = AP_PY_POSONLY;
 			if (end) {
-				ap_py_def *d = &p->m->defs[di];
-				if (np > 0) {
-					d->params =
-						ap_py_arena_alloc(p->mod, np * sizeof *d->params);
-					memcpy(d->params, p->pv, np * sizeof *d->params);
-				}
-				d->nparams = np;
+				ap_py_def_params(p, di, np);
 				break;
 			}
 			k = 0;
@@ -801,27 +578,9 @@ static void params(struct parser *p, size_t di)
 	ap_py_advance(p);
 }
 
-/* The prefix of c, the name and then tail. */
-static char *qualname(struct parser *p, const struct ctx *c, const tok *name,
-                      const char *tail)
-{
-	size_t plen = c->prefix ? strlen(c->prefix) : 0, tlen = strlen(tail), len;
-	ap_buf b = AP_BUF_INIT;
-	const char *s = ap_py_name(p, name, &b, &len);
-	char *q = ap_py_arena_alloc(p->mod, plen + len + tlen + 1);
-
-	if (plen > 0)
-		memcpy(q, c->prefix, plen);
-	memcpy(q + plen, s, len);
-	memcpy(q + plen + len, tail, tlen + 1);
-	ap_buf_free(&b);
-	return q;
-}
-
 /* line: of `def`, or of the `async` before it (CPython's lineno). */
 static void def_stmt(struct parser *p, const struct ctx *c, unsigned line, bool is_async)
 {
-	ap_py_module *m = p->m;
 	tok name;
 	ap_py_def *d;
 	size_t di;
@@ -845,15 +604,10 @@ static void def_stmt(struct parser *p, const struct ctx *c, unsigned line, bool 
 		ap_py_fail(p, AP_EINPUT, p->t.line, "expected '(' after the name of a def");
 		return;
 	}
-	ap_xgrow((void **)&m->defs, &p->defs_cap, m->ndefs + 1, sizeof *m->defs);
-	di = m->ndefs++;
-	d = &m->defs[di];
-	memset(d, 0, sizeof *d);
-	d->qualname = qualname(p, c, &name, "");
-	d->line = line;
-	d->live = c->live;
-	d->maybe = c->maybe;
+	di = ap_py_def_new(p, c, &name, line);
+	d = &p->m->defs[di];
 	d->is_async = is_async;
+	d->method = p->method;
 	if (p->ndecorators > 0) {
 		ap_py_decorator *dv = ap_py_arena_alloc(p->mod, p->ndecorators * sizeof *dv);
 		memcpy(dv, p->decorators, p->ndecorators * sizeof *dv);
@@ -865,15 +619,16 @@ static void def_stmt(struct parser *p, const struct ctx *c, unsigned line, bool 
 	/* The return annotation, up to the ':'. */
 	if (!collect_header(p, NULL, false))
 		return;
-	if (c->prefix == NULL && c->live)
+	if (c->live)
 		ap_py_add_binding(p, c, AP_PY_BIND_DEF, &name)->def_index = di;
 	ap_py_skip_body(p, di);
 }
 
 static void class_stmt(struct parser *p, const struct ctx *c)
 {
+	const char *decorator = p->ndecorators > 0 ? p->decorators[0].name : p->wrapping;
 	struct ctx in = *c;
-	char *prefix;
+	bool inherits = false;
 	tok name;
 
 	ap_py_advance(p);
@@ -882,12 +637,19 @@ static void class_stmt(struct parser *p, const struct ctx *c)
 		return;
 	}
 	name = p->t;
-	if (!collect_header(p, NULL, false))
+	if (!collect_header(p, NULL, true))
 		return;
-	if (c->prefix == NULL && c->live)
-		ap_py_add_binding(p, c, AP_PY_BIND_CLASS, &name);
-	prefix = qualname(p, c, &name, ".");
-	in.prefix = prefix;
+	/* `class C(Base):`, `class C[T](metaclass=M):`; `class C():` names none */
+	for (size_t i = 1; i + 1 < p->sn && !inherits; i++)
+		inherits = p->sv[i].depth == 0 && ap_py_is_op(&p->sv[i], '(') &&
+		           !ap_py_is_op(&p->sv[i + 1], ')');
+	if (c->live) {
+		ap_py_binding *b = ap_py_add_binding(p, c, AP_PY_BIND_CLASS, &name);
+		b->decorator = decorator;
+		b->inherits = inherits;
+	}
+	in.prefix = ap_py_qualname(p, c, &name, ".");
+	in.class_line = name.line;
 	suite(p, &in, true);
 }
 
@@ -903,7 +665,7 @@ static void if_stmt(struct parser *p, const struct ctx *c)
 		bool is_else = ap_py_is_kw(&p->t, KW_ELSE);
 		enum cond cond = is_else ? COND_TRUE : COND_UNKNOWN;
 
-		if (!collect_header(p, c->prefix == NULL && c->live && !decided ? c : NULL, true))
+		if (!collect_header(p, c->live && !decided ? c : NULL, true))
 			break;
 		if (!is_else)
 			cond = ap_py_condition(p, 1, p->sn);
@@ -937,7 +699,9 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	bool is_for = ap_py_is_kw(&p->t, KW_FOR);
 	bool is_with = ap_py_is_kw(&p->t, KW_WITH);
 	bool is_try = ap_py_is_kw(&p->t, KW_TRY);
-	bool binds = c->prefix == NULL && c->live, ended = false;
+	/* a class body's for and with bind its members; a try there is ways
+	 * it may run, as any block in it */
+	bool targets = c->live, binds = c->prefix == NULL && c->live, ended = false;
 	/* Of a try (or a suppress) that binds, how its body ends; of any other
 	 * compound statement, each arm may run. */
 	enum try_outcome outcome = is_try && binds ? TRY_RUNS : TRY_UNKNOWN;
@@ -958,7 +722,7 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	                  : is_for  ? "the `for` loop"
 	                            : "the `while` loop");
 	a.may_skip = !is_try && !is_with;
-	if (!collect_header(p, binds ? c : NULL, binds)) {
+	if (!collect_header(p, targets ? c : NULL, targets)) {
 		a.may_skip = false;
 		arms_end(p, c, &a);
 		return;
@@ -966,20 +730,25 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 	suppress = is_with && binds && ap_py_suppress(p, 1, p->sn, &suppresses);
 	if (suppress)
 		outcome = TRY_RUNS;
+	/* A loop's body may not run, a try's may stop at any statement: a
+	 * method defined there may not exist, nor a loop's target. */
+	body.maybe = c->maybe || !is_with || suppress;
 	v = p->sv;
-	if (binds && is_for) {
+	if (targets && is_for) {
 		size_t e = 1;
 		while (e < p->sn && !(v[e].depth == 0 && ap_py_is_kw(&v[e], KW_IN)))
 			e++;
 		/* A name the loop binds holds its last item, whatever the body
 		 * does: bound every way where the body runs, not at all where it
 		 * never does. Other targets bind as the body may run. */
-		if (e == 2 && ap_py_is_ident(&v[1]))
+		if (binds && e == 2 && ap_py_is_ident(&v[1]))
 			runs = ap_py_iterations(p, e + 1, p->sn, &last, &item);
 		if (runs > 0) {
 			ap_py_binding *t = ap_py_add_binding(p, c, last, &v[1]);
 			if (last == AP_PY_BIND_ALIAS) {
+				/* the items are read before the loop binds */
 				t->target = ap_py_tok_str(p, &v[item]);
+				t->value_at = (size_t)(t - p->m->bindings);
 			} else if (last == AP_PY_BIND_UNKNOWN) {
 				p->scratch.len = 0;
 				ap_buf_printf(&p->scratch, "it is bound to the last item of the `for` loop "
@@ -989,14 +758,14 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		}
 		arm_begin(p, &a);
 		if (runs < 0)
-			bind_targets(p, c, 1, e, 0);
+			ap_py_bind_names(p, &body, 1, e, 0, AP_PY_BIND_OTHER);
 	} else {
 		if (binds && !is_try && !is_with && ap_py_condition(p, 1, p->sn) == COND_FALSE)
 			runs = 0; /* while False: */
 		if (!is_with || suppress)
 			arm_begin(p, &a);
 	}
-	if (binds && is_with) {
+	if (targets && is_with) {
 		/* with (a as b, c as d): the items are in the parentheses. */
 		size_t i = 1, b = p->sn;
 		unsigned d = 0;
@@ -1015,13 +784,10 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 				e++;
 			}
 			if (as < e)
-				bind_targets(p, c, as + 1, e, d);
+				ap_py_bind_names(p, c, as + 1, e, d, AP_PY_BIND_OTHER);
 			i = e + 1;
 		}
 	}
-	/* A loop's body may not run, a try's may stop at any statement: a
-	 * method defined there may not exist. */
-	body.maybe = c->maybe || !is_with || suppress;
 	body.live &= runs != 0;
 	if ((is_try && binds) || suppress) {
 		body.trying = &outcome;
@@ -1081,7 +847,7 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 
 /* Decorators that return the function they are given, or a wrapper that
  * keeps its signature (__wrapped__) and takes what it takes. */
-static bool keeps_function(const char *name, bool in_class)
+static bool keeps_function(const char *name)
 {
 	static const char *const keep[] = {"functools.lru_cache", "lru_cache", "functools.cache",
 	                                   "cache", "typing.final", "final", NULL};
@@ -1089,13 +855,53 @@ static bool keeps_function(const char *name, bool in_class)
 	for (const char *const *k = keep; *k; k++)
 		if (strcmp(name, *k) == 0)
 			return true;
-	return in_class && (strcmp(name, "staticmethod") == 0 || strcmp(name, "classmethod") == 0);
+	return false;
 }
 
-/* One decorator line, from its '@': a decorator that may bind something
- * else is kept for the def that follows. */
-static void decorator_line(struct parser *p, const struct ctx *c)
+const char *ap_py_method_name(ap_py_method_kind kind)
 {
+	static const char *const names[] = {NULL, "classmethod", "staticmethod", "property"};
+
+	return names[kind];
+}
+
+/* In a class body, the builtin that the decorator name is: classmethod,
+ * staticmethod or property where neither the class body so far nor the
+ * module binds the name (what a star import binds is the resolver's to
+ * tell), or P.setter, .getter or .deleter of a property P the class body
+ * binds. */
+static ap_py_method_kind method_builtin(struct parser *p, const struct ctx *c, const char *name)
+{
+	const char *dot = strchr(name, '.');
+	const ap_py_binding *b;
+
+	if (c->prefix == NULL)
+		return AP_PY_FUNCTION;
+	if (dot != NULL) {
+		bool accessor = strcmp(dot, ".setter") == 0 || strcmp(dot, ".getter") == 0 ||
+		                strcmp(dot, ".deleter") == 0;
+		b = accessor ? ap_py_member(p, c, name, (size_t)(dot - name)) : NULL;
+		if (b == NULL || b->maybe || b->kind != AP_PY_BIND_DEF)
+			return AP_PY_FUNCTION;
+		return p->m->defs[b->def_index].method == AP_PY_PROPERTY &&
+		               p->m->defs[b->def_index].ndecorators == 0
+		       ? AP_PY_PROPERTY
+		       : AP_PY_FUNCTION;
+	}
+	for (ap_py_method_kind k = AP_PY_CLASSMETHOD; k <= AP_PY_PROPERTY; k++)
+		if (strcmp(name, ap_py_method_name(k)) == 0 &&
+		    ap_map_get_str(p->last_of, name) == AP_MAP_ABSENT &&
+		    ap_py_member(p, c, name, strlen(name)) == NULL)
+			return k;
+	return AP_PY_FUNCTION;
+}
+
+/* One decorator line, from its '@' (first: the outermost): a decorator that
+ * may bind something else is kept for the def that follows, and a builtin
+ * that makes a method no plain function, outermost. */
+static void decorator_line(struct parser *p, const struct ctx *c, bool first)
+{
+	ap_py_method_kind method;
 	bool dotted = false, called = false, simple, keeps;
 
 	ap_py_advance(p);
@@ -1126,13 +932,18 @@ static void decorator_line(struct parser *p, const struct ctx *c)
 		ap_py_advance(p);
 	ap_py_advance(p);
 	/* lru_cache(maxsize=...) is the one of them called with arguments. */
-	keeps = simple && keeps_function(p->scratch.data, c->prefix != NULL) &&
+	keeps = simple && keeps_function(p->scratch.data) &&
 	        (!called || strstr(p->scratch.data, "lru_cache") != NULL);
-	if (!keeps) {
+	method = simple && !called ? method_builtin(p, c, p->scratch.data) : AP_PY_FUNCTION;
+	if (method != AP_PY_FUNCTION && first) {
+		p->method = method;
+	} else if (!keeps) {
 		ap_xgrow((void **)&p->decorators, &p->decorators_cap, p->ndecorators + 1,
 		         sizeof *p->decorators);
 		p->decorators[p->ndecorators].name = ap_py_scratch_str(p);
 		p->decorators[p->ndecorators++].called = called;
+	} else if (p->wrapping == NULL && strstr(p->scratch.data, "final") == NULL) {
+		p->wrapping = ap_py_scratch_str(p);
 	}
 	p->scratch.len = 0;
 }
@@ -1144,6 +955,8 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 	bool is_async;
 
 	p->ndecorators = 0;
+	p->wrapping = NULL;
+	p->method = AP_PY_FUNCTION;
 	/* In a try body, a statement after an import that failed does not run,
 	 * and a compound one may raise: what blocks inside it do is not the
 	 * body's to tell. Simple statements tell it in simple_line. */
@@ -1156,8 +969,8 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 		c = &nested;
 	}
 	if (ap_py_is_op(&p->t, '@')) {
-		while (ap_py_is_op(&p->t, '@'))
-			decorator_line(p, c);
+		for (bool first = true; ap_py_is_op(&p->t, '@'); first = false)
+			decorator_line(p, c, first);
 		if (p->t.kind == T_INDENT || p->t.kind == T_DEDENT)
 			return;
 	}
@@ -1196,6 +1009,7 @@ void ap_py_module_free(ap_py_module *m)
 	ap_py_arena_free(mod);
 	free(m->defs);
 	free(m->bindings);
+	free(m->members);
 	free(m->all);
 	free(m->all_refs);
 	free(m->strings);
@@ -1243,6 +1057,7 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	p->mod = mod;
 	p->false_names = opt ? opt->false_names : NULL;
 	p->last_of = ap_xnonnull(ap_map_new());
+	p->member_of = ap_xnonnull(ap_map_new());
 	p->submodules = ap_xnonnull(ap_map_new());
 	p->opt = opt;
 	if (len >= 3 && memcmp(src, "\xef\xbb\xbf", 3) == 0)
@@ -1264,6 +1079,9 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	free(p->globals);
 	ap_map_free(p->last_of);
 	ap_map_free(p->submodules);
+	ap_map_free(p->member_of);
+	ap_buf_free(&p->key);
+	free(p->walrus);
 	free(p->pv);
 	ap_buf_free(&p->scratch);
 	free(p);

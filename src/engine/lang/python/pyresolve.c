@@ -12,7 +12,6 @@
 #include "core/ap-util.h"
 #include "engine/lang/python/pypath.h"
 #include "engine/lang/python/pysource.h"
-#include "engine/lang/space.h"
 #include "engine/pytarget.h"
 
 /* Import chains deeper than this are refused (AITER's are a few levels). */
@@ -241,33 +240,11 @@ const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_
 
 /* --- Resolving names through imports -------------------------------------- */
 
-const char *ap_pyref_kind_name(ap_pyref_kind kind)
-{
-	static const char *const names[] = {"a def", "a class", "a module", "a value",
-	                                    "imported from outside", "not bound",
-	                                    "not readable", "not known without running it"};
-	return names[kind];
-}
-
-void ap_pyref_free(ap_pyref *ref)
-{
-	free(ref->why);
-	free(ref->module);
-	memset(ref, 0, sizeof *ref);
-}
-
 static void pyref_set(ap_pyref *ref, ap_pyref_kind kind, char *why)
 {
 	ap_pyref_free(ref);
 	ref->kind = kind;
 	ref->why = why;
-}
-
-static void pyref_copy(ap_pyref *to, const ap_pyref *from)
-{
-	*to = *from;
-	to->why = from->why ? ap_xstrdup(from->why) : NULL;
-	to->module = from->module ? ap_xstrdup(from->module) : NULL;
 }
 
 /* A (module, name) resolved, kept for the rest of the resolution. */
@@ -326,7 +303,7 @@ static void remember(struct resolver *rs, const ap_buf *key, const ap_pyref *ref
 
 	ap_xgrow((void **)&rs->done, &rs->done_cap, rs->ndone + 1, sizeof *rs->done);
 	d = &rs->done[rs->ndone];
-	pyref_copy(&d->ref, ref);
+	ap_pyref_copy(&d->ref, ref);
 	d->missing = missing;
 	ap_xok(ap_map_put(rs->known, key->data, key->len, rs->ndone++));
 }
@@ -575,75 +552,6 @@ static void from_import(struct resolver *rs, const char *target, const char *nam
 	free(sub);
 }
 
-static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
-                            size_t upto, unsigned depth, ap_pyref *out);
-
-/* The first tokens of d's body, up to max (comments end the reading: such a
- * body is not one of the forms read here); their number. */
-static size_t body_tokens(const ap_py_module *m, const ap_py_def *d, const char **tok,
-                          size_t *len, size_t max)
-{
-	const char *s = m->src;
-	size_t i = d->body_off, n = d->body_end, k = 0;
-
-	while (i < n) {
-		size_t e;
-		if (ap_is_space_byte((unsigned char)s[i])) {
-			i++;
-			continue;
-		}
-		if (s[i] == '#' || s[i] == '\\' || k == max)
-			return max + 1;
-		e = ap_py_token_end(s, i, n);
-		tok[k] = s + i;
-		len[k++] = e - i;
-		i = e;
-	}
-	return k;
-}
-
-static bool tok_is(const char *t, size_t len, const char *w)
-{
-	return len == strlen(w) && memcmp(t, w, len) == 0;
-}
-
-/* What a decorator of the tree does with what it is given, read from its
- * body (an async def gives a coroutine: OTHER). */
-enum deco { DECO_OTHER, DECO_RETURNS_IT, DECO_WRAPS, DECO_NONE };
-
-static enum deco decorator_does(const ap_py_module *m, const ap_py_def *d, bool called)
-{
-	const char *t[11];
-	size_t len[11], n;
-
-	if (d->is_async)
-		return DECO_OTHER;
-	/* A body that wraps what it returns with functools.wraps: a wrapper that
-	 * takes what the def takes, whose signature is the def's. */
-	if (memmem(m->src + d->body_off, d->body_end - d->body_off, "wraps(", 6) != NULL)
-		return DECO_WRAPS;
-	n = body_tokens(m, d, t, len, 10);
-	if (!called) {
-		/* `return FN` of its first parameter; `return None`, `return` or
-		 * `pass`: None */
-		if (n == 2 && d->nparams >= 1 && d->params[0].kind == AP_PY_POS &&
-		    tok_is(t[0], len[0], "return") && tok_is(t[1], len[1], d->params[0].name))
-			return DECO_RETURNS_IT;
-		if ((n == 2 && tok_is(t[0], len[0], "return") && tok_is(t[1], len[1], "None")) ||
-		    (n == 1 && (tok_is(t[0], len[0], "return") || tok_is(t[0], len[0], "pass"))))
-			return DECO_NONE;
-		return DECO_OTHER;
-	}
-	/* a factory: `def INNER(FN): return FN` then `return INNER` */
-	return n == 10 && tok_is(t[0], len[0], "def") && tok_is(t[2], len[2], "(") &&
-	                       tok_is(t[4], len[4], ")") && tok_is(t[5], len[5], ":") &&
-	                       tok_is(t[6], len[6], "return") && len[7] == len[3] &&
-	                       memcmp(t[7], t[3], len[3]) == 0 && tok_is(t[8], len[8], "return") &&
-	                       len[9] == len[1] && memcmp(t[9], t[1], len[1]) == 0
-	               ? DECO_RETURNS_IT
-	               : DECO_OTHER;
-}
-
 /* What the decorators of the def in out (mod's binding at upto) make of it,
  * applied from the bottom up, each name as mod binds it before the def: the
  * def still (each gives back what it is given, or a wrapper that keeps its
@@ -656,7 +564,7 @@ static void decorated(struct resolver *rs, const struct module *mod, size_t upto
 	const ap_py_decorator *dec = NULL, *none = NULL;
 
 	for (size_t k = def->ndecorators; k-- > 0;) {
-		enum deco does = DECO_OTHER;
+		ap_pydeco does = AP_PYDECO_OTHER;
 		ap_pyref ref = {0};
 
 		dec = &def->decorators[k];
@@ -666,13 +574,13 @@ static void decorated(struct resolver *rs, const struct module *mod, size_t upto
 				const char *error;
 				const ap_py_module *dm = module_in(rs->r, ref.file, rs->c, rs->chain, &error);
 				if (dm != NULL)
-					does = decorator_does(dm, ref.def, dec->called);
+					does = ap_pydeco_does(dm, ref.def, dec->called);
 			}
 		}
 		ap_pyref_free(&ref);
-		if (does == DECO_NONE)
+		if (does == AP_PYDECO_NONE)
 			none = dec;
-		else if (does == DECO_OTHER || (none != NULL && does != DECO_RETURNS_IT))
+		else if (does == AP_PYDECO_OTHER || (none != NULL && does != AP_PYDECO_RETURNS_IT))
 			break;
 		dec = NULL;
 	}
@@ -719,6 +627,7 @@ static int ref_module(struct resolver *rs, const struct module *mod, const ap_py
 			if (b->kind != AP_PY_BIND_ALIAS)
 				break;
 			name = b->target;
+			i = b->value_at;
 			aliases++;
 			b = NULL;
 		}
@@ -798,7 +707,7 @@ static int all_holds(struct resolver *rs, const struct module *mod, const char *
 	ap_buf_puts(&key, name);
 	at = ap_map_get(rs->known, key.data, key.len);
 	if (at != AP_MAP_ABSENT) {
-		pyref_copy(out, &rs->done[at].ref);
+		ap_pyref_copy(out, &rs->done[at].ref);
 		ap_buf_free(&key);
 		return out->kind == AP_PYREF_VALUE     ? STAR_YES
 		       : out->kind == AP_PYREF_UNBOUND ? STAR_NO
@@ -1187,13 +1096,36 @@ static int load_point(struct resolver *rs, const struct module *mod, const char 
 	return LOAD_DECIDED;
 }
 
+/* The functools.partial bindings a walk went through, the outermost first. */
+struct partials {
+	const ap_py_binding **v;
+	size_t n, cap;
+};
+
+/* Whether the name partial b is called by holds, before b, what the
+ * module's one kind of binding of it binds, not what a star import does. */
+static bool callee_holds(struct resolver *rs, const struct module *mod, const ap_py_binding *b,
+                         unsigned depth)
+{
+	const char *callee = b->args->callee;
+	ap_pyref ref = {0};
+	bool holds;
+
+	resolve_binding(rs, mod, callee, b->value_at, depth + 1, &ref);
+	holds = ref.file == mod->file && !ref.perhaps &&
+	        ref.kind == (strcmp(callee, "functools") == 0 ? AP_PYREF_MODULE : AP_PYREF_EXTERNAL);
+	ap_pyref_free(&ref);
+	return holds;
+}
+
 /* name as mod's bindings before index upto leave it, passing over star
  * imports from outside the tree (*outside: the last one passed, NULL when
- * none). An alias (`a = b`) is followed in the same walk, up to
- * RESOLVE_MAX_ALIASES of them. */
-static void walk(struct resolver *rs, const struct module *mod, const char *name, size_t upto,
-                 unsigned depth, ap_pyref *out, const ap_py_binding **outside,
-                 struct loading *ld)
+ * none). An alias (`a = b`) or a partial of a name is followed in the same
+ * walk, up to RESOLVE_MAX_ALIASES of them, from where its value is read;
+ * pp keeps the partials. */
+static void walk_bindings(struct resolver *rs, const struct module *mod, const char *name,
+                          size_t upto, unsigned depth, ap_pyref *out,
+                          const ap_py_binding **outside, struct loading *ld, struct partials *pp)
 {
 	const ap_py_module *m = mod->m;
 	size_t aliases = 0;
@@ -1232,14 +1164,28 @@ static void walk(struct resolver *rs, const struct module *mod, const char *name
 		}
 		if (!named || (b->kind == AP_PY_BIND_SUBMODULE && !mod->package))
 			continue;
-		if (b->kind == AP_PY_BIND_ALIAS) {
+		if (b->kind == AP_PY_BIND_ALIAS || b->kind == AP_PY_BIND_PARTIAL) {
 			if (++aliases > RESOLVE_MAX_ALIASES) {
 				pyref_set(out, AP_PYREF_ERROR,
 				          ap_xasprintf("%s: line %u: names aliased more than %d deep",
 				                       mod->file->path, b->line, RESOLVE_MAX_ALIASES));
 				return;
 			}
+			if (b->kind == AP_PY_BIND_PARTIAL && b->args->after_star &&
+			    !callee_holds(rs, mod, b, depth)) {
+				pyref_set(out, AP_PYREF_UNKNOWN,
+				          ap_xasprintf("it is bound at line %u to what functools.partial "
+				                       "returns, and a star import before it may bind %s",
+				                       b->line, b->args->callee));
+				return;
+			}
+			if (b->kind == AP_PY_BIND_PARTIAL) {
+				ap_xgrow((void **)&pp->v, &pp->cap, pp->n + 1, sizeof *pp->v);
+				pp->v[pp->n++] = b;
+			}
 			name = b->target;
+			/* the value is read before its statement binds */
+			i = b->value_at;
 			free(ld->sub);
 			*ld = (struct loading){0};
 			continue;
@@ -1279,6 +1225,7 @@ static void walk(struct resolver *rs, const struct module *mod, const char *name
 			return;
 		case AP_PY_BIND_CLASS:
 			out->kind = AP_PYREF_CLASS;
+			out->binding = b;
 			return;
 		case AP_PY_BIND_FROM:
 			target = absolute(rs, mod, b->module);
@@ -1305,6 +1252,7 @@ static void walk(struct resolver *rs, const struct module *mod, const char *name
 			return;
 		}
 		case AP_PY_BIND_ALIAS:
+		case AP_PY_BIND_PARTIAL:
 		case AP_PY_BIND_STAR:
 		case AP_PY_BIND_OTHER:
 			out->kind = AP_PYREF_VALUE;
@@ -1318,6 +1266,25 @@ static void walk(struct resolver *rs, const struct module *mod, const char *name
 	out->kind = AP_PYREF_UNBOUND;
 	out->file = NULL;
 	out->line = 0;
+}
+
+static void walk(struct resolver *rs, const struct module *mod, const char *name, size_t upto,
+                 unsigned depth, ap_pyref *out, const ap_py_binding **outside,
+                 struct loading *ld)
+{
+	struct partials pp = {0};
+
+	walk_bindings(rs, mod, name, upto, depth, out, outside, ld, &pp);
+	if (pp.n > 0) {
+		/* functools.partial flattens a partial of a partial: the
+		 * arguments of the innermost first */
+		ap_py_args all = {0};
+		for (size_t k = pp.n; k-- > 0;)
+			ap_py_args_add(&all, pp.v[k]->args);
+		ap_pyref_partial(out, pp.v[0], &all);
+		free(all.keywords);
+	}
+	free(pp.v);
 }
 
 /* What a star import from outside the tree binds only importing that module
@@ -1391,7 +1358,7 @@ static void resolve_in(struct resolver *rs, const char *module, const char *name
 	}
 	at = ap_map_get(rs->known, key.data, key.len);
 	if (at != AP_MAP_ABSENT) {
-		pyref_copy(out, &rs->done[at].ref);
+		ap_pyref_copy(out, &rs->done[at].ref);
 		*missing = rs->done[at].missing;
 		ap_buf_free(&key);
 		return;

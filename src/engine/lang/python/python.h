@@ -36,11 +36,25 @@ typedef struct ap_py_decorator {
 	bool called;
 } ap_py_decorator;
 
+/* In a class body, the builtin decorator that is a def's outermost: what
+ * getattr on the class gives is then no plain function. */
+typedef enum {
+	AP_PY_FUNCTION,
+	AP_PY_CLASSMETHOD, /* a method bound to the class: no first parameter */
+	AP_PY_STATICMETHOD,
+	AP_PY_PROPERTY, /* @property, or @p.setter of a property p: no def */
+} ap_py_method_kind;
+
+/* The builtin's name ("classmethod", "staticmethod", "property"); NULL for
+ * AP_PY_FUNCTION. */
+const char *ap_py_method_name(ap_py_method_kind kind);
+
 typedef struct ap_py_def {
 	/* "f", or "Cls.m" for a def directly in a class body ("A.B.m" in a nested
-	 * class); defs inside function bodies are not read at all */
+	 * class); defs inside function bodies are not read at all. A lambda
+	 * bound to a name is a def of that name. */
 	char *qualname;
-	unsigned line; /* line of the `def` keyword (not of its decorators) */
+	unsigned line; /* line of the `def` keyword (not of its decorators), or of `lambda` */
 	/* in order; `self` included; bare `*` and `/` markers are not params but set kinds */
 	ap_py_param *params;
 	size_t nparams;
@@ -55,10 +69,14 @@ typedef struct ap_py_def {
 	/* The decorators that may bind the name to something other than the def,
 	 * from the top one (applied last) down; none when there is no decorator,
 	 * or only ones known to keep the function and its signature:
-	 * functools.lru_cache and cache, typing.final, staticmethod and
-	 * classmethod in a class. */
+	 * functools.lru_cache and cache, typing.final. In a class body the
+	 * outermost, when it is classmethod, staticmethod or property, is
+	 * method's instead. */
 	const struct ap_py_decorator *decorators;
 	size_t ndecorators;
+	ap_py_method_kind method;
+	/* `NAME = lambda ...: ...`: its body is an expression, not read */
+	bool lambda;
 	/* the body (the statements after the header's ':') in the module's copy of the source */
 	size_t body_off;
 	size_t body_end;
@@ -66,9 +84,11 @@ typedef struct ap_py_def {
 } ap_py_def;
 
 typedef enum {
-	AP_PY_BIND_DEF,    /* def NAME (also async def); def_index set */
+	AP_PY_BIND_DEF,    /* def NAME (also async def, NAME = lambda ...); def_index set */
 	AP_PY_BIND_CLASS,  /* class NAME */
-	AP_PY_BIND_ALIAS,  /* NAME = OTHER (or NAME: T = OTHER), OTHER a bare name; target OTHER */
+	/* NAME = OTHER (or NAME: T = OTHER, or the pair NAME, OTHER in `a, b = c, d`),
+	 * OTHER a bare name; target OTHER, as the bindings before value_at leave it */
+	AP_PY_BIND_ALIAS,
 	AP_PY_BIND_FROM,   /* from MODULE import TARGET as NAME (NAME = TARGET without `as`) */
 	/* from MODULE import * (name NULL); MODULE AP_PY_NAMESPACE_WRITE: a write
 	 * into globals() under a name only a run tells (why says where) */
@@ -91,22 +111,54 @@ typedef enum {
 	 * that may return anything, ...): `why` says so in words. A lookup that
 	 * reaches it answers unknown, never a guess. */
 	AP_PY_BIND_UNKNOWN,
+	/* NAME = functools.partial(TARGET, ...) (or partial(...) after `from
+	 * functools import partial`), TARGET a bare name as the bindings before
+	 * value_at leave it; args what the partial gives it */
+	AP_PY_BIND_PARTIAL,
 } ap_py_bind_kind;
 
 #define AP_PY_NAMESPACE_WRITE "globals()"
 
+/* The arguments a functools.partial gives its function: positional ones, and
+ * the names of keyword ones; the name it is called by ("functools", or
+ * "partial"), bound only by `import functools` (`from functools import
+ * partial`) so far, and whether a star import came before, which may have
+ * bound it too. */
+typedef struct ap_py_args {
+	unsigned positional;
+	char **keywords;
+	size_t nkeywords;
+	const char *callee;
+	bool after_star;
+} ap_py_args;
+
 typedef struct ap_py_binding {
 	ap_py_bind_kind kind;
+	/* CLASS: whether its header names bases or keywords (a name its body
+	 * does not bind may be inherited) */
+	bool inherits;
+	/* whether the statement binding it may not run on import (an arm of a
+	 * condition not known, a loop, a try body past a statement that may
+	 * raise): an import there may load its module or not, and a member may
+	 * not exist */
+	bool maybe;
+	unsigned line;    /* line of the token naming the binding (of `*` for STAR) */
+	/* members: the line of the name of the class whose body binds it */
+	unsigned class_line;
 	char *name;       /* the module-level name bound; NULL for STAR */
 	char *module;     /* FROM, STAR, IMPORT: as written, leading dots kept: "..x", ".", "a.b" */
-	char *target;     /* FROM: the imported name; ALIAS: the right-hand name */
-	size_t def_index; /* DEF: index into defs */
+	char *target;     /* FROM: the imported name; ALIAS, PARTIAL: the value's name */
+	union {
+		size_t def_index; /* DEF: index into defs */
+		size_t value_at;  /* ALIAS, PARTIAL: where the value's name is read (see there) */
+	};
+	union {
+		const ap_py_args *args; /* PARTIAL */
+		/* CLASS: the first decorator that may bind it to something else,
+		 * as written; NULL: none */
+		const char *decorator;
+	};
 	const char *why;  /* UNKNOWN: in words, e.g. "bound only where `sys.argv` is true" */
-	unsigned line;    /* line of the token naming the binding (of `*` for STAR) */
-	/* in a block that may not run on import (an arm of a condition not
-	 * known, a loop, a try body past a statement that may raise): an import
-	 * there may load its module or not */
-	bool maybe;
 } ap_py_binding;
 
 /* A part of __all__ that another module's __all__ makes: `x.__all__` or `x.y.__all__`
@@ -188,6 +240,12 @@ typedef struct ap_py_module {
 	/* module-level bindings in source order, from every live arm */
 	ap_py_binding *bindings;
 	size_t nbindings;
+	/* the bindings of class bodies (members), in source order, from every
+	 * live arm: def, class, assignment, del, import, as at module level, with
+	 * class_line and maybe set; an arm that may not run is told by maybe,
+	 * not by UNKNOWN bindings after it */
+	ap_py_binding *members;
+	size_t nmembers;
 	/* __all__ as the module leaves it on import, where has_all: its str literals in order
 	 * (`__all__ = [...]`, a tuple, literals joined by +, list/tuple/sorted/set() of them,
 	 * `[n for n in ...]` over them; `+=`, extend and append add, remove and `del
@@ -278,8 +336,8 @@ typedef struct ap_py_bound {
  * a `with` whose manager may swallow an exception, a comparison it cannot
  * read such as `nhead <= MAX`, a local computed from the name), where a
  * comparison of the name goes to a call, where the name is bound again after
- * it is compared, and for a generator. false_names is NULL-terminated; may
- * be NULL. */
+ * it is compared, for a generator, and for a lambda (its body is not read).
+ * false_names is NULL-terminated; may be NULL. */
 void ap_py_def_bound(const ap_py_module *m, const ap_py_def *d, const char *name,
                      const char *const *false_names, ap_py_bound *out);
 
