@@ -213,15 +213,16 @@ static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_py
 		p = a.into = ap_xcalloc(1, sizeof *p);
 		rc = ap_py_parse(&p->m, f->data, f->len, &opt);
 		resolver_free(a.rs);
-		if (rc < 0) {
+		if (rc < 0)
 			p->error = ap_xstrdup(ap_error_last());
-		} else if (ap_reader_charge(r, ap_py_module_bytes(p->m), "parsing it") < 0) {
+		if (rc >= 0 && ap_reader_charge(r, ap_py_module_bytes(p->m), "parsing it") < 0) {
 			/* another scan, with room left, may parse it */
 			ap_py_module_free(p->m);
 			p->m = NULL;
 			p->error = ap_xstrdup(ap_error_last());
 			ap_reader_keep_here(r, f, c->key, p, parsed_free);
 		} else {
+			/* a syntax error too: the same bytes fail alike */
 			ap_reader_keep(r, f, c->key, p, parsed_free);
 		}
 	}
