@@ -602,9 +602,11 @@ bool ap_expr_capture_holds(const ap_expr *e, const char *value)
 	if (e->numeric) {
 		errno = 0;
 		n = strtoll(value, &end, 10);
-		if (*value == '\0' || *end != '\0' || errno == ERANGE)
+		if (*value == '\0' || *end != '\0')
 			return false;
-		c = (n > e->num) - (n < e->num);
+		/* A whole number past 64 bits (python-bound captures bounds of any
+		 * size) lies beyond every number a rule can give. */
+		c = errno == ERANGE ? (n < 0 ? -1 : 1) : (n > e->num) - (n < e->num);
 	} else {
 		c = strcmp(value, e->text);
 	}

@@ -611,6 +611,9 @@ class Gen:
         broken = self.mods.get(f"{self.name}._broken")
         if r < 0.7 and broken is not None and broken.dotted != m.dotted:
             mod, more = self.rel(m, broken)
+            # its import fails: it binds no _broken on the package, nor f0 here
+            self.emit_noise(self.mods[self.name], "_broken", ["import-broken-module"])
+            self.emit_noise(m, "f0", ["import-broken-module"])
             return f"from {mod} import f0", ["import-broken-module"] + more
         if r < 0.8:
             return "from . import zz_no_such_module" if m.package else \

@@ -266,6 +266,21 @@ expect_rc 0
 expect_json 'j["rules"]["found"]["status"], j["rules"]["found"]["reason"]' \
 	"('error', 'imports nest deeper than 64 modules')"
 
+case_ "a try's from-imports leading through 2,000 modules, or back, are read with bounded nesting"
+# Each try's names are asked of the module they come from, whose own try's
+# names lead on: past the nesting limit they are not known, and each parse
+# is held once a scan.
+T="$TMP/try-chain"
+mkdir -p "$T/aiter"
+printf 'try:\n    from .m0 import mla_decode_fwd\nexcept ImportError:\n    pass\n' >"$T/aiter/__init__.py"
+awk -v dir="$T/aiter" 'BEGIN { for (i = 0; i < 2000; i++) {
+	f = dir "/m" i ".py"
+	printf "try:\n    from .m%d import mla_decode_fwd\nexcept ImportError:\n    pass\n", i + 1 >f
+	print "def mla_decode_fwd(q, k, v): pass" >f
+	close(f) } }'
+printf 'try:\n    from . import m0\nexcept ImportError:\n    pass\n' >"$T/aiter/m2000.py"
+found_in "$T" aiter/m0.py
+
 case_ "12 modules star-importing one another resolve"
 T="$TMP/mutual"
 mkdir -p "$T/aiter"

@@ -160,6 +160,9 @@ def by_module_state(nhead):
 
 def past_64_bits(nhead):
     assert nhead <= 0x1_0000_0000_0000_0000
+
+
+as_lambda = lambda q, nhead: nhead <= 8 or q
 EOF
 pack paths <<'EOF'
 rules:
@@ -184,6 +187,10 @@ rules:
     file: aiter/heads.py
     python-bound: nhead
     def: past_64_bits
+  - id: b.lambda
+    file: aiter/heads.py
+    python-bound: nhead
+    def: as_lambda
 probes:
   - id: wide_heads
     requires: {capture: b.module_state, name: bound, ge: 15}
@@ -199,10 +206,120 @@ rule b.module_state status unknown
 rule b.module_state reason "by_module_state: whether \`nhead <= 128\` (line 30) runs depends on \`USE_WIDE\` at line 29, the same on every call, which the reader cannot decide"
 expect_json "j['rules']['b.module_state']['matches']" "[]"
 caps b.module_state_false bound "['16']"
-rule b.huge status unknown
-rule b.huge reason "past_64_bits: the bound of \`nhead <= 0x1_0000_0000_0000_0000\` (line 36) is past 64 bits"
+caps b.huge bound "['18446744073709551616']"
+lines b.huge "[36]"
+rule b.lambda status unknown
+rule b.lambda reason "as_lambda: it is a lambda (line 39), whose body is not read"
 cap wide_heads False
 cap_reason wide_heads "unknown, so unsupported: rule b.module_state is unknown: aiter/heads.py: by_module_state: whether \`nhead <= 128\` (line 30) runs depends on \`USE_WIDE\` at line 29, the same on every call, which the reader cannot decide"
+
+# The guards CPython enforces, in every form: a comparison bounds the name
+# only where a way past it rejects values.
+GUARDS="$TMP/guards"
+mkdir -p "$GUARDS/aiter"
+cat >"$GUARDS/aiter/guards.py" <<'EOF'
+def raise_gt(q, nhead):
+    if nhead > 96:
+        raise ValueError("too many heads")
+    return q
+
+
+def raise_ge(q, nhead):
+    if (nhead) >= 97:
+        raise ValueError
+
+
+def raise_not(q, nhead):
+    if not nhead <= 96:
+        raise ValueError
+
+
+def elif_guard(q, nhead):
+    if nhead in (1, 2):
+        pass
+    elif nhead > 96:
+        raise ValueError
+    return q
+
+
+def return_guard(q, nhead):
+    if nhead <= 96:
+        return q
+    raise ValueError
+
+
+def no_reject(q, nhead):
+    if nhead <= 96:
+        q = q * 2
+    return q
+
+
+def least(q, nhead):
+    assert nhead <= 512
+    assert nhead < 97
+
+
+def huge(q, nhead):
+    if nhead > 100000000000000000000:
+        raise OverflowError
+
+
+def opaque(q, nhead):
+    assert nhead <= MAX_HEADS
+
+
+def call(q, nhead):
+    torch._assert(nhead <= 96, "heads")
+
+
+def per_call(q, nhead, kv):
+    if kv.dtype == "fp8":
+        assert nhead <= 16
+EOF
+{
+	echo "rules:"
+	for d in raise_gt raise_ge raise_not elif_guard return_guard no_reject least huge opaque call \
+		per_call; do
+		printf '  - id: g.%s\n    file: aiter/guards.py\n    python-bound: nhead\n    def: %s\n' \
+			"$d" "$d"
+	done
+	cat <<'EOF'
+probes:
+  - id: huge_ge
+    requires: {capture: g.huge, name: bound, ge: 15}
+  - id: huge_lt
+    requires: {capture: g.huge, name: bound, lt: 100}
+EOF
+} | pack guards
+
+case_ "python-bound: a raise under a comparison, in an elif, after a return guard; no bound where nothing rejects"
+scan "$GUARDS" guards
+expect_rc 0
+for d in raise_gt raise_ge raise_not elif_guard return_guard least; do
+	caps "g.$d" bound "['96']"
+done
+lines g.raise_gt "[2]"
+lines g.raise_ge "[8]"
+lines g.elif_guard "[20]"
+lines g.return_guard "[26]"
+lines g.least "[39]"
+caps g.no_reject bound "['0']"
+lines g.no_reject "[31]"
+
+case_ "python-bound: a bound past 64 bits is captured in decimal and compares as the number it is"
+caps g.huge bound "['100000000000000000000']"
+cap huge_ge True
+cap_reason huge_ge "rule g.huge has bound >= 15"
+cap huge_lt False
+cap_reason huge_lt "rule g.huge has no bound < 100 (it has 100000000000000000000)"
+
+case_ "python-bound: what the reader cannot read where it rejects is unknown"
+rule g.opaque status unknown
+rule g.opaque reason "opaque: the bound depends on \`nhead <= MAX_HEADS\` at line 48, which the reader cannot evaluate for each value"
+rule g.call status unknown
+rule g.call reason "call: a comparison of nhead at line 52 goes to \`torch._assert(...)\`, which may raise on it"
+rule g.per_call status unknown
+rule g.per_call reason "per_call: whether \`nhead <= 16\` (line 57) runs depends on \`kv.dtype == \"fp8\"\` at line 56, which varies from call to call"
 
 pack no_def <<'EOF'
 rules:

@@ -231,6 +231,7 @@ def replaced(q, causal): pass
 class K:
     if os.environ.get("X"):
         def m(self, causal): pass
+made = impl(1, 2)
 EOF
 pack edits <<'EOF'
 rules:
@@ -239,7 +240,8 @@ rules:
   - {id: cr, file: aiter/cr.py, python-def: mla_decode_fwd, params: [causal]}
   - {id: deleted, file: aiter/deleted.py, python-def: mla_decode_fwd, params: [causal]}
   - {id: by_env, file: aiter/ways.py, python-def: by_env, params: [causal]}
-  - {id: partial, file: aiter/ways.py, python-def: partial}
+  - {id: partial, file: aiter/ways.py, python-def: partial, params: [causal]}
+  - {id: made, file: aiter/ways.py, python-def: made}
   - {id: decorated, file: aiter/ways.py, python-def: decorated}
   - {id: replaced, file: aiter/ways.py, python-def: replaced}
   - {id: method, file: aiter/ways.py, python-def: K.m}
@@ -258,13 +260,74 @@ rule deleted file aiter/old.py
 case_ "python-def: what only a run decides is unknown, with why"
 rule by_env status unknown
 rule by_env reason "what aiter/ways.py binds to by_env is not known without running it: it is bound differently by the ways the \`if\` at line 3 may run"
-rule partial reason "what aiter/ways.py binds to partial is not known without running it: it is bound to what the call at line 12 returns"
+rule made reason "what aiter/ways.py binds to made is not known without running it: it is bound to what the call at line 24 returns"
 rule replaced reason "what aiter/ways.py binds to replaced is not known without running it: replaced (line 20) is decorated with @other, which may bind it to something else"
-rule method reason "K.m (line 23) in aiter/ways.py is defined in a block that may not run on import"
+rule method reason "what aiter/ways.py binds to K.m is not known without running it: K.m (line 23) is defined in a block that may not run on import"
+
+case_ "python-def: functools.partial(impl, 1) takes out what it binds"
+rule partial status matched
+caps partial params "['causal']"
 
 case_ "python-def: a decorator of the tree that returns what it is given keeps the def"
 rule decorated status matched
 lines decorated "[16]"
+
+# Decorators apply from the bottom up, each as the module binds its name
+# where the def is: one returning None makes the name None, whatever gives
+# it back above; one rebound later is the one before the def; an async def
+# gives a coroutine.
+cat >"$EDITS/aiter/stack.py" <<'EOF'
+def _ident(fn):
+    return fn
+def _drop(fn):
+    return None
+@_ident
+@_drop
+def dropped(q, causal): pass
+@_drop
+@_ident
+def dropped_first(q, causal): pass
+@_ident
+@_ident
+def kept(q, causal): pass
+def later(fn):
+    return None
+@later
+def before_rebinding(q, causal): pass
+def later(fn):
+    return fn
+async def _coro(fn):
+    return fn
+@_coro
+def coroutine(q, causal): pass
+def _box(fn):
+    return [fn]
+@_ident
+@_box
+def boxed(q, causal): pass
+EOF
+pack stack <<'EOF'
+rules:
+  - {id: dropped, file: aiter/stack.py, python-def: dropped}
+  - {id: dropped_first, file: aiter/stack.py, python-def: dropped_first}
+  - {id: kept, file: aiter/stack.py, python-def: kept, params: [causal]}
+  - {id: before_rebinding, file: aiter/stack.py, python-def: before_rebinding}
+  - {id: coroutine, file: aiter/stack.py, python-def: coroutine}
+  - {id: boxed, file: aiter/stack.py, python-def: boxed}
+  - {id: dropped_export, python-export: dropped, from: aiter.stack}
+EOF
+
+case_ "python-def: stacked decorators from the bottom up, each as bound before the def"
+scan "$EDITS" stack
+expect_rc 0
+rule dropped reason "aiter/stack.py binds dropped to a value, not a def (dropped (line 7) is decorated with @_drop, which returns None)"
+rule dropped_first reason "aiter/stack.py binds dropped_first to a value, not a def (dropped_first (line 10) is decorated with @_drop, which returns None)"
+rule kept status matched
+lines kept "[13]"
+rule before_rebinding reason "aiter/stack.py binds before_rebinding to a value, not a def (before_rebinding (line 17) is decorated with @later, which returns None)"
+rule coroutine reason "what aiter/stack.py binds to coroutine is not known without running it: coroutine (line 23) is decorated with @_coro, which may bind it to something else"
+rule boxed reason "what aiter/stack.py binds to boxed is not known without running it: boxed (line 28) is decorated with @_box, which may bind it to something else"
+rule dropped_export reason "aiter.stack exports dropped, but it is a value, not a def (dropped (line 7) is decorated with @_drop, which returns None)"
 
 # Names as CPython binds them (PEP 3131): `def ﬁnd` binds find, and a rule
 # naming ﬁnd names it too; a def continued after `async \` is at the line
@@ -324,6 +387,263 @@ lines uni.async "[10]"
 case_ "python-def: a character no name may hold is CPython's syntax error"
 rule uni.invalid status error
 rule uni.invalid reason "line 2: invalid character '→' (U+2192)"
+
+# What importing a file binds, imports as CPython runs them: a star import
+# from outside the tree may rebind a def, a write into globals() rebinds,
+# and a submodule loaded by another module's import binds on its package.
+mkdir -p "$TREE/aiter/pk"
+cat >"$TREE/aiter/outside.py" <<'EOF'
+def before(q, causal=False):
+    return q
+
+from torch_like import *
+
+def after(q, causal=False):
+    return q
+
+globals()["after_written"] = after
+EOF
+cat >"$TREE/aiter/pk/__init__.py" <<'EOF'
+def helpers(x):
+    return x
+
+from . import user
+EOF
+printf 'from .helpers import tool\n' >"$TREE/aiter/pk/user.py"
+printf 'def tool(a):\n    return a\n' >"$TREE/aiter/pk/helpers.py"
+pack pyimports <<'EOF'
+rules:
+  - {id: im.before, file: aiter/outside.py, python-def: before}
+  - {id: im.after, file: aiter/outside.py, python-def: after, params: [causal]}
+  - {id: im.nothing, file: aiter/outside.py, python-def: nothing}
+  - {id: im.written, file: aiter/outside.py, python-def: after_written}
+  - {id: im.loaded, file: aiter/pk/__init__.py, python-def: helpers}
+EOF
+
+case_ "python-def: a star import from outside the tree may rebind a def bound before it"
+scan "$TREE" pyimports
+expect_rc 0
+rule im.before status unknown
+rule im.before reason "what aiter/outside.py binds to before is not known without running it: \`from torch_like import *\` at line 4 may rebind it, from outside the tree (only importing torch_like tells what it binds)"
+rule im.after status matched
+rule im.nothing status unmatched
+rule im.nothing reason "aiter/outside.py binds no def to nothing: \`from torch_like import *\` at line 4 may bind it from outside the tree, and what it held before is no def either"
+
+case_ "python-def: globals()[\"NAME\"] = ... binds NAME to what only a run tells"
+rule im.written reason "what aiter/outside.py binds to after_written is not known without running it: globals() is written at line 9"
+
+case_ "python-def: a submodule another module's import loads binds on its package, over a def"
+rule im.loaded status unmatched
+rule im.loaded reason "aiter/pk/__init__.py binds helpers to a module, not a def"
+
+# Callables that are no plain def, and what getattr finds on a class: each
+# answer is what CPython's inspect.signature gives (checked against it).
+CALLS="$TMP/calls"
+mkdir -p "$CALLS/aiter"
+: >"$CALLS/aiter/__init__.py"
+cat >"$CALLS/aiter/calls.py" <<'EOF'
+import functools
+from functools import partial
+from .other import *
+
+
+def _impl(q, kv, causal=False, *, scale=1.0):
+    return q
+
+
+as_lambda = lambda q, causal=False, /, *rest, lse, **kw: q
+[_first, by_list] = [0, (lambda zz, causal: zz)]
+(by_walrus := lambda q, lse=False: q)
+swapped, _impl2 = _impl, as_lambda
+swapped, _impl2 = _impl2, swapped
+bound_kv = functools.partial(_impl, 0, 0)
+by_keyword = partial(_impl, kv=1)
+twice = partial(bound_kv, causal=True)
+raises = functools.partial(_impl, 1, q=2)
+
+
+class Ops:
+    @property
+    def causal_op(self):
+        return None
+
+    @causal_op.setter
+    def causal_op(self, value):
+        pass
+
+    @classmethod
+    def make(cls, n, causal=False):
+        return cls
+
+    @staticmethod
+    def static(q, causal):
+        return q
+
+    def run(self, q, causal=False):
+        return q
+
+    def run(self, q):
+        return q
+
+    lam = lambda self, causal: causal
+    value = 3
+
+    class Inner:
+        @classmethod
+        def deep(cls, *args):
+            return args
+
+
+class Derived(Ops):
+    pass
+
+
+def _register(cls):
+    return cls
+
+
+@_register
+class Decorated:
+    def run(self, causal):
+        return causal
+
+
+class Rebound:
+    def run(self, causal):
+        return causal
+
+
+from .other import Rebound
+
+
+def _pos(a, /, **kw):
+    return a
+
+
+by_posonly = partial(_pos, a=1)
+chained = (_walrus := by_walrus)
+flattened = partial(by_posonly, 2)
+EOF
+cat >"$CALLS/aiter/other.py" <<'EOF'
+__all__ = ["Rebound"]
+
+
+class Rebound:
+    def run(self):
+        return None
+EOF
+{
+	echo 'rules:'
+	for n in as_lambda by_list by_walrus swapped _impl2 bound_kv by_keyword twice raises \
+		Ops.causal_op Ops.make Ops.static Ops.run Ops.lam Ops.value Ops.Inner.deep Ops.Inner \
+		Derived.run Decorated.run Rebound.run by_posonly chained flattened; do
+		echo "  - {id: $n, file: aiter/calls.py, python-def: $n}"
+	done
+	echo '  - {id: make_binds, file: aiter/calls.py, python-def: Ops.make, binds: {positional: 2}}'
+	echo '  - {id: make_cls, file: aiter/calls.py, python-def: Ops.make, params: [cls]}'
+} | pack calls
+
+case_ "python-def: a lambda is a def, its signature read from it (assignment, list target, walrus)"
+scan "$CALLS" calls
+expect_rc 0
+rule as_lambda status matched
+lines as_lambda "[10]"
+caps as_lambda params "['q, causal=…, /, *rest, lse, **kw']"
+caps by_list params "['zz, causal']"
+caps by_walrus params "['q, lse=…']"
+
+case_ "python-def: a tuple assignment reads its values before it binds (a swap)"
+caps swapped params "['q, causal=…, /, *rest, lse, **kw']"
+caps _impl2 params "['q, kv, causal=…, *, scale=…']"
+
+case_ "python-def: functools.partial's signature as inspect.signature gives it"
+caps bound_kv params "['causal=…, *, scale=…']"
+lines bound_kv "[6]"
+caps by_keyword params "['q, *, kv=…, causal=…, scale=…']"
+caps twice params "['*, causal=…, scale=…']"
+rule by_posonly reason "what aiter/calls.py binds to by_posonly is not known without running it: the arguments of the functools.partial at line 79 do not bind to _pos: 'a' is positional-only, given by keyword"
+caps chained params "['q, lse=…']"
+# partial(partial(_pos, a=1), 2) is partial(_pos, 2, a=1): a=1 goes to **kw
+caps flattened params "['**kw']"
+rule raises status unknown
+rule raises reason "what aiter/calls.py binds to raises is not known without running it: the arguments of the functools.partial at line 18 do not bind to _impl: 'q' given both by position and by keyword"
+
+case_ "python-def: Cls.m as getattr finds it: a classmethod bound, a property no def"
+rule Ops.causal_op status unmatched
+rule Ops.causal_op reason "aiter/calls.py binds Ops.causal_op to a value, not a def (a property, at line 27)"
+caps Ops.make params "['n, causal=…']"
+rule make_binds status matched
+rule make_cls reason "Ops.make has no parameter 'cls'"
+caps Ops.static params "['q, causal']"
+caps Ops.run params "['self, q']"
+lines Ops.run "[41]"
+caps Ops.lam params "['self, causal']"
+rule Ops.value reason "aiter/calls.py binds Ops.value to a value, not a def"
+caps Ops.Inner.deep params "['*args']"
+rule Ops.Inner reason "aiter/calls.py binds Ops.Inner to a class, not a def"
+
+case_ "python-def: a name a class may inherit, or a decorated class, is unknown; a class rebound is the new one's"
+rule Derived.run status unknown
+rule Derived.run reason "what aiter/calls.py binds to Derived.run is not known without running it: Derived (line 53) may inherit it from its bases"
+rule Decorated.run reason "what aiter/calls.py binds to Decorated.run is not known without running it: Decorated (line 62) is decorated with @_register, which may bind it to something else"
+rule Rebound.run status matched
+rule Rebound.run file aiter/other.py
+caps Rebound.run params "['self']"
+
+# A file no import names (a folder with a dash): its own class is read; one
+# it imports is not followed.
+mkdir -p "$CALLS/aiter/odd-dir"
+printf 'from .x import C\nclass D:\n    @classmethod\n    def m(cls, a): pass\n' \
+	>"$CALLS/aiter/odd-dir/y.py"
+pack odd <<'EOF'
+rules:
+  - {id: imported, file: aiter/odd-dir/y.py, python-def: C.m}
+  - {id: own, file: aiter/odd-dir/y.py, python-def: D.m}
+EOF
+
+case_ "python-def: Cls.m in a file no import names: its own class, not one it imports"
+scan "$CALLS" odd
+expect_rc 0
+rule imported status unknown
+rule imported reason "what aiter/odd-dir/y.py binds to C.m is not known without running it: C is bound at line 1 by what the reader follows only in a module an import names"
+caps own params "['a']"
+
+# Loops and star imports with callables: a loop's name target holds its
+# last item, read where the loop starts; a star import from outside the tree
+# may bind `partial`.
+MIX="$TMP/mix"
+mkdir -p "$MIX/aiter"
+cat >"$MIX/aiter/__init__.py" <<'EOF'
+from functools import partial
+from extlib_outside import *
+
+
+def _impl(q, kv):
+    return q
+
+
+def _other(x):
+    return x
+
+
+for last in (_other, _impl):
+    pass
+after_loop = last
+via_star = partial(_impl, 1)
+EOF
+pack mix <<'EOF'
+rules:
+  - {id: after_loop, file: aiter/__init__.py, python-def: after_loop}
+  - {id: via_star, file: aiter/__init__.py, python-def: via_star}
+EOF
+
+case_ "python-def: a loop's last item is read before the loop binds; a partial after a star import from outside is unknown"
+scan "$MIX" mix
+expect_rc 0
+caps after_loop params "['q, kv']"
+lines after_loop "[5]"
+rule via_star status unknown
+rule via_star reason "what aiter/__init__.py binds to via_star is not known without running it: it is bound at line 16 to what functools.partial returns, and a star import before it may bind partial"
 
 pack def_names <<'EOF'
 rules:

@@ -497,6 +497,212 @@ expect_rc 0
 rule cm.moved status missing
 rule cm.over_old file aiter/ops/triton/gemm_old.py
 
+# Imports as CPython runs them: an import that fails under
+# contextlib.suppress skips the rest of its block; a star import from outside
+# the tree may bind any name.
+IMP="$TMP/imports"
+mkdir -p "$IMP/aiter"
+cat >"$IMP/aiter/__init__.py" <<'EOF'
+import contextlib
+
+with contextlib.suppress(ImportError):
+    from .present import present_op
+    from .missing_mod import gone
+    def suppressed(x):
+        return x
+with contextlib.suppress(ImportError):
+    from .present import present_op
+    def maybe_run(x):
+        return x
+EOF
+cat >>"$IMP/aiter/__init__.py" <<'EOF'
+try:
+    from . import present
+except ImportError:
+    present = None
+EOF
+printf 'def present_op(a):\n    return a\n' >"$IMP/aiter/present.py"
+cat >"$IMP/aiter/tried.py" <<'EOF'
+try:
+    from . import zz_no_such_module
+    def tried_body(x):
+        return x
+except ImportError:
+    def tried_handler(x):
+        return x
+try:
+    from .present import not_there
+except ImportError:
+    def missing_name(x, fallback=True):
+        return x
+EOF
+cat >"$IMP/aiter/spaces.py" <<'EOF'
+def before_namespace(x):
+    return x
+globals().update({})
+globals()["written"] = lambda x: x
+EOF
+cat >"$IMP/aiter/outside.py" <<'EOF'
+def local_op(x):
+    return x
+
+from extlib_outside import *
+
+def after_star(x, y):
+    return x
+EOF
+mkdir -p "$IMP/aiter/pk"
+cat >"$IMP/aiter/pk/__init__.py" <<'EOF'
+def helpers(x):
+    return x
+def mla(q):
+    return q
+def sub2(x):
+    return x
+def maybe_loaded(x):
+    return x
+from . import user
+from . import mla
+import aiter.pk.sub2
+import os
+if os.environ.get("AITER_PROBE_TEST_UNSET"):
+    from . import lazy
+EOF
+printf 'from .helpers import tool\n' >"$IMP/aiter/pk/user.py"
+printf 'def tool(a):\n    return a\n' >"$IMP/aiter/pk/helpers.py"
+printf 'def f(q):\n    return q\n' >"$IMP/aiter/pk/mla.py"
+printf 'X = 1\n' >"$IMP/aiter/pk/sub2.py"
+printf 'from .maybe_loaded import y\n' >"$IMP/aiter/pk/lazy.py"
+printf 'y = 1\n' >"$IMP/aiter/pk/maybe_loaded.py"
+cat >"$IMP/aiter/swapped.py" <<'EOF'
+import sys
+def original(a):
+    return a
+class _Other:
+    original = staticmethod(lambda a, causal=False: a)
+sys.modules[__name__] = _Other
+EOF
+pack imports <<'EOF'
+rules:
+  - {id: im.before, python-export: present_op, from: aiter}
+  - {id: im.skipped, python-export: suppressed, from: aiter}
+  - {id: im.may_raise, python-export: maybe_run, from: aiter}
+  - {id: im.rebound, python-export: local_op, from: aiter.outside}
+  - {id: im.after, python-export: after_star, from: aiter.outside}
+  - {id: im.perhaps, python-export: never_bound, from: aiter.outside}
+  - {id: im.self, python-export: present, from: aiter}
+  - {id: im.body, python-export: tried_body, from: aiter.tried}
+  - {id: im.handler, python-export: tried_handler, from: aiter.tried}
+  - {id: im.name, python-export: missing_name, from: aiter.tried, params: [fallback]}
+  - {id: im.written, python-export: written, from: aiter.spaces}
+  - {id: im.namespace, python-export: before_namespace, from: aiter.spaces}
+  - {id: im.swapped, python-export: original, from: aiter.swapped}
+  - {id: im.elsewhere, python-export: helpers, from: aiter.pk}
+  - {id: im.bound_first, python-export: mla, from: aiter.pk}
+  - {id: im.absolute, python-export: sub2, from: aiter.pk}
+  - {id: im.maybe_loaded, python-export: maybe_loaded, from: aiter.pk}
+EOF
+
+case_ "python-export: an import failing under contextlib.suppress skips the rest of its block"
+scan "$IMP" imports
+expect_rc 0
+rule im.before status matched
+rule im.before file aiter/present.py
+rule im.skipped reason "aiter does not export suppressed"
+# a def may raise: the rest of the block may not run
+rule im.may_raise status unknown
+rule im.may_raise reason "what aiter binds to maybe_run is not known without running it: it is bound differently by the ways the \`with contextlib.suppress\` at line 8 may run"
+
+case_ "python-export: a from-import in a try fails at a name its module neither binds nor has as a submodule"
+rule im.self reason "aiter exports present, but it is a module, not a def"
+rule im.body reason "aiter.tried does not export tried_body"
+rule im.handler status matched
+rule im.name status matched
+
+case_ "python-export: a write into globals() binds what only a run tells"
+rule im.written reason "what aiter.spaces binds to written is not known without running it: globals() is written at line 4"
+rule im.namespace reason "what aiter.spaces binds to before_namespace is not known without running it: globals() is written at line 3 under a name only a run tells"
+
+rule im.swapped reason "what aiter.swapped binds to original is not known without running it: the module replaces itself in sys.modules at line 6"
+
+case_ "python-export: loading a submodule anywhere binds it on its package, once"
+rule im.elsewhere reason "aiter.pk exports helpers, but it is a module, not a def"
+# bound already: \`from . import mla\` takes the def, and loads nothing
+rule im.bound_first status matched
+rule im.absolute reason "aiter.pk exports sub2, but it is a module, not a def"
+rule im.maybe_loaded status unknown
+rule im.maybe_loaded reason "what aiter.pk binds to maybe_loaded is not known without running it: it may be its submodule aiter.pk.maybe_loaded, which the import at line 14 may load first"
+
+case_ "python-export: a star import from outside the tree may rebind any name"
+rule im.rebound status unknown
+rule im.rebound reason "what aiter.outside binds to local_op is not known without running it: \`from extlib_outside import *\` at line 4 may rebind it, from outside the tree (only importing extlib_outside tells what it binds)"
+rule im.after status matched
+rule im.perhaps status unmatched
+rule im.perhaps reason "aiter.outside binds no def to never_bound: \`from extlib_outside import *\` at line 4 may bind it from outside the tree, and what it held before is no def either"
+
+case_ "python-export: the imports fixture binds as CPython binds it"
+if "${PYTHON3:-python3}" -c '' 2>/dev/null; then
+	(cd "$IMP" && "${PYTHON3:-python3}" -c '
+import inspect, aiter, aiter.tried as t
+print(inspect.getsourcefile(aiter.present_op).endswith("present.py"),
+      hasattr(aiter, "suppressed"), hasattr(aiter, "maybe_run"), inspect.ismodule(aiter.present),
+      hasattr(t, "tried_body"), hasattr(t, "tried_handler"), list(inspect.signature(t.missing_name).parameters))
+import aiter.pk as pk
+print(inspect.ismodule(pk.helpers), inspect.isfunction(pk.mla), inspect.ismodule(pk.sub2))') >"$TMP/out" 2>&1
+	expect_out "True False True True False True ['x', 'fallback']
+True True True"
+else
+	echo "SKIP [$current]: no python3" >&2
+fi
+
+# What a star import exports may be a partial or a lambda: their signatures
+# are what a call meets, and a partial follows its def through an import.
+PARTS="$TMP/parts"
+mkdir -p "$PARTS/aiter/ops"
+printf 'from .ops.fused import *\n' >"$PARTS/aiter/__init__.py"
+: >"$PARTS/aiter/ops/__init__.py"
+cat >"$PARTS/aiter/ops/impl.py" <<'EOF'
+def fused_moe_impl(x, w1, w2, topk, *, block_m=64, activation="silu"):
+    return x
+EOF
+cat >"$PARTS/aiter/ops/fused.py" <<'EOF'
+import functools
+from .impl import fused_moe_impl
+
+__all__ = ["fused_moe", "fused_moe_gelu", "moe_sorting"]
+fused_moe = fused_moe_impl
+fused_moe_gelu = functools.partial(fused_moe_impl, activation="gelu")
+moe_sorting = lambda topk_ids, num_experts, block_m=64: topk_ids
+EOF
+pack parts <<'EOF'
+rules:
+  - {id: p.gelu, python-export: fused_moe_gelu, from: aiter, binds: {positional: 4, keywords: [block_m]}}
+  - {id: p.gelu_positional, python-export: fused_moe_gelu, from: aiter, binds: {positional: 5}}
+  - {id: p.sorting, python-export: moe_sorting, from: aiter, params: [block_m], param_at: 2}
+EOF
+
+case_ "python-export: a functools.partial and a lambda exported by a star import"
+scan "$PARTS" parts
+expect_rc 0
+rule p.gelu status matched
+rule p.gelu file aiter/ops/impl.py
+caps p.gelu params "['x, w1, w2, topk, *, block_m=…, activation=…']"
+rule p.gelu_positional status unmatched
+rule p.gelu_positional reason "a call of fused_moe_gelu (functools.partial of fused_moe_impl) with 5 positionals does not bind: it takes at most 4 positional arguments"
+rule p.sorting status matched
+caps p.sorting param "['num_experts']"
+lines p.sorting "[7]"
+
+case_ "python-export: the partial fixture binds as CPython binds it"
+if "${PYTHON3:-python3}" -c '' 2>/dev/null; then
+	(cd "$PARTS" && "${PYTHON3:-python3}" -c '
+import inspect, aiter
+print(inspect.signature(aiter.fused_moe_gelu), inspect.signature(aiter.moe_sorting))') >"$TMP/out" 2>&1
+	expect_out "(x, w1, w2, topk, *, block_m=64, activation='gelu') (topk_ids, num_experts, block_m=64)"
+else
+	echo "SKIP [$current]: no python3" >&2
+fi
+
 pack no_from <<'EOF'
 rules:
   - id: r

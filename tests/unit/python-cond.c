@@ -144,6 +144,37 @@ static void test_condition_table(void **state)
 	assert_true(cases > 100);
 }
 
+/* A match on a fact runs the case whose pattern it matches; without the
+ * fact, every case may run. */
+static void test_match_facts(void **state)
+{
+	static const struct {
+		const char *facts, *subject, *want;
+	} cases[] = {
+		{"3.12.3-final/linux/posix", "sys.platform", "false"},
+		{"3.12.3-final/win32/nt", "sys.platform", "true"},
+		{"3.12.3-final/linux/posix", "os.name", "neither"},
+		{"3.12.3-final/linux/posix", "sys.version_info[0]", "neither"},
+		{"-/-/-", "sys.platform", "unknown"},
+	};
+	struct facts_stub stub;
+	ap_py_options opt = {.facts = stub_facts, .ctx = &stub};
+	char src[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		stub_set(&stub, cases[i].facts);
+		snprintf(src, sizeof src,
+		         "import sys\nimport os\nmatch %s:\n    case 'win32' | 'nt': x = 1\n"
+		         "    case 'linux':\n        y = 1\n",
+		         cases[i].subject);
+		parse_with(src, &opt);
+		if (strcmp(arms_taken(), cases[i].want) != 0)
+			fail_msg("match %s with %s: %s, expected %s", cases[i].subject, cases[i].facts,
+			         arms_taken(), cases[i].want);
+	}
+}
+
 /* The facts are asked only when a condition of their form needs them, and
  * say which; a provider that has none leaves the condition unknown. */
 static void test_facts_asked_lazily(void **state)
@@ -223,18 +254,24 @@ static void test_hostile_conditions(void **state)
 
 /* --- try: import ... except ImportError ---------------------------------- */
 
-/* Modules as written, found ("+m") or not ("-m"); others not known. */
+/* Modules as written, found ("+m") or not ("-m"), others not known; names
+ * from them ("+m:x", "-m:x", "?m:x" not known, "=m:x" the module being
+ * read), others found. */
 static const char *const *stub_modules;
 static ap_buf asked;
 
-static int stub_can_import(void *ctx, const char *module)
+static int stub_can_import(void *ctx, const char *module, const char *name)
 {
+	char *what = name ? ap_xasprintf("%s:%s", module, name) : ap_xstrdup(module);
+	int found = name ? 1 : -1;
+
 	(void)ctx;
-	ap_buf_printf(&asked, "%s%s", asked.len ? " " : "", module);
+	ap_buf_printf(&asked, "%s%s", asked.len ? " " : "", what);
 	for (const char *const *m = stub_modules; *m != NULL; m++)
-		if (strcmp(*m + 1, module) == 0)
-			return **m == '+';
-	return -1;
+		if (strcmp(*m + 1, what) == 0)
+			found = **m == '=' ? AP_PY_IMPORT_SELF : **m == '?' ? -1 : **m == '+';
+	free(what);
+	return found;
 }
 
 /* The names bound, in order ("*" for a star import, "?x" for x bound
@@ -277,6 +314,8 @@ static void test_try_import(void **state)
 	static const char *const found[] = {"+triton", "+a", "+b", "+.x", "+m", NULL};
 	static const char *const missing[] = {"-triton", "+a", "-b", "+.x", "-m", NULL};
 	static const char *const none[] = {NULL};
+	static const char *const lacks[] = {"+.x", "-.x:zz", "?.x:q", NULL};
+	static const char *const self[] = {"+.", "=.:sub", "=.:gone", "+.sub", "-.gone", NULL};
 	const char *src = "try:\n"
 	                  "    import triton\n"
 	                  "    HAVE = True  # cannot raise\n"
@@ -306,8 +345,37 @@ static void test_try_import(void **state)
 	         missing, "a", "a b");
 	try_case("try:\n    from .x import y\n    from m import z\n    w = 1\n"
 	         "except (ImportError, AttributeError):\n    y = z = None\n",
-	         missing, "^x y y z", ".x m");
+	         missing, "^x y y z", ".x .x:y m");
 	try_case("try: import m; x = 1\nexcept ImportError: y = 1\n", missing, "y", "m");
+	/* contextlib.suppress: a try whose one handler is empty. */
+	try_case("import contextlib\nwith contextlib.suppress(ImportError):\n    import m\n    x = 1\n",
+	         missing, "contextlib", "m");
+	try_case("import contextlib\nwith (contextlib.suppress(ImportError)):\n    import m\n    x = 1\n",
+	         found, "contextlib m x", "m");
+	try_case("from contextlib import suppress\nwith suppress(KeyError):\n    import a\n    import m\n",
+	         missing, "suppress a ?a", "a m");
+	try_case("import contextlib\nwith contextlib.suppress(ImportError):\n    import a\n    f()\n"
+	         "    x = 1\n",
+	         found, "contextlib a x ?a ?x", "a");
+	try_case("with other.suppress(ImportError):\n    import m\n    x = 1\n", missing, "", "m");
+	/* A from-import fails at the first name its module lacks. */
+	try_case("try:\n    from .x import y, zz, w\n    v = 1\nexcept ImportError:\n    u = 1\n",
+	         lacks, "^x y u", ".x .x:y .x:zz");
+	try_case("try:\n    from .x import q\nexcept ImportError:\n    q = None\n", lacks,
+	         "^x q q ?x ?q", ".x .x:q");
+	/* Of the module being read: its submodule, else what it bound so far
+	 * (for certain only at the top level), unless a star import may have. */
+	try_case("try:\n    from . import sub\nexcept ImportError:\n    sub = None\n", self, "sub",
+	         ". .:sub .sub");
+	try_case("try:\n    from . import gone\nexcept ImportError:\n    gone = None\n", self,
+	         "gone", ". .:gone .gone");
+	try_case("gone = 1\ntry:\n    from . import gone\nexcept ImportError:\n    b = 1\n", self,
+	         "gone gone", ". .:gone .gone");
+	try_case("gone = 1\nif q:\n    try:\n        from . import gone\n    except ImportError:\n"
+	         "        b = 1\n",
+	         self, "gone gone b ?gone ?b", ". .:gone .gone");
+	try_case("from .m import *\ntry:\n    from . import gone\nexcept ImportError:\n    b = 1\n",
+	         self, "^m * gone b ?gone ?b", ". .:gone .gone");
 	try_case("try:\n    import b\n    def f(): pass\n    class K: pass\n    if q:\n        v = 1\n"
 	         "except ImportError:\n    pass\n",
 	         missing, "", "b");
@@ -354,6 +422,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_condition_table, teardown),
+		cmocka_unit_test_teardown(test_match_facts, teardown),
 		cmocka_unit_test_teardown(test_facts_asked_lazily, teardown),
 		cmocka_unit_test_teardown(test_hostile_conditions, teardown),
 		cmocka_unit_test_teardown(test_try_import, teardown),

@@ -9,11 +9,12 @@
 #include "engine/kind.h"
 #include "engine/lang/python/pysource.h"
 
-/* `python-bound`: the upper bound a function's body puts on one of its
- * names through comparisons with integer constants (`nhead <= 96`,
- * `1 <= nhead <= 96`, `nhead < 17`, `96 >= nhead`) on the path it runs
- * (ap_py_def_bound), captured as a number, 0 when the body has none;
- * unknown when that depends on what only a run knows:
+/* `python-bound`: the largest value of one of a function's names that a
+ * call returns with, as its body's comparisons of the name with integer
+ * literals decide (`assert 1 <= nhead <= 96`, `if nhead > 96: raise`) on
+ * the path CPython runs (ap_py_def_bound), captured as a decimal number of
+ * any size, 0 when the body has none; unknown when that depends on what
+ * only a run knows:
  *
  *   file: [aiter/ops/triton/gluon/mla_gluon.py, aiter/ops/triton/gluon/mla_decode_gluon.py]
  *   python-bound: nhead
@@ -70,10 +71,10 @@ static void pybound_run(const void *state, ap_kind_run *run)
 {
 	const struct pybound *p = state;
 	const ap_file *f;
-	const ap_py_def *d = ap_pysource_pick_def(run, p->defs, p->ndefs, &p->conf, &f);
+	ap_py_def *view;
+	const ap_py_def *d = ap_pysource_pick_def(run, p->defs, p->ndefs, &p->conf, &f, &view);
 	const char *error;
 	ap_py_bound b;
-	char text[32];
 
 	if (d == NULL)
 		return;
@@ -82,12 +83,13 @@ static void pybound_run(const void *state, ap_kind_run *run)
 	if (b.kind == AP_PY_BOUND_UNKNOWN) {
 		ap_rule_set_error(run->res, "%s: %s", d->qualname, b.why);
 		run->res->status = AP_RULE_UNKNOWN;
+		ap_pydef_view_free(view);
 		return;
 	}
-	snprintf(text, sizeof text, "%lld", b.kind == AP_PY_BOUND_FOUND ? b.value : 0);
 	ap_match_capture(ap_pysource_match(run, f, b.kind == AP_PY_BOUND_FOUND ? b.line : d->line),
-	                 p->capture, text, strlen(text));
+	                 p->capture, b.value, strlen(b.value));
 	run->res->status = AP_RULE_MATCHED;
+	ap_pydef_view_free(view);
 }
 
 const ap_kind ap_kind_python_bound = {

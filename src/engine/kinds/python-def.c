@@ -58,7 +58,8 @@ static void pydef_run(const void *state, ap_kind_run *run)
 	const struct pydef *p = state;
 	ap_rule_result *res = run->res;
 	const ap_file *f;
-	const ap_py_def *d = ap_pysource_pick_def(run, p->names, p->nnames, &p->conf, &f);
+	ap_py_def *view;
+	const ap_py_def *d = ap_pysource_pick_def(run, p->names, p->nnames, &p->conf, &f, &view);
 	char *why;
 
 	if (d == NULL)
@@ -67,10 +68,11 @@ static void pydef_run(const void *state, ap_kind_run *run)
 	if (why != NULL) {
 		res->status = AP_RULE_UNMATCHED;
 		res->reason = why;
-		return;
+	} else {
+		ap_pydef_capture(&p->check, d, ap_pysource_match(run, f, d->line));
+		res->status = AP_RULE_MATCHED;
 	}
-	ap_pydef_capture(&p->check, d, ap_pysource_match(run, f, d->line));
-	res->status = AP_RULE_MATCHED;
+	ap_pydef_view_free(view);
 }
 
 const ap_kind ap_kind_python_def = {

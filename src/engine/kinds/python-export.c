@@ -101,12 +101,16 @@ static void pyexport_run(const void *state, ap_kind_run *run)
 		                           p->from, p->name, ref.why);
 	} else if (ref.kind != AP_PYREF_DEF) {
 		res->status = AP_RULE_UNMATCHED;
-		res->reason = ref.kind == AP_PYREF_UNBOUND
-		                      ? ap_xasprintf("%s does not export %s", p->from, p->name)
-		                      : ap_xasprintf("%s exports %s, but it is %s, not a def%s%s%s",
-		                                     p->from, p->name, ap_pyref_kind_name(ref.kind),
-		                                     ref.why ? " (" : "", ref.why ? ref.why : "",
-		                                     ref.why ? ")" : "");
+		if (ref.kind == AP_PYREF_UNBOUND)
+			res->reason = ap_xasprintf("%s does not export %s", p->from, p->name);
+		else if (ref.perhaps)
+			res->reason = ap_xasprintf("%s binds no def to %s: %s", p->from, p->name,
+			                           ref.why);
+		else
+			res->reason = ap_xasprintf("%s exports %s, but it is %s, not a def%s%s%s",
+			                           p->from, p->name, ap_pyref_kind_name(ref.kind),
+			                           ref.why ? " (" : "", ref.why ? ref.why : "",
+			                           ref.why ? ")" : "");
 	} else if ((why = ap_pydef_check_refusal(&p->check, ref.def)) != NULL) {
 		res->status = AP_RULE_UNMATCHED;
 		res->reason = why;

@@ -61,10 +61,7 @@ static bool all_strings(struct parser *p, size_t a, size_t b)
 	for (size_t k = a; k < b; k++) {
 		size_t len;
 		const char *body;
-		if (v[k].kind != T_STRING || !v[k].plain)
-			return false;
-		body = ap_py_string_body(p, &v[k], &len);
-		if (memchr(body, '\\', len) != NULL)
+		if (!ap_py_plain_str(p, &v[k], &body, &len))
 			return false;
 		ap_buf_append(&p->scratch, body, len);
 	}
@@ -152,15 +149,97 @@ static bool all_elems(struct parser *p, size_t a, size_t b, unsigned d, bool tup
 	return !tuple || count == 0 || commas > 0;
 }
 
-/* `n for n in SEQ` at depth d: each element of SEQ, as it is. */
+static bool same_name(const struct parser *p, const tok *x, const tok *y)
+{
+	return ap_py_is_ident(x) && ap_py_is_ident(y) && x->len == y->len &&
+	       memcmp(p->s + x->off, p->s + y->off, x->len) == 0;
+}
+
+/* Whether the name passes the filter sv[a, b) at depth d of a
+ * comprehension whose variable is at var: `VAR == "s"`, `!=`, `VAR in` or
+ * `not in` a tuple or list of str literals, `VAR.startswith("s")`, each
+ * alone or after `not`; -1 when it is none of these. */
+static int all_filter(const struct parser *p, size_t a, size_t b, unsigned d, const tok *var,
+                      const char *name)
+{
+	const tok *v = p->sv;
+	const char *s;
+	size_t len, n = strlen(name);
+	bool negated = false, in = false, found = false;
+
+	if (a < b && ap_py_is_kw(&v[a], KW_NOT)) {
+		negated = true;
+		a++;
+	}
+	if (b - a == 6 && same_name(p, &v[a], var) && ap_py_is_op(&v[a + 1], '.') &&
+	    ap_py_is_word(p, &v[a + 2], "startswith") && ap_py_is_op(&v[a + 3], '(') &&
+	    ap_py_plain_str(p, &v[a + 4], &s, &len) && ap_py_is_op(&v[a + 5], ')'))
+		return (len <= n && memcmp(name, s, len) == 0) != negated;
+	if (b - a < 3 || !same_name(p, &v[a], var))
+		return -1;
+	if (b - a == 3 && (ap_py_is_op(&v[a + 1], OP_EQ) || ap_py_is_op(&v[a + 1], OP_NE)) &&
+	    ap_py_plain_str(p, &v[a + 2], &s, &len))
+		return ((len == n && memcmp(name, s, len) == 0) == ap_py_is_op(&v[a + 1], OP_EQ)) !=
+		       negated;
+	a++;
+	if (ap_py_is_kw(&v[a], KW_NOT) && a + 1 < b && ap_py_is_kw(&v[a + 1], KW_IN)) {
+		in = true;
+		negated = !negated;
+		a += 2;
+	} else if (ap_py_is_kw(&v[a], KW_IN)) {
+		in = true;
+		a++;
+	}
+	if (!in || b - a < 2 || !(ap_py_is_op(&v[a], '(') || ap_py_is_op(&v[a], '[')) ||
+	    ap_py_closer(p, a, b) != b - 1)
+		return -1;
+	for (size_t k = a + 1; k < b - 1; k += 2) {
+		if (!ap_py_plain_str(p, &v[k], &s, &len) || v[k].depth != d + 1 ||
+		    (k + 1 < b - 1 && !ap_py_is_op(&v[k + 1], ',')))
+			return -1;
+		found |= len == n && memcmp(name, s, len) == 0;
+	}
+	return found != negated;
+}
+
+/* `n for n in SEQ` at depth d, then any `if FILTER` (all_filter): each
+ * element of SEQ that passes them, as it is. */
 static bool all_comprehension(struct parser *p, size_t a, size_t b, unsigned d)
 {
 	const tok *v = p->sv;
+	ap_py_module *m = p->m;
+	size_t seq = b, start = m->nall, refs = m->nall_refs, kept;
 
-	return b - a >= 5 && ap_py_is_ident(&v[a]) && ap_py_is_kw(&v[a + 1], KW_FOR) &&
-	       ap_py_is_ident(&v[a + 2]) && v[a].len == v[a + 2].len &&
-	       memcmp(p->s + v[a].off, p->s + v[a + 2].off, v[a].len) == 0 &&
-	       ap_py_is_kw(&v[a + 3], KW_IN) && all_expr(p, a + 4, b, d) != ALLT_BAD;
+	if (!(b - a >= 5 && same_name(p, &v[a], &v[a + 2]) && ap_py_is_kw(&v[a + 1], KW_FOR) &&
+	      ap_py_is_kw(&v[a + 3], KW_IN)))
+		return false;
+	for (size_t k = a + 4; k < b && seq == b; k++)
+		if (v[k].depth == d && ap_py_is_kw(&v[k], KW_IF))
+			seq = k;
+	if (all_expr(p, a + 4, seq, d) == ALLT_BAD)
+		return false;
+	if (seq == b)
+		return true;
+	/* another module's __all__ is not known here: nothing to filter */
+	if (m->nall_refs != refs)
+		return false;
+	kept = start;
+	for (size_t i = start; i < m->nall; i++) {
+		int pass = 1;
+		for (size_t f = seq; f < b && pass == 1;) {
+			size_t e = f + 1;
+			while (e < b && !(v[e].depth == d && ap_py_is_kw(&v[e], KW_IF)))
+				e++;
+			pass = all_filter(p, f + 1, e, d, &v[a], m->all[i]);
+			f = e;
+		}
+		if (pass < 0)
+			return false;
+		if (pass == 1)
+			m->all[kept++] = m->all[i];
+	}
+	m->nall = kept;
+	return true;
 }
 
 /* One operand of `+` in __all__'s value: a display, a comprehension, a call of

@@ -64,6 +64,7 @@ size_t ap_py_module_bytes(const ap_py_module *m)
 
 	return sizeof *mod + m->src_len + SRC_PAD + mod->arena_bytes +
 	       m->ndefs * sizeof *m->defs + m->nbindings * sizeof *m->bindings +
+	       m->nmembers * sizeof *m->members +
 	       m->nall * sizeof *m->all + m->nall_refs * sizeof *m->all_refs +
 	       m->nstrings * sizeof *m->strings;
 }

@@ -5,6 +5,9 @@
  * sys.version_info, sys.platform and os.name with literals, which take the
  * target interpreter's facts; combined with and, or and not in three-valued
  * logic (False and anything unknown is False). Anything else is unknown.
+ * Alike, how many times a loop over a literal runs its body, whether the
+ * body runs alike each time, and which case of a match on a literal or a
+ * fact runs.
  *
  * The facts are asked only once a condition has the form that needs one and
  * its module names are bound as CPython binds them, so that a scan whose
@@ -14,6 +17,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "core/ap-error.h"
+#include "core/ap-map.h"
 #include "engine/lang/python/python-int.h"
 
 /* Longer tuple literals are not read (a version has five fields). */
@@ -71,11 +76,28 @@ static bool bound_as(const struct parser *p, const char *name, size_t len, ap_py
 	return bound;
 }
 
-/* Whether the token is a name bound only by `import module`. */
+/* bound_as of the name token t, as CPython binds it (NFKC). */
+static bool name_bound_as(const struct parser *p, const tok *t, ap_py_bind_kind kind,
+                          const char *module, const char *target)
+{
+	ap_buf b = AP_BUF_INIT;
+	const char *s;
+	size_t len;
+	bool r;
+
+	if (t->kind != T_NAME || t->code != 0)
+		return false;
+	s = ap_py_name(p, t, &b, &len);
+	r = bound_as(p, s, len, kind, module, target);
+	ap_buf_free(&b);
+	return r;
+}
+
+/* Whether the token is a name bound only by `import module` (or `import
+ * module as NAME`). */
 static bool module_name(const struct parser *p, const tok *t, const char *module)
 {
-	return ap_py_is_word(p, t, module) &&
-	       bound_as(p, module, strlen(module), AP_PY_BIND_IMPORT, module, NULL);
+	return name_bound_as(p, t, AP_PY_BIND_IMPORT, module, NULL);
 }
 
 /* Whether sv[a, b) names MODULE.ATTR: `sys.platform` after `import sys`,
@@ -88,8 +110,7 @@ static bool names_attr(const struct parser *p, size_t a, size_t b, const char *m
 	if (b - a == 3)
 		return ap_py_is_op(&v[a + 1], '.') && ap_py_is_word(p, &v[a + 2], attr) &&
 		       module_name(p, &v[a], module);
-	return b - a == 1 && v[a].kind == T_NAME && v[a].code == 0 &&
-	       bound_as(p, p->s + v[a].off, v[a].len, AP_PY_BIND_FROM, module, attr);
+	return b - a == 1 && name_bound_as(p, &v[a], AP_PY_BIND_FROM, module, attr);
 }
 
 /* `__name__`, which no statement so far bound: the module's name, never
@@ -143,15 +164,6 @@ static bool int_literal(const struct parser *p, const tok *t, long long *out)
 	return true;
 }
 
-/* A str literal without escapes (one token: no implicit concatenation). */
-static bool str_literal(const struct parser *p, const tok *t, const char **s, size_t *len)
-{
-	if (t->kind != T_STRING || !t->plain)
-		return false;
-	*s = ap_py_string_body(p, t, len);
-	return memchr(*s, '\\', *len) == NULL;
-}
-
 /* A tuple or list literal of integers and strings, sv[a, b) inside its
  * brackets (a tuple's own parentheses, if any, already taken off). */
 static void seq_literal(const struct parser *p, size_t a, size_t b, struct val *v)
@@ -163,7 +175,7 @@ static void seq_literal(const struct parser *p, size_t a, size_t b, struct val *
 	while (a < b) {
 		if (n == MAX_ITEMS)
 			return;
-		if (str_literal(p, &t[a], &v->strs[n], &v->lens[n]))
+		if (ap_py_plain_str(p, &t[a], &v->strs[n], &v->lens[n]))
 			v->is_str[n] = true;
 		else if (!int_literal(p, &t[a], &v->items[n]))
 			return;
@@ -284,7 +296,7 @@ static void value(const struct parser *p, size_t a, size_t b, struct val *v)
 	if (b - a == 1) {
 		if (int_literal(p, &t[a], &v->i))
 			v->kind = V_INT;
-		else if (str_literal(p, &t[a], &v->s, &v->len))
+		else if (ap_py_plain_str(p, &t[a], &v->s, &v->len))
 			v->kind = V_STR;
 		else if (dunder_name(p, a, b))
 			v->kind = V_MODNAME;
@@ -480,8 +492,7 @@ static enum cond constant(const struct parser *p, size_t a, size_t b)
 		return COND_FALSE;
 	if (ap_py_is_kw(v, KW_TRUE) || ap_py_is_number(p, v, "1"))
 		return COND_TRUE;
-	if (ap_py_is_word(p, v, "TYPE_CHECKING") &&
-	    bound_as(p, "TYPE_CHECKING", 13, AP_PY_BIND_FROM, "typing", "TYPE_CHECKING"))
+	if (name_bound_as(p, v, AP_PY_BIND_FROM, "typing", "TYPE_CHECKING"))
 		return COND_FALSE;
 	return COND_UNKNOWN;
 }
@@ -654,10 +665,261 @@ enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b)
 	return c;
 }
 
+bool ap_py_suppress(const struct parser *p, size_t a, size_t b, enum cond *catches)
+{
+	const tok *v = p->sv;
+	bool any = false;
+	size_t k;
+
+	for (k = a; k + 1 < b && !any; k++)
+		any = ap_py_is_word(p, &v[k], "suppress") && ap_py_is_op(&v[k + 1], '(');
+	if (!any)
+		return false;
+	/* another's suppress, contextlib's under a name rebound, or one among
+	 * other items */
+	*catches = COND_UNKNOWN;
+	while (ap_py_parenthesised(p, a, b))
+		a++, b--;
+	for (k = a; k < b && !ap_py_is_op(&v[k], '('); k++)
+		;
+	if (k < b && ap_py_closer(p, k, b) == b - 1 && names_attr(p, a, k, "contextlib", "suppress"))
+		/* suppress() suppresses nothing */
+		*catches = k + 1 == b - 1 ? COND_FALSE : ap_py_catches_import(p, k + 1, b - 1);
+	return true;
+}
+
+bool ap_py_cond_input(const struct parser *p, size_t i)
+{
+	static const char *const own[] = {"__name__", "range", "TYPE_CHECKING"};
+	const ap_py_module *m = p->m;
+	const char *name = m->bindings[i].name;
+
+	for (size_t k = 0; k < sizeof own / sizeof *own; k++)
+		if (strcmp(name, own[k]) == 0)
+			return true;
+	for (size_t k = 0; k < sizeof catch_all / sizeof *catch_all; k++)
+		if (strcmp(name, catch_all[k]) == 0)
+			return true;
+	for (size_t k = 0; k < sizeof catch_none / sizeof *catch_none; k++)
+		if (strcmp(name, catch_none[k]) == 0)
+			return true;
+	for (const char *const *f = p->false_names; f != NULL && *f; f++)
+		if (strcmp(name, *f) == 0)
+			return true;
+	for (size_t j = p->prev_same[i]; j != SIZE_MAX; j = p->prev_same[j])
+		if (m->bindings[j].kind == AP_PY_BIND_IMPORT || m->bindings[j].kind == AP_PY_BIND_FROM)
+			return true;
+	return false;
+}
+
 enum cond ap_py_condition(const struct parser *p, size_t a, size_t b)
 {
 	for (size_t k = a; k < b; k++)
 		if (p->sv[k].kind == T_CUT)
 			return COND_UNKNOWN;
 	return truth(p, a, b);
+}
+
+/* --- Loops and match ------------------------------------------------------ */
+
+long long ap_py_iterations(const struct parser *p, size_t a, size_t b, ap_py_bind_kind *last,
+                           size_t *name)
+{
+	const tok *t = p->sv;
+	long long n = 1, i;
+	size_t item = a, e;
+	bool list = false, comma = false;
+
+	*last = AP_PY_BIND_OTHER;
+	for (size_t k = a; k < b; k++)
+		if (t[k].kind == T_CUT || ap_py_is_kw(&t[k], KW_LAMBDA))
+			return -1;
+	if (b - a == 4 && ap_py_is_word(p, &t[a], "range") && ap_py_is_op(&t[a + 1], '(') &&
+	    ap_py_is_op(&t[a + 3], ')') && builtin_in(p, &t[a], (const char *const[]){"range"}, 1))
+		return int_literal(p, &t[a + 2], &i) ? i : -1;
+	if (b - a >= 2 && (ap_py_is_op(&t[a], '(') || ap_py_is_op(&t[a], '[')) &&
+	    ap_py_closer(p, a, b) == b - 1) {
+		if (b - a == 2)
+			return 0;
+		list = ap_py_is_op(&t[a], '[');
+		item = ++a;
+		b--;
+	}
+	/* the items between the commas at the literal's depth; (x) is no tuple */
+	for (size_t k = a; k < b; k++) {
+		if (t[k].depth != t[a].depth)
+			continue;
+		if (ap_py_is_op(&t[k], '*') || ap_py_is_op(&t[k], OP_POW))
+			return -1;
+		if (ap_py_is_op(&t[k], ',')) {
+			comma = true;
+			if (k + 1 < b) {
+				n++;
+				item = k + 1;
+			}
+		}
+	}
+	if (!comma && !list)
+		return -1;
+	/* what the last item is: a name's binding, a literal's value, else unknown */
+	for (e = item; e < b && !(t[e].depth == t[item].depth && ap_py_is_op(&t[e], ',')); e++)
+		;
+	*name = item;
+	if (e - item != 1)
+		*last = AP_PY_BIND_UNKNOWN;
+	else if (ap_py_is_ident(&t[item]))
+		*last = AP_PY_BIND_ALIAS;
+	else if (!(t[item].kind == T_NUMBER || t[item].kind == T_STRING ||
+	           ap_py_is_kw(&t[item], KW_NONE) || ap_py_is_kw(&t[item], KW_TRUE) ||
+	           ap_py_is_kw(&t[item], KW_FALSE)))
+		*last = AP_PY_BIND_UNKNOWN;
+	return n;
+}
+
+void ap_py_subject(const struct parser *p, size_t a, size_t b, struct ap_py_subject *out)
+{
+	struct val v;
+
+	memset(out, 0, sizeof *out);
+	for (size_t k = a; k < b; k++)
+		if (p->sv[k].kind == T_CUT)
+			return;
+	while (ap_py_parenthesised(p, a, b))
+		a++, b--;
+	if (b - a == 1 && ap_py_is_kw(&p->sv[a], KW_NONE)) {
+		out->kind = SUBJ_NONE;
+		return;
+	}
+	if (b - a == 1 && (ap_py_is_kw(&p->sv[a], KW_TRUE) || ap_py_is_kw(&p->sv[a], KW_FALSE))) {
+		out->kind = ap_py_is_kw(&p->sv[a], KW_TRUE) ? SUBJ_TRUE : SUBJ_FALSE;
+		return;
+	}
+	value(p, a, b, &v);
+	if (v.kind == V_INT) {
+		out->kind = SUBJ_INT;
+		out->i = v.i;
+	} else if (v.kind == V_STR) {
+		out->kind = SUBJ_STR;
+		out->s = v.s;
+		out->len = v.len;
+	}
+}
+
+/* One literal or wildcard pattern sv[a, b). */
+static enum cond one_pattern(const struct parser *p, const struct ap_py_subject *subj, size_t a,
+                             size_t b, bool *capture)
+{
+	const tok *t = p->sv + a;
+	const char *s;
+	size_t len;
+	long long i;
+	bool neg = false;
+
+	*capture = false;
+	if (b - a == 1 && t->kind == T_NAME && t->code == 0) {
+		/* `_`, or a capture name: matches whatever the subject */
+		*capture = !ap_py_is_word(p, t, "_");
+		return COND_TRUE;
+	}
+	if (subj->kind == SUBJ_UNKNOWN)
+		return COND_UNKNOWN;
+	if (b - a == 1 && (ap_py_is_kw(t, KW_NONE) || ap_py_is_kw(t, KW_TRUE) ||
+	                   ap_py_is_kw(t, KW_FALSE)))
+		return (ap_py_is_kw(t, KW_NONE)   ? subj->kind == SUBJ_NONE
+		        : ap_py_is_kw(t, KW_TRUE) ? subj->kind == SUBJ_TRUE
+		                                  : subj->kind == SUBJ_FALSE)
+		               ? COND_TRUE
+		               : COND_FALSE;
+	if (b - a == 1 && ap_py_plain_str(p, t, &s, &len))
+		return subj->kind == SUBJ_STR && subj->len == len && memcmp(subj->s, s, len) == 0
+		               ? COND_TRUE
+		               : COND_FALSE;
+	if (b - a == 2 && ap_py_is_op(t, '-')) {
+		neg = true;
+		t++;
+		a++;
+	}
+	if (b - a != 1 || !int_literal(p, t, &i))
+		return COND_UNKNOWN;
+	if (neg)
+		i = -i;
+	/* an int equals the bools it is (True == 1), never a str or None */
+	switch (subj->kind) {
+	case SUBJ_INT:
+		return subj->i == i ? COND_TRUE : COND_FALSE;
+	case SUBJ_TRUE:
+	case SUBJ_FALSE:
+		return (subj->kind == SUBJ_TRUE) == (i == 1) && (i == 0 || i == 1) ? COND_TRUE
+		                                                                   : COND_FALSE;
+	default:
+		return COND_FALSE;
+	}
+}
+
+enum cond ap_py_case_matches(const struct parser *p, const struct ap_py_subject *subj, size_t a,
+                             size_t b, size_t *capture)
+{
+	const tok *t = p->sv;
+	enum cond c = COND_FALSE;
+	size_t start = a;
+	bool alone = true;
+
+	*capture = SIZE_MAX;
+	for (size_t k = a; k < b; k++)
+		if (t[k].kind == T_CUT || (t[k].depth == t[a].depth && ap_py_is_kw(&t[k], KW_IF)))
+			return COND_UNKNOWN;
+	for (size_t k = a; k <= b; k++) {
+		enum cond one;
+		bool cap;
+		if (k < b && !(t[k].depth == t[a].depth && ap_py_is_op(&t[k], '|')))
+			continue;
+		alone &= k == b && start == a;
+		if (start == k)
+			return COND_UNKNOWN;
+		one = one_pattern(p, subj, start, k, &cap);
+		/* a name in an or-pattern: all of them must bind it */
+		if (cap && !alone)
+			return COND_UNKNOWN;
+		if (cap)
+			*capture = start;
+		if (one == COND_TRUE)
+			c = COND_TRUE;
+		else if (one == COND_UNKNOWN && c != COND_TRUE)
+			c = COND_UNKNOWN;
+		start = k + 1;
+	}
+	return c;
+}
+
+bool ap_py_runs_alike(const struct parser *p, size_t from)
+{
+	const ap_py_module *m = p->m;
+	ap_map *bound = ap_xnonnull(ap_map_new());
+	bool alike = true;
+
+	/* each name once, from its first binding in the body */
+	for (size_t i = from; i < m->nbindings && alike; i++) {
+		if (m->bindings[i].name == NULL ||
+		    ap_map_get_str(bound, m->bindings[i].name) != AP_MAP_ABSENT)
+			continue;
+		ap_xok(ap_map_put_str(bound, m->bindings[i].name, 1));
+		alike = !ap_py_cond_input(p, i);
+	}
+	for (size_t i = from; i < m->nbindings && alike; i++) {
+		const ap_py_binding *b = &m->bindings[i];
+		if (b->kind == AP_PY_BIND_DEL || b->kind == AP_PY_BIND_STAR)
+			alike = false;
+		else if (b->kind == AP_PY_BIND_ALIAS)
+			alike = ap_map_get_str(bound, b->target) == AP_MAP_ABSENT;
+		else if (b->kind == AP_PY_BIND_PARTIAL)
+			alike = ap_map_get_str(bound, b->target) == AP_MAP_ABSENT &&
+			        ap_map_get_str(bound, b->args->callee) == AP_MAP_ABSENT;
+		else if (b->kind == AP_PY_BIND_DEF)
+			for (size_t k = 0; k < m->defs[b->def_index].ndecorators && alike; k++) {
+				const char *dec = m->defs[b->def_index].decorators[k].name;
+				alike = ap_map_get(bound, dec, strcspn(dec, ".")) == AP_MAP_ABSENT;
+			}
+	}
+	ap_map_free(bound);
+	return alike;
 }

@@ -13,101 +13,9 @@
 
 /* --- Reader helpers ------------------------------------------------------- */
 
-/* A name that is not ASCII as CPython binds it (see ap_py_name), in the
- * arena. */
-static __attribute__((noinline)) char *normal_name(const struct parser *p, const tok *t)
-{
-	ap_buf b = AP_BUF_INIT;
-	size_t len;
-	const char *s = ap_py_name(p, t, &b, &len);
-	char *r = ap_py_arena_strndup(p->mod, s, len);
-
-	ap_buf_free(&b);
-	return r;
-}
-
 static bool is_keyword(const tok *t)
 {
 	return t->kind == T_NAME && t->code != 0;
-}
-
-
-static char *tok_str(const struct parser *p, const tok *t)
-{
-	if (t->plain)
-		return ap_py_arena_strndup(p->mod, p->s + t->off, t->len);
-	return normal_name(p, t);
-}
-
-/* Appends the name token t to the scratch string. */
-static void scratch_name(struct parser *p, const tok *t)
-{
-	ap_buf b = AP_BUF_INIT;
-	size_t len;
-	const char *s = ap_py_name(p, t, &b, &len);
-
-	ap_buf_append(&p->scratch, s, len);
-	ap_buf_free(&b);
-}
-
-
-/* What the statements of a try body read so far show of how it ends. */
-enum try_outcome {
-	TRY_RUNS,    /* to its end: every import was found, nothing else may raise */
-	TRY_FAILS,   /* with ModuleNotFoundError, at an import not found */
-	TRY_UNKNOWN, /* a statement may raise, or an import may not be found */
-};
-
-struct ctx {
-	const char *prefix; /* NULL at module level; "Cls." in a class body */
-	bool live;          /* the arm is taken on a default import, or may be */
-	/* the arm may not run (a condition not known, a loop, a handler): a
-	 * method it defines may not exist */
-	bool maybe;
-	/* the module-level try whose body this is, at the body's own level
-	 * (not in blocks nested in it); NULL elsewhere */
-	enum try_outcome *trying;
-};
-
-/* Appends a binding of name (NULL for STAR) at line. */
-static ap_py_binding *bind(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
-                           char *name, unsigned line)
-{
-	ap_py_module *m = p->m;
-	ap_py_binding *b;
-	size_t i = m->nbindings, cap = p->bindings_cap;
-
-	ap_xgrow((void **)&m->bindings, &p->bindings_cap, i + 1, sizeof *m->bindings);
-	if (p->bindings_cap != cap) {
-		p->prev_same = ap_xrealloc(p->prev_same, p->bindings_cap * sizeof *p->prev_same);
-		p->next_same = ap_xrealloc(p->next_same, p->bindings_cap * sizeof *p->next_same);
-	}
-	b = &m->bindings[m->nbindings++];
-	memset(b, 0, sizeof *b);
-	b->kind = kind;
-	b->name = name;
-	b->line = line;
-	p->prev_same[i] = p->next_same[i] = SIZE_MAX;
-	if (p->arms_depth > AP_PY_MAX_WAYS_DEPTH && kind != AP_PY_BIND_UNKNOWN) {
-		if (name != NULL)
-			b->kind = AP_PY_BIND_UNKNOWN;
-		b->why = "it is bound in statements that may run more than one way, "
-		         "nested more than " AP_PY_STR(AP_PY_MAX_WAYS_DEPTH) " deep";
-	}
-	if (name != NULL) {
-		size_t prev = ap_map_get_str(p->last_of, name);
-		p->prev_same[i] = prev;
-		if (prev != AP_MAP_ABSENT)
-			p->next_same[prev] = i;
-		ap_xok(ap_map_put_str(p->last_of, name, i));
-	}
-	return b;
-}
-
-static ap_py_binding *add_binding(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
-                                  const tok *name)
-{
-	return bind(p, c, kind, kind == AP_PY_BIND_STAR ? NULL : tok_str(p, name), name->line);
 }
 
 /* --- Statements that may run one of several ways -------------------------- */
@@ -125,6 +33,10 @@ struct arms {
 	bool may_skip;
 	unsigned line;
 	const char *what; /* "the `if`": in the reason */
+	/* a match's: its subject, whether an earlier case certainly matched,
+	 * whether one may have */
+	struct ap_py_subject subject;
+	bool decided, open;
 };
 
 /* Each arms_begin has its arms_end. */
@@ -242,7 +154,7 @@ static void arms_end(struct parser *p, const struct ctx *c, struct arms *a)
 			p->scratch.len = 0;
 			ap_buf_printf(&p->scratch, "it is bound differently by the ways %s at line %u "
 			              "may run", a->what, a->line);
-			bind(p, c, AP_PY_BIND_UNKNOWN, name, a->line)->why = ap_py_scratch_str(p);
+			ap_py_bind(p, c, AP_PY_BIND_UNKNOWN, name, a->line)->why = ap_py_scratch_str(p);
 		}
 	}
 	free(a->start);
@@ -264,17 +176,13 @@ struct collector {
 	tok prev;
 };
 
-static bool is_augassign(const tok *t)
-{
-	return t->kind == T_OP && ap_py_augassign_code(t->code);
-}
-
 static void collect_start(struct parser *p, struct collector *k, const struct ctx *bind,
                           bool keep)
 {
 	memset(k, 0, sizeof *k);
 	k->bind = bind;
 	k->keep = keep;
+	p->nwalrus = 0;
 	k->whole = ap_py_is_word(p, &p->t, "__all__") || ap_py_is_kw(&p->t, KW_IMPORT) ||
 	           ap_py_is_kw(&p->t, KW_FROM);
 	p->sn = 0;
@@ -284,14 +192,19 @@ static void collect_start(struct parser *p, struct collector *k, const struct ct
 static void collect(struct parser *p, struct collector *k)
 {
 	tok t = p->t;
+	size_t walrus = SIZE_MAX; /* the binding of a walrus at t */
 
-	if (k->bind != NULL && ap_py_is_op(&t, OP_WALRUS) && ap_py_is_ident(&k->prev))
-		add_binding(p, k->bind, AP_PY_BIND_OTHER, &k->prev);
+	if (k->bind != NULL && ap_py_is_op(&t, OP_WALRUS) && ap_py_is_ident(&k->prev)) {
+		ap_py_add_binding(p, k->bind, AP_PY_BIND_OTHER, &k->prev);
+		ap_py_bindings(p, k->bind, &walrus);
+		walrus--;
+	}
 	k->prev = t;
 	if (!k->keep)
 		return;
-	if (t.depth == 0 && (ap_py_is_op(&t, '=') || ap_py_is_op(&t, ':') || is_augassign(&t) ||
-	                     ap_py_is_kw(&t, KW_IN) || ap_py_is_kw(&t, KW_AS))) {
+	if (t.depth == 0 && (ap_py_is_op(&t, '=') || ap_py_is_op(&t, ':') ||
+	                     ap_py_is_augassign(&t) || ap_py_is_kw(&t, KW_IN) ||
+	                     ap_py_is_kw(&t, KW_AS))) {
 		k->part = 0;
 		k->cut = false;
 	} else if (k->part >= PART_KEEP && !k->whole) {
@@ -303,16 +216,11 @@ static void collect(struct parser *p, struct collector *k)
 	k->part++;
 	if (p->sn == p->scap)
 		ap_xgrow((void **)&p->sv, &p->scap, p->sn + 1, sizeof *p->sv);
+	if (walrus != SIZE_MAX && t.kind == T_OP) {
+		ap_xgrow((void **)&p->walrus, &p->walrus_cap, p->nwalrus + 1, sizeof *p->walrus);
+		p->walrus[p->nwalrus++] = (struct walrus){walrus, p->sn};
+	}
 	p->sv[p->sn++] = t;
-}
-
-/* Whether sv[a, b) lost tokens to PART_KEEP. */
-static bool cut(const struct parser *p, size_t a, size_t b)
-{
-	for (size_t i = a; i < b; i++)
-		if (p->sv[i].kind == T_CUT)
-			return true;
-	return false;
 }
 
 /* Collects a compound statement's header, from its keyword (the current
@@ -335,6 +243,8 @@ static bool collect_header(struct parser *p, const struct ctx *bind, bool keep)
 		} else if (p->t.depth == depth && ap_py_is_op(&p->t, ':')) {
 			if (lambdas == 0) {
 				ap_py_advance(p);
+				if (bind != NULL)
+					ap_py_walrus_values(p, bind);
 				return true;
 			}
 			lambdas--;
@@ -344,294 +254,7 @@ static bool collect_header(struct parser *p, const struct ctx *bind, bool keep)
 	}
 }
 
-/* --- Bindings ------------------------------------------------------------- */
-
-/* Binds the names of the target list sv[a, b), whose top level has depth d:
- * names, starred names and bracketed target lists; attributes and subscripts
- * bind no name. Recursion follows the brackets, AP_PY_MAX_DEPTH at most. */
-static void bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d,
-                       ap_py_bind_kind kind)
-{
-	const tok *v = p->sv;
-
-	while (a < b) {
-		size_t e = a;
-		while (e < b && !(v[e].depth == d && ap_py_is_op(&v[e], ',')))
-			e++;
-		if (e - a == 1 && ap_py_is_ident(&v[a])) {
-			add_binding(p, c, kind, &v[a]);
-		} else if (e - a == 2 && ap_py_is_op(&v[a], '*') && ap_py_is_ident(&v[a + 1])) {
-			add_binding(p, c, kind, &v[a + 1]);
-		} else if (e - a >= 2 && (ap_py_is_op(&v[a], '(') || ap_py_is_op(&v[a], '[')) &&
-		           ap_py_closer(p, a, e) == e - 1) {
-			bind_names(p, c, a + 1, e - 1, d + 1, kind);
-		}
-		a = e + 1;
-	}
-}
-
-static void bind_targets(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d)
-{
-	if (!cut(p, a, b))
-		bind_names(p, c, a, b, d, AP_PY_BIND_OTHER);
-}
-
-/* In a try body whose end is still to be told, whether the import of module
- * (as written) is found: false when it is not, and the body ends there. */
-static bool try_import(struct parser *p, const struct ctx *c, const char *module)
-{
-	const ap_py_options *o = p->opt;
-	int found;
-
-	if (c->trying == NULL || *c->trying != TRY_RUNS)
-		return true;
-	found = o != NULL && o->can_import != NULL ? o->can_import(o->ctx, module) : -1;
-	if (found == 0)
-		*c->trying = TRY_FAILS;
-	else if (found < 0)
-		*c->trying = TRY_UNKNOWN;
-	return found != 0;
-}
-
-/* Whether the statement in sv cannot raise: pass, a str, or names bound to
- * one constant (`HAVE_X = True`). */
-static bool cannot_raise(const struct parser *p)
-{
-	const tok *v = p->sv;
-	size_t n = p->sn;
-	const tok *last = &v[n - 1];
-
-	if (n == 1)
-		return ap_py_is_kw(last, KW_PASS) || (last->kind == T_STRING && last->plain);
-	if (n % 2 == 0 || !(last->kind == T_NUMBER || last->kind == T_STRING ||
-	                    ap_py_is_kw(last, KW_TRUE) || ap_py_is_kw(last, KW_FALSE) ||
-	                    ap_py_is_kw(last, KW_NONE)))
-		return false;
-	for (size_t i = 0; i + 1 < n; i += 2)
-		if (!ap_py_is_ident(&v[i]) || !ap_py_is_op(&v[i + 1], '='))
-			return false;
-	return true;
-}
-
-static void import_stmt(struct parser *p, const struct ctx *c)
-{
-	const tok *v = p->sv;
-	size_t i = 1, n = p->sn;
-
-	while (i < n && v[i].kind == T_NAME) {
-		const tok *bound = &v[i];
-		ap_py_binding *b;
-
-		p->scratch.len = 0;
-		for (;;) {
-			scratch_name(p, &v[i]);
-			i++;
-			if (i + 1 >= n || !ap_py_is_op(&v[i], '.') || v[i + 1].kind != T_NAME)
-				break;
-			ap_buf_putc(&p->scratch, '.');
-			i++;
-		}
-		if (i + 1 < n && ap_py_is_kw(&v[i], KW_AS) && v[i + 1].kind == T_NAME) {
-			bound = &v[i + 1];
-			i += 2;
-		}
-		if (!try_import(p, c, p->scratch.data))
-			return;
-		b = add_binding(p, c, AP_PY_BIND_IMPORT, bound);
-		b->module = ap_py_scratch_str(p);
-		if (i >= n || !ap_py_is_op(&v[i], ','))
-			break;
-		i++;
-	}
-}
-
-/* `from .SUB... import`: in a package's __init__, loading SUB binds it. */
-static void submodule(struct parser *p, const struct ctx *c, const char *module, const tok *at)
-{
-	const char *sub = module + 1, *dot;
-	ap_py_binding *b;
-
-	if (module[0] != '.' || module[1] == '.' || module[1] == '\0')
-		return;
-	dot = strchr(sub, '.');
-	p->scratch.len = 0;
-	ap_buf_append(&p->scratch, sub, dot ? (size_t)(dot - sub) : strlen(sub));
-	if (ap_map_get(p->submodules, p->scratch.data, p->scratch.len) != AP_MAP_ABSENT)
-		return;
-	ap_xok(ap_map_put(p->submodules, p->scratch.data, p->scratch.len, 0));
-	b = bind(p, c, AP_PY_BIND_SUBMODULE, ap_py_scratch_str(p), at->line);
-	p->scratch.len = 0;
-	ap_buf_printf(&p->scratch, ".%s", b->name);
-	b->module = ap_py_scratch_str(p);
-}
-
-
-static void from_stmt(struct parser *p, const struct ctx *c)
-{
-	const tok *v = p->sv;
-	size_t i = 1, n = p->sn;
-	char *module;
-
-	p->scratch.len = 0;
-	for (; i < n && !ap_py_is_kw(&v[i], KW_IMPORT); i++)
-		scratch_name(p, &v[i]);
-	module = ap_py_scratch_str(p);
-	submodule(p, c, module, &v[1]);
-	i++;
-	if (!try_import(p, c, module))
-		return;
-	if (i < n && ap_py_is_op(&v[i], '*')) {
-		add_binding(p, c, AP_PY_BIND_STAR, &v[i])->module = module;
-		return;
-	}
-	if (i < n && ap_py_is_op(&v[i], '('))
-		i++;
-	while (i < n && v[i].kind == T_NAME) {
-		const tok *target = &v[i], *bound = &v[i];
-		ap_py_binding *b;
-		i++;
-		if (i + 1 < n && ap_py_is_kw(&v[i], KW_AS) && v[i + 1].kind == T_NAME) {
-			bound = &v[i + 1];
-			i += 2;
-		}
-		b = add_binding(p, c, AP_PY_BIND_FROM, bound);
-		/* The bindings of one statement share the arena's copy. */
-		b->module = module;
-		b->target = tok_str(p, target);
-		if (strcmp(b->name, "__all__") == 0)
-			ap_py_all_imported(p, c->maybe, b);
-		if (i >= n || !ap_py_is_op(&v[i], ','))
-			break;
-		i++;
-	}
-}
-
 /* --- Module-level simple statements --------------------------------------- */
-
-/* Whether sv[a, b) is a call: a dotted name, or another call, then one
- * parenthesised argument list closing at b. */
-static bool is_call(const struct parser *p, size_t a, size_t b)
-{
-	const tok *v = p->sv;
-	size_t i = a;
-
-	if (b - a < 3 || !ap_py_is_ident(&v[a]) || !ap_py_is_op(&v[b - 1], ')') || cut(p, a, b))
-		return false;
-	i++;
-	while (i + 1 < b && ap_py_is_op(&v[i], '.') && v[i + 1].kind == T_NAME)
-		i += 2;
-	while (i < b && ap_py_is_op(&v[i], '(')) {
-		size_t e = ap_py_closer(p, i, b);
-		if (e == (size_t)-1)
-			return false;
-		if (e == b - 1)
-			return true;
-		i = e + 1;
-	}
-	return false;
-}
-
-/* Binds the target sv[a, b) of an assignment whose value is sv[va, n):
- * a single name is an ALIAS when the value is a bare name. */
-static void assign_target(struct parser *p, const struct ctx *c, size_t a, size_t b, size_t va)
-{
-	const tok *v = p->sv;
-	size_t n = p->sn;
-
-	if (b - a != 1 || !ap_py_is_ident(&v[a])) {
-		bind_targets(p, c, a, b, 0);
-		return;
-	}
-	if (ap_py_is_word(p, &v[a], "__all__"))
-		ap_py_all_assign(p, c->maybe, va, n, 0, false);
-	if (n - va == 1 && ap_py_is_ident(&v[va])) {
-		add_binding(p, c, AP_PY_BIND_ALIAS, &v[a])->target = tok_str(p, &v[va]);
-	} else if (va < n && ap_py_is_kw(&v[va], KW_LAMBDA)) {
-		add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = "it is bound to a lambda";
-	} else if (is_call(p, va, n)) {
-		/* functools.partial(f, ...), a factory, a decorator applied by hand:
-		 * what a call returns is known only by running it. */
-		p->scratch.len = 0;
-		ap_buf_printf(&p->scratch, "it is bound to what the call at line %u returns",
-		              v[va].line);
-		add_binding(p, c, AP_PY_BIND_UNKNOWN, &v[a])->why = ap_py_scratch_str(p);
-	} else {
-		add_binding(p, c, AP_PY_BIND_OTHER, &v[a]);
-	}
-}
-
-/* The index of the next '=' at depth 0 from i that is not a lambda's default;
- * n when none. */
-static size_t next_assign(const struct parser *p, size_t i)
-{
-	unsigned lambdas = 0;
-
-	for (; i < p->sn; i++) {
-		const tok *t = &p->sv[i];
-		if (t->depth != 0)
-			continue;
-		if (ap_py_is_kw(t, KW_LAMBDA))
-			lambdas++;
-		else if (lambdas > 0 && ap_py_is_op(t, ':'))
-			lambdas--;
-		else if (lambdas == 0 && ap_py_is_op(t, '='))
-			return i;
-	}
-	return p->sn;
-}
-
-/* The names the body of defs[di] declares `global` (in it or in a def
- * nested in it), read once per def. */
-static const struct globals *def_globals(struct parser *p, size_t di)
-{
-	const ap_py_def *d = &p->m->defs[di];
-	const char *s = p->s;
-	size_t i = d->body_off, n = d->body_end, cap = 0;
-	bool names = false; /* in the names of a `global` statement */
-	struct globals *g;
-
-	if (di >= p->nglobals) {
-		size_t old = p->nglobals;
-		ap_xgrow((void **)&p->globals, &p->nglobals, di + 1, sizeof *p->globals);
-		memset(p->globals + old, 0, (p->nglobals - old) * sizeof *p->globals);
-	}
-	g = &p->globals[di];
-	if (g->read)
-		return g;
-	g->read = true;
-	while (i < n) {
-		uint8_t kind, code;
-		bool plain;
-		int bad;
-		size_t e;
-
-		if (s[i] == '#') {
-			const char *nl = memchr(s + i, '\n', n - i);
-			i = nl ? (size_t)(nl - s) : n;
-			continue;
-		}
-		if (ap_py_byte_class[(unsigned char)s[i]] == C_SPACE || s[i] == '\\') {
-			i++;
-			continue;
-		}
-		if (s[i] == '\n') {
-			names = false;
-			i++;
-			continue;
-		}
-		e = ap_py_lex_token(s, i, n, &kind, &code, &plain, &bad);
-		if (kind == T_NAME && code == KW_GLOBAL) {
-			names = true;
-		} else if (names && kind == T_NAME && code == 0) {
-			ap_xgrow((void **)&g->names, &cap, g->n + 1, sizeof *g->names);
-			g->names[g->n++] = ap_py_arena_strndup(p->mod, s + i, e - i);
-		} else if (!(kind == T_OP && code == ',')) {
-			names = false;
-		}
-		i = e;
-	}
-	return g;
-}
 
 /* The module-level defs the statement calls by name. */
 static void calls(struct parser *p, const struct ctx *c)
@@ -646,11 +269,11 @@ static void calls(struct parser *p, const struct ctx *c)
 		    (i > 0 && ap_py_is_op(&p->sv[i - 1], '.')))
 			continue;
 		at = t->plain ? ap_map_get(p->last_of, p->s + t->off, t->len)
-		              : ap_map_get_str(p->last_of, tok_str(p, t));
+		              : ap_map_get_str(p->last_of, ap_py_tok_str(p, t));
 		if (at == AP_MAP_ABSENT || m->bindings[at].kind != AP_PY_BIND_DEF)
 			continue;
 		di = m->bindings[at].def_index;
-		g = def_globals(p, di);
+		g = ap_py_def_globals(p, di);
 		for (size_t k = 0; k < g->n; k++) {
 			/* A call of a module-level def at import runs it: what it declares
 			 * `global` may be rebound. Once is enough while it stays so. */
@@ -660,74 +283,38 @@ static void calls(struct parser *p, const struct ctx *c)
 			p->scratch.len = 0;
 			ap_buf_printf(&p->scratch, "it may be rebound by the call of %s at line %u, "
 			              "which declares it global", m->defs[di].qualname, t->line);
-			bind(p, c, AP_PY_BIND_UNKNOWN, g->names[k], t->line)->why = ap_py_scratch_str(p);
+			ap_py_bind(p, c, AP_PY_BIND_UNKNOWN, g->names[k], t->line)->why = ap_py_scratch_str(p);
 		}
 	}
 }
 
+/* A simple statement; in a class body, what it binds there (a call there may
+ * run a def of the module, but what it rebinds is not told). */
 static void simple_stmt(struct parser *p, const struct ctx *c)
 {
 	const tok *v = p->sv;
 	size_t n = p->sn;
-	unsigned lambdas = 0;
 
-	calls(p, c);
-
+	if (c->prefix == NULL)
+		calls(p, c);
 	if (ap_py_is_kw(&v[0], KW_IMPORT)) {
-		import_stmt(p, c);
+		ap_py_import_stmt(p, c);
 		return;
 	}
 	if (ap_py_is_kw(&v[0], KW_FROM)) {
-		from_stmt(p, c);
+		ap_py_from_stmt(p, c);
 		return;
 	}
 	if (ap_py_is_kw(&v[0], KW_DEL)) {
-		ap_py_all_del(p, c->maybe);
-		if (!cut(p, 1, n))
-			bind_names(p, c, 1, n, 0, AP_PY_BIND_DEL);
+		if (c->prefix == NULL)
+			ap_py_all_del(p, c->maybe);
+		ap_py_bind_names(p, c, 1, n, 0, AP_PY_BIND_DEL);
 		return;
 	}
 	/* global, return, pass, assert ... bind nothing. */
-	if (is_keyword(&v[0])) {
+	if (is_keyword(&v[0]))
 		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].depth != 0)
-			continue;
-		if (ap_py_is_kw(&v[i], KW_LAMBDA)) {
-			lambdas++;
-		} else if (ap_py_is_op(&v[i], ':')) {
-			size_t e;
-			if (lambdas > 0) {
-				lambdas--;
-				continue;
-			}
-			/* An annotation binds only with a value. */
-			e = next_assign(p, i + 1);
-			if (e < n)
-				assign_target(p, c, 0, i, e + 1);
-			return;
-		} else if (lambdas == 0 && ap_py_is_op(&v[i], '=')) {
-			size_t last = i, a = 0, e;
-			while ((e = next_assign(p, last + 1)) < n)
-				last = e;
-			for (e = i; a < last; a = e + 1, e = next_assign(p, e + 1))
-				assign_target(p, c, a, e, last + 1);
-			return;
-		} else if (lambdas == 0 && is_augassign(&v[i])) {
-			if (i == 1 && ap_py_is_ident(&v[0])) {
-				if (ap_py_is_word(p, &v[0], "__all__")) {
-					if (ap_py_is_op(&v[i], OP_ADD_ASSIGN))
-						ap_py_all_assign(p, c->maybe, i + 1, n, 0, true);
-					else
-						ap_py_all_unreadable(p, v[0].line, c->maybe);
-				}
-				add_binding(p, c, AP_PY_BIND_OTHER, &v[0]);
-			}
-			return;
-		}
-	}
-	ap_py_all_method(p, c->maybe);
+	ap_py_assign_stmt(p, c);
 }
 
 /* --- Statements ----------------------------------------------------------- */
@@ -763,8 +350,20 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
 
 	if (outer != NULL && ap_py_is_word(p, first, "case")) {
 		struct ctx arm = *c;
-		arm.maybe = true;
-		arm_begin(p, outer);
+		bool read = c->prefix == NULL && c->live && p->sn >= 2;
+		size_t capture = SIZE_MAX;
+		enum cond m = read ? ap_py_case_matches(p, &outer->subject, 1, p->sn - 1, &capture)
+		                   : COND_UNKNOWN;
+		/* The first case that matches runs, and no other. */
+		arm.live = c->live && !outer->decided && m != COND_FALSE;
+		arm.maybe = c->maybe || outer->open || m != COND_TRUE;
+		outer->open |= m == COND_UNKNOWN;
+		outer->decided |= m == COND_TRUE;
+		if (arm.live) {
+			arm_begin(p, outer);
+			if (capture != SIZE_MAX)
+				ap_py_add_binding(p, &arm, AP_PY_BIND_OTHER, &p->sv[capture]);
+		}
 		p->match_arms = NULL;
 		suite(p, &arm, false);
 		p->match_arms = outer;
@@ -778,11 +377,13 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
 	}
 	arms_begin(p, &a, "the `match`");
 	a.line = first->line;
-	/* No case may match. */
-	a.may_skip = true;
+	if (c->prefix == NULL && c->live && p->sn >= 2)
+		ap_py_subject(p, 1, p->sn - 1, &a.subject);
 	p->match_arms = &a;
 	suite(p, c, false);
 	p->match_arms = outer;
+	/* No case may match. */
+	a.may_skip = !a.decided;
 	arms_end(p, c, &a);
 }
 
@@ -790,16 +391,23 @@ static void block(struct parser *p, const struct ctx *c, const tok *first)
  * keyword introduced (match, case) heads a block, read like any other. */
 static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool one_line)
 {
-	bool analyze = c->prefix == NULL && c->live;
+	bool analyze = c->live;
 	struct ctx nested;
 
 	for (;;) {
 		size_t mark = ap_py_string_mark(p);
 		struct ap_py_doc d = {0};
-		bool header;
+		bool header, inline_case = false;
 		tok last = {0}, first = p->t;
 		size_t count = 0;
+		unsigned lambdas = 0;
 		struct collector k;
+		/* a case of the match being read, whose block may follow its ':' on
+		 * the line (`case 1: f = g`) */
+		bool is_case = p->match_arms != NULL && !one_line && ap_py_is_word(p, &first, "case");
+
+		p->breaks += ap_py_is_kw(&first, KW_BREAK);
+		p->continues += ap_py_is_kw(&first, KW_CONTINUE);
 
 		/* After a try body's import that fails, nothing after it runs. */
 		analyze &= c->trying == NULL || *c->trying != TRY_FAILS;
@@ -811,17 +419,29 @@ static void simple_line(struct parser *p, const struct ctx *c, bool doc, bool on
 			count++;
 			collect(p, &k);
 			ap_py_advance(p);
+			if (!is_case || last.depth != 0)
+				continue;
+			if (ap_py_is_kw(&last, KW_LAMBDA)) {
+				lambdas++;
+			} else if (ap_py_is_op(&last, ':')) {
+				if (lambdas == 0) {
+					inline_case = p->t.kind != T_NEWLINE;
+					break;
+				}
+				lambdas--;
+			}
 		}
-		header = !one_line && p->t.kind == T_NEWLINE && count > 0 && last.depth == 0 &&
-		         ap_py_is_op(&last, ':');
+		header = inline_case || (!one_line && p->t.kind == T_NEWLINE && count > 0 &&
+		                         last.depth == 0 && ap_py_is_op(&last, ':'));
 		if (doc && ap_py_doc_is(&d))
 			ap_py_drop_strings(p, mark);
 		doc = false;
 		if (analyze && count > 0 && !header) {
+			ap_py_walrus_values(p, c);
 			simple_stmt(p, c);
 			if (c->trying != NULL && *c->trying == TRY_RUNS &&
 			    !ap_py_is_kw(&p->sv[0], KW_IMPORT) && !ap_py_is_kw(&p->sv[0], KW_FROM) &&
-			    !cannot_raise(p))
+			    !ap_py_cannot_raise(p))
 				*c->trying = TRY_UNKNOWN;
 		}
 		if (header) {
@@ -932,11 +552,8 @@ static void params(struct parser *p, size_t di)
 		/* The segment ends at a ',' or at the end. */
 		{
 			if (has_name) {
-				ap_py_param *pa;
-				if (np == p->pcap)
-					ap_xgrow((void **)&p->pv, &p->pcap, np + 1, sizeof *p->pv);
-				pa = &p->pv[np++];
-				pa->name = tok_str(p, &name);
+				ap_py_param *pa = ap_py_param_new(p, np++);
+				pa->name = ap_py_tok_str(p, &name);
 				pa->has_default = has_default;
 				pa->kind = stars == 1   ? AP_PY_VARARGS
 				           : stars == 2 ? AP_PY_VARKW
@@ -949,13 +566,7 @@ static void params(struct parser *p, size_t di)
 				for (size_t i = 0; i < np; i++)
 					p->pv[i].kind = AP_PY_POSONLY;
 			if (end) {
-				ap_py_def *d = &p->m->defs[di];
-				if (np > 0) {
-					d->params =
-						ap_py_arena_alloc(p->mod, np * sizeof *d->params);
-					memcpy(d->params, p->pv, np * sizeof *d->params);
-				}
-				d->nparams = np;
+				ap_py_def_params(p, di, np);
 				break;
 			}
 			k = 0;
@@ -967,27 +578,9 @@ static void params(struct parser *p, size_t di)
 	ap_py_advance(p);
 }
 
-/* The prefix of c, the name and then tail. */
-static char *qualname(struct parser *p, const struct ctx *c, const tok *name,
-                      const char *tail)
-{
-	size_t plen = c->prefix ? strlen(c->prefix) : 0, tlen = strlen(tail), len;
-	ap_buf b = AP_BUF_INIT;
-	const char *s = ap_py_name(p, name, &b, &len);
-	char *q = ap_py_arena_alloc(p->mod, plen + len + tlen + 1);
-
-	if (plen > 0)
-		memcpy(q, c->prefix, plen);
-	memcpy(q + plen, s, len);
-	memcpy(q + plen + len, tail, tlen + 1);
-	ap_buf_free(&b);
-	return q;
-}
-
 /* line: of `def`, or of the `async` before it (CPython's lineno). */
-static void def_stmt(struct parser *p, const struct ctx *c, unsigned line)
+static void def_stmt(struct parser *p, const struct ctx *c, unsigned line, bool is_async)
 {
-	ap_py_module *m = p->m;
 	tok name;
 	ap_py_def *d;
 	size_t di;
@@ -1011,30 +604,31 @@ static void def_stmt(struct parser *p, const struct ctx *c, unsigned line)
 		ap_py_fail(p, AP_EINPUT, p->t.line, "expected '(' after the name of a def");
 		return;
 	}
-	ap_xgrow((void **)&m->defs, &p->defs_cap, m->ndefs + 1, sizeof *m->defs);
-	di = m->ndefs++;
-	d = &m->defs[di];
-	memset(d, 0, sizeof *d);
-	d->qualname = qualname(p, c, &name, "");
-	d->line = line;
-	d->live = c->live;
-	d->maybe = c->maybe;
-	d->decorator = p->decorator;
-	d->decorator_called = p->decorator_called;
-	p->decorator = NULL;
+	di = ap_py_def_new(p, c, &name, line);
+	d = &p->m->defs[di];
+	d->is_async = is_async;
+	d->method = p->method;
+	if (p->ndecorators > 0) {
+		ap_py_decorator *dv = ap_py_arena_alloc(p->mod, p->ndecorators * sizeof *dv);
+		memcpy(dv, p->decorators, p->ndecorators * sizeof *dv);
+		d->decorators = dv;
+		d->ndecorators = p->ndecorators;
+	}
+	p->ndecorators = 0;
 	params(p, di);
 	/* The return annotation, up to the ':'. */
 	if (!collect_header(p, NULL, false))
 		return;
-	if (c->prefix == NULL && c->live)
-		add_binding(p, c, AP_PY_BIND_DEF, &name)->def_index = di;
+	if (c->live)
+		ap_py_add_binding(p, c, AP_PY_BIND_DEF, &name)->def_index = di;
 	ap_py_skip_body(p, di);
 }
 
 static void class_stmt(struct parser *p, const struct ctx *c)
 {
+	const char *decorator = p->ndecorators > 0 ? p->decorators[0].name : p->wrapping;
 	struct ctx in = *c;
-	char *prefix;
+	bool inherits = false;
 	tok name;
 
 	ap_py_advance(p);
@@ -1043,12 +637,19 @@ static void class_stmt(struct parser *p, const struct ctx *c)
 		return;
 	}
 	name = p->t;
-	if (!collect_header(p, NULL, false))
+	if (!collect_header(p, NULL, true))
 		return;
-	if (c->prefix == NULL && c->live)
-		add_binding(p, c, AP_PY_BIND_CLASS, &name);
-	prefix = qualname(p, c, &name, ".");
-	in.prefix = prefix;
+	/* `class C(Base):`, `class C[T](metaclass=M):`; `class C():` names none */
+	for (size_t i = 1; i + 1 < p->sn && !inherits; i++)
+		inherits = p->sv[i].depth == 0 && ap_py_is_op(&p->sv[i], '(') &&
+		           !ap_py_is_op(&p->sv[i + 1], ')');
+	if (c->live) {
+		ap_py_binding *b = ap_py_add_binding(p, c, AP_PY_BIND_CLASS, &name);
+		b->decorator = decorator;
+		b->inherits = inherits;
+	}
+	in.prefix = ap_py_qualname(p, c, &name, ".");
+	in.class_line = name.line;
 	suite(p, &in, true);
 }
 
@@ -1064,7 +665,7 @@ static void if_stmt(struct parser *p, const struct ctx *c)
 		bool is_else = ap_py_is_kw(&p->t, KW_ELSE);
 		enum cond cond = is_else ? COND_TRUE : COND_UNKNOWN;
 
-		if (!collect_header(p, c->prefix == NULL && c->live && !decided ? c : NULL, true))
+		if (!collect_header(p, c->live && !decided ? c : NULL, true))
 			break;
 		if (!is_else)
 			cond = ap_py_condition(p, 1, p->sn);
@@ -1088,38 +689,83 @@ static void if_stmt(struct parser *p, const struct ctx *c)
  * at an import the target cannot find (what follows it does not run, and the
  * first handler that catches ModuleNotFoundError runs after what ran), or
  * either way as far as the reader can tell: then its handlers and else are
- * ways it may run. Its finally runs whichever way the rest went. */
+ * ways it may run. Its finally runs whichever way the rest went. A `with
+ * contextlib.suppress(...)` body is a try body whose one handler is empty:
+ * an import it suppresses that fails ends the body there, and one that may
+ * fail (or a statement that may raise) leaves the rest of the body a way it
+ * may not run. */
 static void compound_stmt(struct parser *p, const struct ctx *c)
 {
 	bool is_for = ap_py_is_kw(&p->t, KW_FOR);
 	bool is_with = ap_py_is_kw(&p->t, KW_WITH);
 	bool is_try = ap_py_is_kw(&p->t, KW_TRY);
-	bool binds = c->prefix == NULL && c->live, ended = false;
-	/* Of a try that binds, how its body ends; of any other compound
-	 * statement, each arm may run. */
+	/* a class body's for and with bind its members; a try there is ways
+	 * it may run, as any block in it */
+	bool targets = c->live, binds = c->prefix == NULL && c->live, ended = false;
+	/* Of a try (or a suppress) that binds, how its body ends; of any other
+	 * compound statement, each arm may run. */
 	enum try_outcome outcome = is_try && binds ? TRY_RUNS : TRY_UNKNOWN;
-	bool failed, caught = false;
+	enum cond suppresses = COND_FALSE;
+	bool failed, caught = false, suppress;
 	struct ctx body = *c;
 	const tok *v;
 	struct arms a;
+	/* how many times a loop's body runs (-1: not known), and the break and
+	 * continue statements before it */
+	long long runs = -1;
+	unsigned breaks = p->breaks, continues = p->continues;
+	ap_py_bind_kind last;
+	size_t item;
 
-	arms_begin(p, &a, is_try ? "the `try`" : is_for ? "the `for` loop" : "the `while` loop");
+	arms_begin(p, &a, is_try    ? "the `try`"
+	                  : is_with ? "the `with contextlib.suppress`"
+	                  : is_for  ? "the `for` loop"
+	                            : "the `while` loop");
 	a.may_skip = !is_try && !is_with;
-	if (!collect_header(p, binds ? c : NULL, binds)) {
+	if (!collect_header(p, targets ? c : NULL, targets)) {
 		a.may_skip = false;
 		arms_end(p, c, &a);
 		return;
 	}
-	if (!is_with)
-		arm_begin(p, &a);
+	suppress = is_with && binds && ap_py_suppress(p, 1, p->sn, &suppresses);
+	if (suppress)
+		outcome = TRY_RUNS;
+	/* A loop's body may not run, a try's may stop at any statement: a
+	 * method defined there may not exist, nor a loop's target. */
+	body.maybe = c->maybe || !is_with || suppress;
 	v = p->sv;
-	if (binds && is_for) {
+	if (targets && is_for) {
 		size_t e = 1;
 		while (e < p->sn && !(v[e].depth == 0 && ap_py_is_kw(&v[e], KW_IN)))
 			e++;
-		bind_targets(p, c, 1, e, 0);
+		/* A name the loop binds holds its last item, whatever the body
+		 * does: bound every way where the body runs, not at all where it
+		 * never does. Other targets bind as the body may run. */
+		if (binds && e == 2 && ap_py_is_ident(&v[1]))
+			runs = ap_py_iterations(p, e + 1, p->sn, &last, &item);
+		if (runs > 0) {
+			ap_py_binding *t = ap_py_add_binding(p, c, last, &v[1]);
+			if (last == AP_PY_BIND_ALIAS) {
+				/* the items are read before the loop binds */
+				t->target = ap_py_tok_str(p, &v[item]);
+				t->value_at = (size_t)(t - p->m->bindings);
+			} else if (last == AP_PY_BIND_UNKNOWN) {
+				p->scratch.len = 0;
+				ap_buf_printf(&p->scratch, "it is bound to the last item of the `for` loop "
+				              "at line %u", v[0].line);
+				t->why = ap_py_scratch_str(p);
+			}
+		}
+		arm_begin(p, &a);
+		if (runs < 0)
+			ap_py_bind_names(p, &body, 1, e, 0, AP_PY_BIND_OTHER);
+	} else {
+		if (binds && !is_try && !is_with && ap_py_condition(p, 1, p->sn) == COND_FALSE)
+			runs = 0; /* while False: */
+		if (!is_with || suppress)
+			arm_begin(p, &a);
 	}
-	if (binds && is_with) {
+	if (targets && is_with) {
 		/* with (a as b, c as d): the items are in the parentheses. */
 		size_t i = 1, b = p->sn;
 		unsigned d = 0;
@@ -1138,17 +784,26 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 				e++;
 			}
 			if (as < e)
-				bind_targets(p, c, as + 1, e, d);
+				ap_py_bind_names(p, c, as + 1, e, d, AP_PY_BIND_OTHER);
 			i = e + 1;
 		}
 	}
-	/* A loop's body may not run, a try's may stop at any statement: a
-	 * method defined there may not exist. */
-	body.maybe = c->maybe || !is_with;
-	if (is_try && binds)
+	body.live &= runs != 0;
+	if ((is_try && binds) || suppress) {
 		body.trying = &outcome;
+		body.try_maybe = c->maybe;
+	}
 	suite(p, &body, false);
 	failed = outcome == TRY_FAILS;
+	/* the body stopped where the reader cannot tell, or raised past it
+	 * (the module then binds nothing that matters) */
+	if (suppress)
+		a.may_skip = outcome == TRY_UNKNOWN || (failed && suppresses != COND_TRUE);
+	/* A body that runs to its end once, or more times alike: as an `if
+	 * True:` */
+	if (runs >= 1 && p->breaks == breaks && p->continues == continues &&
+	    (runs == 1 || ap_py_runs_alike(p, a.start[0])))
+		a.may_skip = false;
 	for (;;) {
 		struct ctx arm = *c;
 		bool is_except = is_try && ap_py_is_kw(&p->t, KW_EXCEPT);
@@ -1173,8 +828,11 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		} else if (is_try && is_else) {
 			arm.live &= !failed;
 			after = outcome == TRY_RUNS;
+		} else if (is_else) {
+			/* a loop's else runs once the loop ends, unless a break ends it */
+			after = p->breaks == breaks;
 		}
-		if (is_finally && !ended) {
+		if ((is_finally || (is_else && !is_try && after)) && !ended) {
 			arms_end(p, c, &a);
 			ended = true;
 		} else if (!ended && arm.live && !after) {
@@ -1189,7 +847,7 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 
 /* Decorators that return the function they are given, or a wrapper that
  * keeps its signature (__wrapped__) and takes what it takes. */
-static bool keeps_function(const char *name, bool in_class)
+static bool keeps_function(const char *name)
 {
 	static const char *const keep[] = {"functools.lru_cache", "lru_cache", "functools.cache",
 	                                   "cache", "typing.final", "final", NULL};
@@ -1197,19 +855,59 @@ static bool keeps_function(const char *name, bool in_class)
 	for (const char *const *k = keep; *k; k++)
 		if (strcmp(name, *k) == 0)
 			return true;
-	return in_class && (strcmp(name, "staticmethod") == 0 || strcmp(name, "classmethod") == 0);
+	return false;
 }
 
-/* One decorator line, from its '@': the first decorator that may bind
- * something else is kept for the def that follows. */
-static void decorator_line(struct parser *p, const struct ctx *c)
+const char *ap_py_method_name(ap_py_method_kind kind)
 {
+	static const char *const names[] = {NULL, "classmethod", "staticmethod", "property"};
+
+	return names[kind];
+}
+
+/* In a class body, the builtin that the decorator name is: classmethod,
+ * staticmethod or property where neither the class body so far nor the
+ * module binds the name (what a star import binds is the resolver's to
+ * tell), or P.setter, .getter or .deleter of a property P the class body
+ * binds. */
+static ap_py_method_kind method_builtin(struct parser *p, const struct ctx *c, const char *name)
+{
+	const char *dot = strchr(name, '.');
+	const ap_py_binding *b;
+
+	if (c->prefix == NULL)
+		return AP_PY_FUNCTION;
+	if (dot != NULL) {
+		bool accessor = strcmp(dot, ".setter") == 0 || strcmp(dot, ".getter") == 0 ||
+		                strcmp(dot, ".deleter") == 0;
+		b = accessor ? ap_py_member(p, c, name, (size_t)(dot - name)) : NULL;
+		if (b == NULL || b->maybe || b->kind != AP_PY_BIND_DEF)
+			return AP_PY_FUNCTION;
+		return p->m->defs[b->def_index].method == AP_PY_PROPERTY &&
+		               p->m->defs[b->def_index].ndecorators == 0
+		       ? AP_PY_PROPERTY
+		       : AP_PY_FUNCTION;
+	}
+	for (ap_py_method_kind k = AP_PY_CLASSMETHOD; k <= AP_PY_PROPERTY; k++)
+		if (strcmp(name, ap_py_method_name(k)) == 0 &&
+		    ap_map_get_str(p->last_of, name) == AP_MAP_ABSENT &&
+		    ap_py_member(p, c, name, strlen(name)) == NULL)
+			return k;
+	return AP_PY_FUNCTION;
+}
+
+/* One decorator line, from its '@' (first: the outermost): a decorator that
+ * may bind something else is kept for the def that follows, and a builtin
+ * that makes a method no plain function, outermost. */
+static void decorator_line(struct parser *p, const struct ctx *c, bool first)
+{
+	ap_py_method_kind method;
 	bool dotted = false, called = false, simple, keeps;
 
 	ap_py_advance(p);
 	p->scratch.len = 0;
 	while (p->t.kind == T_NAME) {
-		scratch_name(p, &p->t);
+		ap_py_scratch_name(p, &p->t);
 		dotted = true;
 		ap_py_advance(p);
 		if (!ap_py_is_op(&p->t, '.'))
@@ -1234,11 +932,18 @@ static void decorator_line(struct parser *p, const struct ctx *c)
 		ap_py_advance(p);
 	ap_py_advance(p);
 	/* lru_cache(maxsize=...) is the one of them called with arguments. */
-	keeps = simple && keeps_function(p->scratch.data, c->prefix != NULL) &&
+	keeps = simple && keeps_function(p->scratch.data) &&
 	        (!called || strstr(p->scratch.data, "lru_cache") != NULL);
-	if (p->decorator == NULL && !keeps) {
-		p->decorator = ap_py_scratch_str(p);
-		p->decorator_called = called;
+	method = simple && !called ? method_builtin(p, c, p->scratch.data) : AP_PY_FUNCTION;
+	if (method != AP_PY_FUNCTION && first) {
+		p->method = method;
+	} else if (!keeps) {
+		ap_xgrow((void **)&p->decorators, &p->decorators_cap, p->ndecorators + 1,
+		         sizeof *p->decorators);
+		p->decorators[p->ndecorators].name = ap_py_scratch_str(p);
+		p->decorators[p->ndecorators++].called = called;
+	} else if (p->wrapping == NULL && strstr(p->scratch.data, "final") == NULL) {
+		p->wrapping = ap_py_scratch_str(p);
 	}
 	p->scratch.len = 0;
 }
@@ -1247,8 +952,11 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 {
 	struct ctx nested;
 	unsigned line;
+	bool is_async;
 
-	p->decorator = NULL;
+	p->ndecorators = 0;
+	p->wrapping = NULL;
+	p->method = AP_PY_FUNCTION;
 	/* In a try body, a statement after an import that failed does not run,
 	 * and a compound one may raise: what blocks inside it do is not the
 	 * body's to tell. Simple statements tell it in simple_line. */
@@ -1261,13 +969,14 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 		c = &nested;
 	}
 	if (ap_py_is_op(&p->t, '@')) {
-		while (ap_py_is_op(&p->t, '@'))
-			decorator_line(p, c);
+		for (bool first = true; ap_py_is_op(&p->t, '@'); first = false)
+			decorator_line(p, c, first);
 		if (p->t.kind == T_INDENT || p->t.kind == T_DEDENT)
 			return;
 	}
 	line = p->t.line;
-	if (ap_py_is_kw(&p->t, KW_ASYNC)) {
+	is_async = ap_py_is_kw(&p->t, KW_ASYNC);
+	if (is_async) {
 		ap_py_advance(p);
 		if (!ap_py_is_kw(&p->t, KW_DEF) && !ap_py_is_kw(&p->t, KW_FOR) &&
 		    !ap_py_is_kw(&p->t, KW_WITH)) {
@@ -1276,7 +985,7 @@ static void statement(struct parser *p, const struct ctx *c, bool doc)
 		}
 	}
 	if (ap_py_is_kw(&p->t, KW_DEF))
-		def_stmt(p, c, line);
+		def_stmt(p, c, line, is_async);
 	else if (ap_py_is_kw(&p->t, KW_CLASS))
 		class_stmt(p, c);
 	else if (ap_py_is_kw(&p->t, KW_IF))
@@ -1300,6 +1009,7 @@ void ap_py_module_free(ap_py_module *m)
 	ap_py_arena_free(mod);
 	free(m->defs);
 	free(m->bindings);
+	free(m->members);
 	free(m->all);
 	free(m->all_refs);
 	free(m->strings);
@@ -1347,6 +1057,7 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	p->mod = mod;
 	p->false_names = opt ? opt->false_names : NULL;
 	p->last_of = ap_xnonnull(ap_map_new());
+	p->member_of = ap_xnonnull(ap_map_new());
 	p->submodules = ap_xnonnull(ap_map_new());
 	p->opt = opt;
 	if (len >= 3 && memcmp(src, "\xef\xbb\xbf", 3) == 0)
@@ -1360,6 +1071,7 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	}
 	rc = p->err;
 	free(p->sv);
+	free(p->decorators);
 	free(p->prev_same);
 	free(p->next_same);
 	for (size_t i = 0; i < p->nglobals; i++)
@@ -1367,6 +1079,9 @@ int ap_py_parse(ap_py_module **out, const char *src, size_t len, const ap_py_opt
 	free(p->globals);
 	ap_map_free(p->last_of);
 	ap_map_free(p->submodules);
+	ap_map_free(p->member_of);
+	ap_buf_free(&p->key);
+	free(p->walrus);
 	free(p->pv);
 	ap_buf_free(&p->scratch);
 	free(p);

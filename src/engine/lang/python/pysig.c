@@ -179,3 +179,101 @@ void ap_pydef_capture(const ap_pydef_check *c, const ap_py_def *d, ap_match *m)
 	}
 }
 
+
+ap_py_def *ap_pydef_view(const ap_py_def *d, char *qualname)
+{
+	ap_py_def *v = ap_xmalloc(sizeof *v);
+
+	*v = *d;
+	v->qualname = qualname != NULL ? qualname : ap_xstrdup(d->qualname);
+	v->params = ap_xcalloc(d->nparams + 1, sizeof *v->params);
+	if (d->nparams > 0)
+		memcpy(v->params, d->params, d->nparams * sizeof *v->params);
+	return v;
+}
+
+void ap_pydef_view_free(ap_py_def *v)
+{
+	if (v == NULL)
+		return;
+	free(v->qualname);
+	free(v->params);
+	free(v);
+}
+
+ap_py_def *ap_pydef_partial(const ap_py_def *d, const ap_py_args *a, char *qualname, char **why)
+{
+	bool *bound = ap_xcalloc(d->nparams + 1, sizeof *bound);
+	bool *by_kw = ap_xcalloc(d->nparams + 1, sizeof *by_kw);
+	bool varargs = false, varkw = false, kwonly = false;
+	ap_py_def *v = NULL;
+	size_t given = 0, n = 0;
+
+	*why = NULL;
+	for (size_t i = 0; i < d->nparams; i++) {
+		varargs |= d->params[i].kind == AP_PY_VARARGS;
+		varkw |= d->params[i].kind == AP_PY_VARKW;
+		if (positional_kind(d->params[i].kind) && given < a->positional)
+			bound[i] = true, given++;
+	}
+	/* Signature.bind_partial: what is left over goes to *args or **kwargs. */
+	if (given < a->positional && !varargs)
+		*why = ap_xasprintf("it gives %u positional arguments, and %s takes %zu", a->positional,
+		                    d->qualname, given);
+	for (size_t k = 0; k < a->nkeywords && *why == NULL; k++) {
+		const ap_py_param *p = param_named(d, a->keywords[k]);
+		size_t i = p ? (size_t)(p - d->params) : 0;
+		if (p != NULL && (p->kind == AP_PY_POS || p->kind == AP_PY_KWONLY)) {
+			if (bound[i])
+				*why = ap_xasprintf("'%s' given both by position and by keyword", p->name);
+			bound[i] = by_kw[i] = true;
+		} else if (p != NULL && p->kind == AP_PY_POSONLY && !bound[i]) {
+			/* bind_partial refuses it though **kwargs would take it */
+			*why = ap_xasprintf("'%s' is positional-only, given by keyword", p->name);
+		} else if (!varkw) {
+			*why = ap_xasprintf("%s has no parameter '%s' (and no **kwargs)", d->qualname,
+			                    a->keywords[k]);
+		}
+	}
+	if (*why != NULL) {
+		free(qualname);
+		goto done;
+	}
+	/* As inspect's _signature_get_partial: a positional parameter bound
+	 * by position goes; one bound by keyword takes a default and makes it
+	 * and every later one keyword-only (*args goes); a keyword-only one
+	 * bound takes a default. */
+	v = ap_pydef_view(d, qualname);
+	for (size_t i = 0; i < d->nparams; i++) {
+		ap_py_param p = d->params[i];
+		if (bound[i] && (p.kind == AP_PY_POSONLY || (p.kind == AP_PY_POS && !by_kw[i])))
+			continue;
+		p.has_default |= bound[i] && (p.kind == AP_PY_POS || p.kind == AP_PY_KWONLY);
+		kwonly |= by_kw[i] && p.kind == AP_PY_POS;
+		if (kwonly && p.kind == AP_PY_VARARGS)
+			continue;
+		if (kwonly && p.kind == AP_PY_POS)
+			p.kind = AP_PY_KWONLY;
+		v->params[n++] = p;
+	}
+	v->nparams = n;
+done:
+	free(bound);
+	free(by_kw);
+	return v;
+}
+
+ap_py_def *ap_pydef_bound_method(const ap_py_def *d)
+{
+	ap_py_def *v;
+
+	/* inspect's _signature_bound_method */
+	if (d->nparams == 0 || d->params[0].kind == AP_PY_KWONLY || d->params[0].kind == AP_PY_VARKW)
+		return NULL;
+	v = ap_pydef_view(d, NULL);
+	if (d->params[0].kind != AP_PY_VARARGS) {
+		memmove(v->params, v->params + 1, (d->nparams - 1) * sizeof *v->params);
+		v->nparams--;
+	}
+	return v;
+}

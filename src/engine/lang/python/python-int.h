@@ -19,11 +19,13 @@
  * lex.c reads one token from bytes, tokens.c makes the token stream (lines,
  * indentation, brackets, errors), skim.c passes over function bodies and the
  * tails of parameters, cond.c tells the value of a condition on import,
- * module.c reads the statements into the module and all.c what they do to
- * __all__, bounds.c reads a def's body again for ap_py_def_bound; arena.c
- * holds the module's memory. Each calls only those named before it in lex.c,
- * arena.c, tokens.c, skim.c, cond.c, all.c, module.c; bounds.c calls lex.c
- * and tokens.c. */
+ * module.c reads the statements into the module, assign.c what an assignment
+ * binds (a name, a lambda, a functools.partial) and all.c what statements do
+ * to __all__, bind.c records the bindings and defs they make and reads the
+ * import statements, bounds.c reads a def's body again for ap_py_def_bound;
+ * arena.c holds the module's memory. Each calls only those named before it
+ * in lex.c, arena.c, tokens.c, skim.c, cond.c, all.c, bind.c, assign.c,
+ * module.c; bounds.c calls lex.c and tokens.c. */
 #ifndef AP_PYTHON_INT_H
 #define AP_PYTHON_INT_H
 
@@ -229,7 +231,7 @@ struct parser {
 	tok *sv;
 	size_t sn;
 	size_t scap;
-	size_t defs_cap, bindings_cap, all_cap, all_refs_cap, strings_cap;
+	size_t defs_cap, bindings_cap, members_cap, all_cap, all_refs_cap, strings_cap;
 	/* For each binding, the ones of the same name before and after it
 	 * (SIZE_MAX: none), and each module-level name's last binding: what a statement that may
 	 * run one of several ways finds its names held before it. */
@@ -237,14 +239,36 @@ struct parser {
 	struct ap_map *last_of;
 	/* the first SUBMODULE binding of each name, so that one is recorded */
 	struct ap_map *submodules;
-	/* the decorators of the def or class that follows: the first that may
-	 * change what it binds, as written */
-	const char *decorator;
-	bool decorator_called;
+	/* each member's last binding, by the class's line and the name (key) */
+	struct ap_map *member_of;
+	ap_buf key;
+	size_t nstars; /* module-level star imports so far */
+	/* the walrus bindings of the statement being collected: the binding and
+	 * the index of its `:=` in sv, so that its value is read once it is */
+	struct walrus {
+		size_t binding, at;
+	} *walrus;
+	size_t nwalrus, walrus_cap;
+	/* whether `functools` (0) and `partial` (1) were bound only as `import
+	 * functools` and `from functools import partial` up to a binding */
+	struct only_as {
+		size_t upto;
+		bool other;
+	} functools_as[2];
+	/* the decorators of the def or class that follows that may change what
+	 * it binds, as written, from the top */
+	ap_py_decorator *decorators;
+	size_t ndecorators, decorators_cap;
+	/* the first that wraps what it is given (lru_cache): a class's decorator */
+	const char *wrapping;
+	ap_py_method_kind method; /* in a class body: the builtin outermost on it */
 	/* the `match` statement whose block is being read: its cases are its arms */
 	struct arms *match_arms;
 	/* statements that may run more than one way around the one being read */
 	unsigned arms_depth;
+	/* `break` and `continue` statements read so far: whether a loop's body
+	 * holds one */
+	unsigned breaks, continues;
 	/* per def, the names its body declares `global`, once asked */
 	struct globals {
 		bool read;
@@ -257,6 +281,28 @@ struct parser {
 	enum { ALLT_LIST, ALLT_TUPLE, ALLT_SET, ALLT_ANY } all_type;
 	/* __all__'s names and refs before the statement being read */
 	size_t all_base, all_rbase;
+};
+
+/* What the statements of a try body read so far show of how it ends. */
+enum try_outcome {
+	TRY_RUNS,    /* to its end: every import was found, nothing else may raise */
+	TRY_FAILS,   /* with ModuleNotFoundError, at an import not found */
+	TRY_UNKNOWN, /* a statement may raise, or an import may not be found */
+};
+
+/* Where a statement is read. */
+struct ctx {
+	const char *prefix; /* NULL at module level; "Cls." in a class body */
+	unsigned class_line; /* in a class body: the line of the class's name */
+	bool live;          /* the arm is taken on a default import, or may be */
+	/* the arm may not run (a condition not known, a loop, a handler): a
+	 * method it defines may not exist */
+	bool maybe;
+	/* the module-level try whose body this is, at the body's own level
+	 * (not in blocks nested in it); NULL elsewhere */
+	enum try_outcome *trying;
+	/* with trying: the try itself may not run */
+	bool try_maybe;
 };
 
 /* Statements that may run more than one way (if, for, while, try, with,
@@ -294,6 +340,17 @@ const char *ap_py_name(const struct parser *p, const tok *t, ap_buf *buf, size_t
 
 /* The bytes of a (terminated) string token between its quotes. */
 const char *ap_py_string_body(const struct parser *p, const tok *t, size_t *len);
+
+/* Whether t is a str literal without escapes (a backslash is one CPython
+ * decodes, or, raw, one no name holds): its value is its body, *s. */
+static inline bool ap_py_plain_str(const struct parser *p, const tok *t, const char **s,
+                                   size_t *len)
+{
+	if (t->kind != T_STRING || !t->plain)
+		return false;
+	*s = ap_py_string_body(p, t, len);
+	return memchr(*s, '\\', *len) == NULL;
+}
 void ap_py_record_string(struct parser *p, const tok *t);
 /* Where the strings of a statement starting at the current token begin. */
 size_t ap_py_string_mark(const struct parser *p);
@@ -385,8 +442,78 @@ static inline bool ap_py_is_ident(const tok *t)
 	return t->kind == T_NAME && t->code == 0;
 }
 
+/* Whether t is an augmented assignment's operator (`+=` ...). */
+static inline bool ap_py_is_augassign(const tok *t)
+{
+	return t->kind == T_OP && ap_py_augassign_code(t->code);
+}
+
 /* The scratch string into the arena; scratch emptied (arena.c). */
 char *ap_py_scratch_str(struct parser *p);
+
+/* Whether sv[a, b) lost tokens to the statement reader's limit on a part. */
+static inline bool ap_py_cut(const struct parser *p, size_t a, size_t b)
+{
+	for (size_t i = a; i < b; i++)
+		if (p->sv[i].kind == T_CUT)
+			return true;
+	return false;
+}
+
+/* --- Bindings and defs (bind.c) ------------------------------------------ */
+
+/* The name token t as CPython binds it, in the arena. */
+char *ap_py_tok_str(const struct parser *p, const tok *t);
+/* Appends the name token t to the scratch string. */
+void ap_py_scratch_name(struct parser *p, const tok *t);
+/* Appends a binding of name (NULL for STAR) at line: a module-level one, or
+ * in a class body a member. */
+ap_py_binding *ap_py_bind(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
+                          char *name, unsigned line);
+/* The same, of the name token name. */
+ap_py_binding *ap_py_add_binding(struct parser *p, const struct ctx *c, ap_py_bind_kind kind,
+                                 const tok *name);
+/* The bindings a binding of c goes to (module or members), and their number. */
+static inline ap_py_binding *ap_py_bindings(const struct parser *p, const struct ctx *c,
+                                            size_t *n)
+{
+	*n = c->prefix == NULL ? p->m->nbindings : p->m->nmembers;
+	return c->prefix == NULL ? p->m->bindings : p->m->members;
+}
+/* The member of c's class that binds name[0, len) last, or NULL. */
+const ap_py_binding *ap_py_member(struct parser *p, const struct ctx *c, const char *name,
+                                  size_t len);
+/* The prefix of c, the name token name and then tail, in the arena. */
+char *ap_py_qualname(struct parser *p, const struct ctx *c, const tok *name, const char *tail);
+/* A new def of the name token name in c, at line; its index. */
+size_t ap_py_def_new(struct parser *p, const struct ctx *c, const tok *name, unsigned line);
+/* The np parameters read into p->pv become defs[di]'s. */
+void ap_py_def_params(struct parser *p, size_t di, size_t np);
+/* Room for one more parameter in p->pv past np; the new one. */
+ap_py_param *ap_py_param_new(struct parser *p, size_t np);
+
+/* --- Import statements (bind.c), on the statement in sv ------------------ */
+
+/* `import ...` and `from ... import ...`, the statement in sv. */
+void ap_py_import_stmt(struct parser *p, const struct ctx *c);
+void ap_py_from_stmt(struct parser *p, const struct ctx *c);
+/* Whether the statement in sv cannot raise: pass, a str, or names bound to
+ * one constant (`HAVE_X = True`). */
+bool ap_py_cannot_raise(const struct parser *p);
+
+/* --- Assignments (assign.c), on the statement in sv ----------------------- */
+
+/* Binds the names of the target list sv[a, b), whose top level has depth d,
+ * as kind: names, starred names and bracketed target lists; attributes and
+ * subscripts bind no name. Nothing when the list lost tokens. */
+void ap_py_bind_names(struct parser *p, const struct ctx *c, size_t a, size_t b, unsigned d,
+                      ap_py_bind_kind kind);
+/* An assignment statement (plain, annotated, augmented) or an expression:
+ * what it binds, and what it does to __all__. */
+void ap_py_assign_stmt(struct parser *p, const struct ctx *c);
+/* The values of the walrus bindings of the statement collected (p->walrus):
+ * a lambda, a name or a partial bind as they do in an assignment. */
+void ap_py_walrus_values(struct parser *p, const struct ctx *c);
 
 /* --- __all__ (all.c), on the statement in sv; maybe: it is in a block that
  * may not run on import, so what it does to __all__ is not known. --------- */
@@ -408,6 +535,10 @@ void ap_py_all_unreadable(struct parser *p, unsigned line, bool maybe);
  * whose '(' has depth depth; true when it read the segment's ','. */
 bool ap_py_params_tail(struct parser *p, unsigned depth, bool has_name, bool *has_default);
 
+/* The names the body of defs[di] declares `global` (in it or in a def
+ * nested in it, NFKC-normalised), read once per def. */
+const struct globals *ap_py_def_globals(struct parser *p, size_t di);
+
 /* Skips a def's body (from the current token, after the header's ':'),
  * recording where it lies in defs[di] and dropping the docstrings of the def
  * and of the defs and classes in it. */
@@ -428,5 +559,55 @@ enum cond ap_py_condition(const struct parser *p, size_t a, size_t b);
  * alone or in a tuple of builtins (COND_TRUE); builtins that are none of
  * these (COND_FALSE); anything else, `except*` included, is unknown. */
 enum cond ap_py_catches_import(const struct parser *p, size_t a, size_t b);
+
+/* Whether the items of a with statement, sv[a, b), call a `suppress`
+ * (`X.suppress(...)`, `suppress(...)`); then *catches says whether it
+ * suppresses the ModuleNotFoundError of an import not found: for the one
+ * item of contextlib's (after `import contextlib`, or `suppress` bound only
+ * by `from contextlib import suppress`; in parentheses or not) as
+ * ap_py_catches_import tells it of a handler's exceptions (none given:
+ * COND_FALSE), for any other not known. */
+bool ap_py_suppress(const struct parser *p, size_t a, size_t b, enum cond *catches);
+
+/* Whether a condition the reader decides may read the name of binding i:
+ * one CPython provides (__name__, range, the exceptions a handler names),
+ * TYPE_CHECKING, a name the options read as false, or one an earlier
+ * binding imports (typing, sys, os under any name). */
+bool ap_py_cond_input(const struct parser *p, size_t i);
+
+/* Whether the bindings from index from on (a loop's body) leave the module
+ * the same run twice as once: none deletes, and none reads a name the body
+ * binds (an alias of it, a partial of it or the name it calls partial by, a
+ * decorator of a def, a condition the reader decided; a star import binds
+ * names not known here): each binds what it bound the first time. */
+bool ap_py_runs_alike(const struct parser *p, size_t from);
+
+/* How many times `for ... in` sv[a, b) runs its body: range(N) of the
+ * builtin range, or a tuple or list literal (no starred item, no lambda);
+ * -1 when the reader cannot tell. *last: what a name target then holds, the
+ * last item: ALIAS of the name sv[*name], OTHER (a literal's value), or
+ * UNKNOWN. */
+long long ap_py_iterations(const struct parser *p, size_t a, size_t b, ap_py_bind_kind *last,
+                           size_t *name);
+
+/* A match subject as the reader knows it: a literal, or a fact of the
+ * target interpreter (sys.platform ...). s points into the source or the
+ * facts, which outlive the parse. */
+struct ap_py_subject {
+	enum { SUBJ_UNKNOWN, SUBJ_INT, SUBJ_STR, SUBJ_NONE, SUBJ_TRUE, SUBJ_FALSE } kind;
+	long long i;
+	const char *s;
+	size_t len;
+};
+
+/* The subject sv[a, b) of a match. */
+void ap_py_subject(const struct parser *p, size_t a, size_t b, struct ap_py_subject *out);
+
+/* Whether the case pattern sv[a, b) (no guard) matches the subject: literal
+ * patterns (== for numbers and strings, `is` for None, True and False),
+ * `_`, a capture name (*capture its index, else SIZE_MAX) and `|` of
+ * literals; anything else is unknown. */
+enum cond ap_py_case_matches(const struct parser *p, const struct ap_py_subject *subj, size_t a,
+                             size_t b, size_t *capture);
 
 #endif

@@ -28,11 +28,33 @@ typedef struct ap_py_param {
 	bool has_default;
 } ap_py_param;
 
+/* A decorator as written ("compile_ops", "torch.compile", or "a decorator
+ * expression" for any other form); called: applied with arguments,
+ * `@compile_ops("m")`. */
+typedef struct ap_py_decorator {
+	const char *name;
+	bool called;
+} ap_py_decorator;
+
+/* In a class body, the builtin decorator that is a def's outermost: what
+ * getattr on the class gives is then no plain function. */
+typedef enum {
+	AP_PY_FUNCTION,
+	AP_PY_CLASSMETHOD, /* a method bound to the class: no first parameter */
+	AP_PY_STATICMETHOD,
+	AP_PY_PROPERTY, /* @property, or @p.setter of a property p: no def */
+} ap_py_method_kind;
+
+/* The builtin's name ("classmethod", "staticmethod", "property"); NULL for
+ * AP_PY_FUNCTION. */
+const char *ap_py_method_name(ap_py_method_kind kind);
+
 typedef struct ap_py_def {
 	/* "f", or "Cls.m" for a def directly in a class body ("A.B.m" in a nested
-	 * class); defs inside function bodies are not read at all */
+	 * class); defs inside function bodies are not read at all. A lambda
+	 * bound to a name is a def of that name. */
 	char *qualname;
-	unsigned line; /* line of the `def` keyword (not of its decorators) */
+	unsigned line; /* line of the `def` keyword (not of its decorators), or of `lambda` */
 	/* in order; `self` included; bare `*` and `/` markers are not params but set kinds */
 	ap_py_param *params;
 	size_t nparams;
@@ -42,14 +64,19 @@ typedef struct ap_py_def {
 	 * loop, a try that may stop early or its handlers): a method defined there
 	 * may not exist */
 	bool maybe;
-	/* The first decorator that may bind the name to something other than the
-	 * def, as written ("compile_ops", "torch.compile"); NULL when there is none
-	 * (no decorator, or only ones known to keep the function and its
-	 * signature: functools.lru_cache and cache, typing.final,
-	 * staticmethod and classmethod in a class). decorator_called: it was
-	 * applied with arguments, `@compile_ops("m")`. */
-	const char *decorator;
-	bool decorator_called;
+	/* `async def`: calling it gives a coroutine, never what it returns */
+	bool is_async;
+	/* The decorators that may bind the name to something other than the def,
+	 * from the top one (applied last) down; none when there is no decorator,
+	 * or only ones known to keep the function and its signature:
+	 * functools.lru_cache and cache, typing.final. In a class body the
+	 * outermost, when it is classmethod, staticmethod or property, is
+	 * method's instead. */
+	const struct ap_py_decorator *decorators;
+	size_t ndecorators;
+	ap_py_method_kind method;
+	/* `NAME = lambda ...: ...`: its body is an expression, not read */
+	bool lambda;
 	/* the body (the statements after the header's ':') in the module's copy of the source */
 	size_t body_off;
 	size_t body_end;
@@ -57,11 +84,15 @@ typedef struct ap_py_def {
 } ap_py_def;
 
 typedef enum {
-	AP_PY_BIND_DEF,    /* def NAME (also async def); def_index set */
+	AP_PY_BIND_DEF,    /* def NAME (also async def, NAME = lambda ...); def_index set */
 	AP_PY_BIND_CLASS,  /* class NAME */
-	AP_PY_BIND_ALIAS,  /* NAME = OTHER (or NAME: T = OTHER), OTHER a bare name; target OTHER */
+	/* NAME = OTHER (or NAME: T = OTHER, or the pair NAME, OTHER in `a, b = c, d`),
+	 * OTHER a bare name; target OTHER, as the bindings before value_at leave it */
+	AP_PY_BIND_ALIAS,
 	AP_PY_BIND_FROM,   /* from MODULE import TARGET as NAME (NAME = TARGET without `as`) */
-	AP_PY_BIND_STAR,   /* from MODULE import * (name NULL) */
+	/* from MODULE import * (name NULL); MODULE AP_PY_NAMESPACE_WRITE: a write
+	 * into globals() under a name only a run tells (why says where) */
+	AP_PY_BIND_STAR,
 	AP_PY_BIND_IMPORT, /* import a.b.c (binds a) / import a.b as c (binds c); module "a.b.c" */
 	/* any other binding of NAME at module level: assignment (tuple targets, augmented,
 	 * annotated with a value), for target, with ... as NAME, NAME := value. `global`,
@@ -80,16 +111,54 @@ typedef enum {
 	 * that may return anything, ...): `why` says so in words. A lookup that
 	 * reaches it answers unknown, never a guess. */
 	AP_PY_BIND_UNKNOWN,
+	/* NAME = functools.partial(TARGET, ...) (or partial(...) after `from
+	 * functools import partial`), TARGET a bare name as the bindings before
+	 * value_at leave it; args what the partial gives it */
+	AP_PY_BIND_PARTIAL,
 } ap_py_bind_kind;
+
+#define AP_PY_NAMESPACE_WRITE "globals()"
+
+/* The arguments a functools.partial gives its function: positional ones, and
+ * the names of keyword ones; the name it is called by ("functools", or
+ * "partial"), bound only by `import functools` (`from functools import
+ * partial`) so far, and whether a star import came before, which may have
+ * bound it too. */
+typedef struct ap_py_args {
+	unsigned positional;
+	char **keywords;
+	size_t nkeywords;
+	const char *callee;
+	bool after_star;
+} ap_py_args;
 
 typedef struct ap_py_binding {
 	ap_py_bind_kind kind;
+	/* CLASS: whether its header names bases or keywords (a name its body
+	 * does not bind may be inherited) */
+	bool inherits;
+	/* whether the statement binding it may not run on import (an arm of a
+	 * condition not known, a loop, a try body past a statement that may
+	 * raise): an import there may load its module or not, and a member may
+	 * not exist */
+	bool maybe;
+	unsigned line;    /* line of the token naming the binding (of `*` for STAR) */
+	/* members: the line of the name of the class whose body binds it */
+	unsigned class_line;
 	char *name;       /* the module-level name bound; NULL for STAR */
 	char *module;     /* FROM, STAR, IMPORT: as written, leading dots kept: "..x", ".", "a.b" */
-	char *target;     /* FROM: the imported name; ALIAS: the right-hand name */
-	size_t def_index; /* DEF: index into defs */
+	char *target;     /* FROM: the imported name; ALIAS, PARTIAL: the value's name */
+	union {
+		size_t def_index; /* DEF: index into defs */
+		size_t value_at;  /* ALIAS, PARTIAL: where the value's name is read (see there) */
+	};
+	union {
+		const ap_py_args *args; /* PARTIAL */
+		/* CLASS: the first decorator that may bind it to something else,
+		 * as written; NULL: none */
+		const char *decorator;
+	};
 	const char *why;  /* UNKNOWN: in words, e.g. "bound only where `sys.argv` is true" */
-	unsigned line;    /* line of the token naming the binding (of `*` for STAR) */
 } ap_py_binding;
 
 /* A part of __all__ that another module's __all__ makes: `x.__all__` or `x.y.__all__`
@@ -125,8 +194,12 @@ enum { AP_PY_FACT_VERSION = 1, AP_PY_FACT_PLATFORM = 2, AP_PY_FACT_OS_NAME = 4 }
 
 /* Whether `import MODULE` (as written: leading dots for a relative import,
  * level dots counted in the string) succeeds in the target interpreter:
- * 1 it is found, 0 no (ModuleNotFoundError), -1 not known. */
-typedef int (*ap_py_can_import_fn)(void *ctx, const char *module);
+ * 1 it is found, 0 no (ModuleNotFoundError), -1 not known. With name, of a
+ * MODULE found: whether `from MODULE import NAME` gets NAME (bound there, or
+ * its submodule), as above, or AP_PY_IMPORT_SELF: MODULE is the module being
+ * read, which the reader answers for from what it bound so far. */
+typedef int (*ap_py_can_import_fn)(void *ctx, const char *module, const char *name);
+#define AP_PY_IMPORT_SELF 2
 
 typedef struct ap_py_options {
 	/* Module-level names whose value on a default import is false (e.g. flags read from
@@ -152,9 +225,10 @@ typedef struct ap_py_options {
 	 * and its handlers do not; one not found ends the body there and the
 	 * first handler catching ModuleNotFoundError runs (bare, ImportError,
 	 * ModuleNotFoundError, Exception, BaseException), else and later
-	 * handlers do not. A from-import's names are taken as bound once its
-	 * module is found. Anything else, or NULL: the body and each handler are
-	 * ways the try may run. */
+	 * handlers do not. A from-import's names are asked one by one after its
+	 * module (an import that fails at a name has bound the names before
+	 * it). Anything else, or NULL: the body and each handler are ways the
+	 * try may run. */
 	ap_py_can_import_fn can_import;
 	void *ctx; /* for facts and can_import */
 } ap_py_options;
@@ -166,6 +240,12 @@ typedef struct ap_py_module {
 	/* module-level bindings in source order, from every live arm */
 	ap_py_binding *bindings;
 	size_t nbindings;
+	/* the bindings of class bodies (members), in source order, from every
+	 * live arm: def, class, assignment, del, import, as at module level, with
+	 * class_line and maybe set; an arm that may not run is told by maybe,
+	 * not by UNKNOWN bindings after it */
+	ap_py_binding *members;
+	size_t nmembers;
 	/* __all__ as the module leaves it on import, where has_all: its str literals in order
 	 * (`__all__ = [...]`, a tuple, literals joined by +, list/tuple/sorted/set() of them,
 	 * `[n for n in ...]` over them; `+=`, extend and append add, remove and `del
@@ -215,42 +295,48 @@ const ap_py_def *ap_py_find_def(const ap_py_module *m, const char *qualname);
 
 /* What a def's body says of a name's upper bound (ap_py_def_bound). */
 typedef enum {
-	AP_PY_BOUND_NONE,    /* no comparison on the path gives one */
+	AP_PY_BOUND_NONE,    /* a call may return with any value, however large */
 	AP_PY_BOUND_FOUND,   /* value */
 	AP_PY_BOUND_UNKNOWN, /* it depends on what the reader cannot decide: why */
 } ap_py_bound_kind;
 
+/* Bounds are integer literals of up to 256 bits, so 78 digits and a sign. */
+#define AP_PY_BOUND_DIGITS 80
+
 typedef struct ap_py_bound {
 	ap_py_bound_kind kind;
-	long long value; /* FOUND */
-	/* FOUND: the line of the comparison operator giving it (the first, on a
-	 * tie); UNKNOWN: of the comparison it cannot decide on */
+	char value[AP_PY_BOUND_DIGITS]; /* FOUND: in decimal; "0" otherwise */
+	/* FOUND: the line of the comparison whose literal gives it (its first
+	 * on the path); UNKNOWN: of what the reader cannot decide, or the def's */
 	unsigned line;
 	char why[384]; /* UNKNOWN: in words */
 } ap_py_bound;
 
-/* Largest upper bound the def's body puts on name (NFKC, as the body's names are
- * compared) through comparisons with integer
- * literals: `name <= N` gives N, `name < N` gives N - 1, mirrored `N >= name` gives N,
- * `N > name` N - 1; in chained comparisons (`1 <= nhead <= 96` gives 96) each pair of
- * neighbours is judged alone. Only a bare `name` operand counts, parentheses around it
- * or around the literal allowed (`(nhead) <= (128)`): not `x.name`, `name.shape`,
- * `name[0]`, `f(name)`, `-name` or `name + 1 <= 4`. Integer literals: decimal, hex,
- * octal, binary, underscores, of any length; negative via unary minus. Comments and
- * strings never count.
+/* The largest value of name (NFKC, as the body's names are compared) that
+ * a call of the def can return with, as the def's own statements decide it:
+ * the comparisons of the bare name with integer literals (`<`, `<=`, `>`,
+ * `>=`, `==`, `!=`, either side, parentheses and signs allowed, chained),
+ * `in` and `not in` a display of integer literals, `is None`, and the name
+ * alone (true when not 0), through `and`, `or` and `not`, in the conditions
+ * of if, elif, while and assert and the patterns of a match on the name; a
+ * path that ends in a raise rejects the values on it. Values an `==` or
+ * `in` lets through alone above a range below them do not count (`if n in
+ * (64, 128): ... elif 1 <= n <= 16: ... else: raise` gives 16).
  *
- * Only comparisons on the function's own path count: not in a nested def or class
- * (its header included), a lambda or a comprehension (other scopes, where the name may
- * be another variable), nor in code that never runs: an arm whose condition CPython
- * knows to be false (False, None, 0, TYPE_CHECKING and typing.TYPE_CHECKING as
- * ap_py_options reads them at module level, `__name__ == "__main__"`, the names in
- * false_names, `not` of each; an arm after `if True:`), and what follows a return, raise,
- * break or continue in its block. A condition reading a local name (a parameter, or a
- * name the body binds) may go either way from call to call: its arms count. One
- * reading no local name (a module flag, the GPU's arch, sys.version_info) is the same
- * on every call, so only one arm ever runs: where the reader cannot decide which and
- * the largest bound lies in such an arm (or an `except ImportError` arm, or the `else`
- * after one), the bound is UNKNOWN, and so is a largest bound past 64 bits.
+ * Only the def's own path counts: not a nested def, lambda or comprehension,
+ * nor code that never runs (an arm whose condition CPython knows before the
+ * call: False, None, 0, TYPE_CHECKING and typing.TYPE_CHECKING as the module
+ * binds them, `__name__ == "__main__"`, the names in false_names, `not` of
+ * each; what follows a return, raise, break or continue). A class body runs.
+ * A condition on the call's other arguments goes either way from call to
+ * call; one reading no local name is the same on every call; a local that
+ * holds only literals is followed by value. UNKNOWN where the values a call
+ * returns with depend on what the reader cannot decide (an arm chosen the
+ * same way on every call, by an import's failure, a loop that may not run,
+ * a `with` whose manager may swallow an exception, a comparison it cannot
+ * read such as `nhead <= MAX`, a local computed from the name), where a
+ * comparison of the name goes to a call, where the name is bound again after
+ * it is compared, for a generator, and for a lambda (its body is not read).
  * false_names is NULL-terminated; may be NULL. */
 void ap_py_def_bound(const ap_py_module *m, const ap_py_def *d, const char *name,
                      const char *const *false_names, ap_py_bound *out);

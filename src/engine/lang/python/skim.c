@@ -678,3 +678,60 @@ void ap_py_skip_body(struct parser *p, size_t di)
 	p->m->defs[di].body_end = end;
 	p->m->defs[di].body_line = line;
 }
+
+const struct globals *ap_py_def_globals(struct parser *p, size_t di)
+{
+	const ap_py_def *d = &p->m->defs[di];
+	const char *s = p->s;
+	size_t i = d->body_off, n = d->body_end, cap = 0;
+	bool names = false; /* in the names of a `global` statement */
+	struct globals *g;
+
+	if (di >= p->nglobals) {
+		size_t old = p->nglobals;
+		ap_xgrow((void **)&p->globals, &p->nglobals, di + 1, sizeof *p->globals);
+		memset(p->globals + old, 0, (p->nglobals - old) * sizeof *p->globals);
+	}
+	g = &p->globals[di];
+	if (g->read)
+		return g;
+	g->read = true;
+	while (i < n) {
+		uint8_t kind, code;
+		bool plain;
+		int bad;
+		size_t e;
+
+		if (s[i] == '#') {
+			const char *nl = memchr(s + i, '\n', n - i);
+			i = nl ? (size_t)(nl - s) : n;
+			continue;
+		}
+		if (ap_py_byte_class[(unsigned char)s[i]] == C_SPACE || s[i] == '\\') {
+			i++;
+			continue;
+		}
+		if (s[i] == '\n') {
+			names = false;
+			i++;
+			continue;
+		}
+		e = ap_py_lex_token(s, i, n, &kind, &code, &plain, &bad);
+		if (kind == T_NAME && code == KW_GLOBAL) {
+			names = true;
+		} else if (names && kind == T_NAME && code == 0) {
+			/* `global ﬁnd` names the module's find, as the binding does */
+			ap_buf b = AP_BUF_INIT;
+			if (!plain)
+				ap_py_name_nfkc(s + i, e - i, &b);
+			ap_xgrow((void **)&g->names, &cap, g->n + 1, sizeof *g->names);
+			g->names[g->n++] = plain ? ap_py_arena_strndup(p->mod, s + i, e - i)
+			                         : ap_py_arena_strndup(p->mod, b.data, b.len);
+			ap_buf_free(&b);
+		} else if (!(kind == T_OP && code == ',')) {
+			names = false;
+		}
+		i = e;
+	}
+	return g;
+}

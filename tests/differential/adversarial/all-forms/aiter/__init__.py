@@ -1,3 +1,4 @@
 from .a import *
 from .b import *
 from .c import *
+from .d import *

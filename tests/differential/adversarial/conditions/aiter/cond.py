@@ -36,3 +36,25 @@ elif 0:
 else:
     def always(a):
         return a
+
+import typing as _t
+from typing import TYPE_CHECKING as _TC
+
+if _t.TYPE_CHECKING:
+    def by_alias(a, causal=False):
+        return a
+else:
+    def by_alias(a):
+        return a
+
+if not _TC:
+    def by_renamed(a, causal=False):
+        return a
+
+match sys.platform:
+    case "win32" | "darwin":
+        def by_match(a, causal=False):
+            return a
+    case _:
+        def by_match(a):
+            return a

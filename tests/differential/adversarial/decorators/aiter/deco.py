@@ -36,3 +36,41 @@ def narrowed(q, causal=False):
 @functools.lru_cache(maxsize=None)
 def cached(q, causal=False):
     return q
+
+
+def _ident(fn):
+    return fn
+
+
+@_ident
+@replaces
+def kept_over_dropped(q, causal=False):
+    return q
+
+
+@replaces
+@keeps
+def dropped_over_kept(q, causal=False):
+    return q
+
+
+def later(fn):
+    return None
+
+
+@later
+def before_rebinding(q, causal=False):
+    return q
+
+
+def later(fn):
+    return fn
+
+
+async def _coro(fn):
+    return fn
+
+
+@_coro
+def coroutine(q, causal=False):
+    return q

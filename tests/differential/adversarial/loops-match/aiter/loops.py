@@ -20,3 +20,29 @@ match 2:
     case 2:
         def by_match(a):
             return a
+
+for _ in (1,):
+    def once(a, causal=False):
+        return a
+
+for _ in [1]:
+    if _:
+        break
+    def maybe_broken(a, causal=False):
+        return a
+else:
+    def after_break(a, causal=False):
+        return a
+
+while 0:
+    pass
+else:
+    def loop_else(a, causal=False):
+        return a
+
+for last in (once, in_loop):
+    pass
+
+match "linux":
+    case "darwin" | "win32": inline_case = once
+    case "linux": inline_case = in_loop

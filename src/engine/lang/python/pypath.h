@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* The tree's modules as Python's finder finds them (pypath.c), for the
+ * parts of the Python kinds' sources (pysource.c, pyresolve.c). */
+#ifndef AP_PYPATH_H
+#define AP_PYPATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "engine/lang/python/python.h"
+#include "engine/reader.h"
+
+/* The file of the module (dotted) as Python's finder picks it: the package
+ * NAME/__init__.py before the module NAME.py beside it; NULL when neither
+ * is there, else *package says which. */
+const ap_file *ap_pypath_file(ap_reader *r, const char *name, bool *package);
+
+/* The dotted name of the module at path ("aiter/ops/x.py": "aiter.ops.x",
+ * *package false; "aiter/ops/__init__.py": "aiter.ops", true). */
+char *ap_pypath_module(const char *path, bool *package);
+
+/* The absolute name of an import written in the module `of` (a package
+ * when package); NULL when its dots lead above the top. */
+char *ap_pypath_absolute(const char *of, bool package, const char *written);
+
+/* Whether the module (dotted, of the tree) is there (1) or not (0): its
+ * package or file, or a folder of its name (a namespace package, unless a
+ * module file beside it is taken first: found either way); without either,
+ * a file of its name that another loader takes (an extension module,
+ * bytecode), which the parent's listing shows, is not known (-1). */
+int ap_pypath_in_tree(ap_reader *r, const char *name);
+
+/* The dotted name of the module a file under the root is ("aiter/mla.py":
+ * "aiter.mla", "aiter/__init__.py": "aiter"); NULL when no import names it
+ * (a part of it no ASCII name). */
+char *ap_pypath_importable(const char *path);
+
+/* AITER's _BACKWARD_COMPAT_MAP, as read: each old module name (relative to
+ * its package) and the new one. */
+#define AP_PYCOMPAT_MAP "_BACKWARD_COMPAT_MAP"
+struct ap_pycompat {
+	struct ap_pycompat_entry {
+		char *old, *new;
+	} *v;
+	size_t n, cap;
+};
+
+/* Reads `_BACKWARD_COMPAT_MAP = {"old": "new", ...}` at its binding b in m
+ * into map: false when it is no dict of str literals. */
+bool ap_pycompat_read(const ap_py_module *m, const ap_py_binding *b, struct ap_pycompat *map);
+
+#endif

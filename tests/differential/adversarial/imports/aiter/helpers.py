@@ -1,0 +1,2 @@
+def helper(a):
+    return a

@@ -1,0 +1,9 @@
+def rewritten(a, causal=False):
+    return a
+
+
+def untouched(a, causal=False):
+    return a
+
+
+globals()["rewritten"] = lambda a: a
