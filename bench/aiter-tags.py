@@ -1395,8 +1395,9 @@ def rule_ps_lse_rows(src):
 
 def rule_gfx950_rows(src):
     """Every bf16 decode row of the gfx950 table without context-parallel
-    cprr, as (Gqa, ps, qSeqLen, causal, lse) cells, "none" for a column the
-    table does not have."""
+    cprr, as distinct (Gqa, ps, qSeqLen, causal, lse) cells in table order
+    (as `aiter-probe history` keeps captures), "none" for a column the table
+    does not have."""
     t = read_csv(src, CSV_950)
     if t is None:
         return V("missing", CSV_950)
@@ -1412,8 +1413,10 @@ def rule_gfx950_rows(src):
         c = csv_cells(header, row, need + ("causal", "lse", "cprr"))
         if (c["qType"] == "bf16" and c["kvType"] == "bf16" and as_int(c["prefill"]) == 0
                 and as_int(c.get("cprr", "0")) == 0):
-            found.append((c["Gqa"], c["ps"], c["qSeqLen"], c.get("causal", "none"),
-                          c.get("lse", "none")))
+            row_key = (c["Gqa"], c["ps"], c["qSeqLen"], c.get("causal", "none"),
+                       c.get("lse", "none"))
+            if row_key not in found:
+                found.append(row_key)
             first = first or n
     if not found:
         return V("unmatched", CSV_950, caps={"rows": []})
@@ -2273,8 +2276,12 @@ def tool_captures(rid, captures):
     if rid == "mla.reduce_v1.binds_9":
         return {"param": first.get("param")}
     if rid == "mla.asm.gfx950.bf16_decode_rows":
-        return {"rows": [tuple(c.get(k) for k in ("gqa", "ps", "qlen", "causal", "lse"))
-                         for c in captures]}
+        rows = []
+        for c in captures:
+            row = tuple(c.get(k) for k in ("gqa", "ps", "qlen", "causal", "lse"))
+            if row not in rows:
+                rows.append(row)
+        return {"rows": rows}
     if rid == RULE_CASES:
         try:
             return {"cases": [(int(c["heads"]), int(c["head_dim"])) for c in captures]}
