@@ -22,6 +22,15 @@ script decides on its own, and compares with `aiter-probe scan --format json`:
   bound, the gfx942/gfx950 mla_asm.csv rows, the SITU v2 A4W4 config and env
   read; and from them 14 capabilities (see NEW_RULES and CAPABILITIES).
 
+  The MLA ASM decode's kernel lookup, run: the body of
+  csrc/py_itfs_cu/asm_mla.cu's mla_decode_stage1_asm_fwd is interpreted as C
+  up to its get_heuristic_kernel_mla call, for a persistent gfx950 bf16 call
+  with 16 heads per KV head, an LSE buffer, causal, and each query length 1
+  to 16 (also without persistence where aiter/mla.py may drop it), and the
+  key it asks is looked up in the gfx950 table; the query lengths found are
+  compared with what the backend adapter (python/aiter_probe, the code under
+  test) answers from aiter-probe's rules (column lse-q).
+
 The table has one row per tag (version order), ref or tree, a 1/0 column per
 capability (`!`: aiter-probe disagrees on it or on a rule under it); then the
 first release where each capability holds, and where today's backend probes
@@ -459,7 +468,8 @@ PY_ROOT = "aiter"
 CSV_942 = "hsa/gfx942/mla/mla_asm.csv"
 CSV_950 = "hsa/gfx950/mla/mla_asm.csv"
 CODEGEN_PY = "hsa/codegen.py"
-NEW_PATHS = (PY_ROOT, CSV_942, CSV_950, CODEGEN_PY)
+ASM_MLA = "csrc/py_itfs_cu/asm_mla.cu"
+NEW_PATHS = (PY_ROOT, CSV_942, CSV_950, CODEGEN_PY, ASM_MLA)
 
 
 class GitSource:
@@ -1383,28 +1393,547 @@ def rule_ps_lse_rows(src):
     return V("unmatched", CSV_942)
 
 
-def rule_gfx950_qlens(src):
+def rule_gfx950_rows(src):
+    """Every bf16 decode row of the gfx950 table without context-parallel
+    cprr, as distinct (Gqa, ps, qSeqLen, causal, lse) cells in table order
+    (as `aiter-probe history` keeps captures), "none" for a column the table
+    does not have."""
     t = read_csv(src, CSV_950)
     if t is None:
         return V("missing", CSV_950)
     if isinstance(t, str):
         return V("unknown" if t.startswith("unknown") else "error", CSV_950, note=t)
     header, rows = t
-    need = ("qType", "kvType", "Gqa", "ps", "prefill", "lse", "qSeqLen")
+    need = ("qType", "kvType", "Gqa", "ps", "prefill", "qSeqLen")
     absent = [c for c in need if c not in header]
     if absent:
         return V("error", CSV_950, note="no column " + ", ".join(absent))
-    qlens, first = [], None
+    found, first = [], None
     for n, row in enumerate(rows, 2):
-        c = csv_cells(header, row, need + ("causal",))
-        if (c["qType"] == "bf16" and c["kvType"] == "bf16" and as_int(c["Gqa"]) == 16
-                and as_int(c.get("causal", "1")) == 1 and as_int(c["ps"]) == 1
-                and as_int(c["prefill"]) == 0 and as_int(c["lse"]) == 1):
-            qlens.append(c["qSeqLen"])
+        c = csv_cells(header, row, need + ("causal", "lse", "cprr"))
+        if (c["qType"] == "bf16" and c["kvType"] == "bf16" and as_int(c["prefill"]) == 0
+                and as_int(c.get("cprr", "0")) == 0):
+            row_key = (c["Gqa"], c["ps"], c["qSeqLen"], c.get("causal", "none"),
+                       c.get("lse", "none"))
+            if row_key not in found:
+                found.append(row_key)
             first = first or n
-    if not qlens:
-        return V("unmatched", CSV_950, caps={"qlen": []})
-    return V("matched", CSV_950, f"{CSV_950}:{first}", {"qlen": qlens})
+    if not found:
+        return V("unmatched", CSV_950, caps={"rows": []})
+    return V("matched", CSV_950, f"{CSV_950}:{first}", {"rows": found})
+
+
+# --- The MLA decode's kernel lookup, run on the tree's own source ---------------
+#
+# What csrc/py_itfs_cu/asm_mla.cu's mla_decode_stage1_asm_fwd asks its kernel
+# table for, found by running the function's body up to its
+# get_heuristic_kernel_mla(...) call as C would, over the caller's inputs
+# (heads per KV head, max_seqlen_q, persistent, dtypes, arch, causal, whether
+# an LSE buffer is passed): ints, strings, pointers that are null or not;
+# anything else (a tensor's size, a call) is unknown. A branch whose
+# condition is unknown runs both ways: an arm that certainly fails (a
+# TORCH_CHECK(false, ...)) is a call with other inputs and is dropped, the
+# other arms must leave the same values. The call's arguments are matched to
+# the table's columns by the lookup's own comparisons (`cfg.Gqa != gqa`).
+
+DECODE_FN = "mla_decode_stage1_asm_fwd"
+LOOKUP_FN = "get_heuristic_kernel_mla"
+CHECKS = ("TORCH_CHECK", "AITER_CHECK")
+# The query lengths a lookup is asked about (the backend's ps_lse_qlens).
+LOOKUP_QLENS = range(1, 17)
+
+
+class Unknown(Exception):
+    pass
+
+
+class Fail(Exception):
+    pass
+
+
+UNK = object()     # a value only a run knows
+PTR = object()     # a pointer that is not null
+
+
+def matching(toks, i):
+    """The index of the bracket closing toks[i]."""
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    depth = 0
+    for j in range(i, len(toks)):
+        t = toks[j].text
+        if t in pairs:
+            depth += 1
+        elif t in pairs.values():
+            depth -= 1
+            if depth == 0:
+                return j
+    raise Unknown(f"unbalanced {toks[i].text} at line {toks[i].line}")
+
+
+def c_function(toks, name):
+    """(parameters [(name, default tokens)], body tokens, line) of the
+    definition of `name` (a `{` after its parameter list), or None."""
+    for i, t in enumerate(toks[:-1]):
+        if t.text != name or toks[i + 1].text != "(":
+            continue
+        close = matching(toks, i + 1)
+        if close + 1 >= len(toks) or toks[close + 1].text != "{":
+            continue
+        params = []
+        for arg in split_args(toks, i + 1) or []:
+            texts = [a.text for a in arg]
+            default = None
+            if "=" in texts:
+                default = arg[texts.index("=") + 1:]
+                arg = arg[:texts.index("=")]
+            idents = [a.text for a in arg if a.kind == "ident"]
+            if idents:
+                params.append((idents[-1], default))
+        return params, toks[close + 2:matching(toks, close + 1)], t.line
+    return None
+
+
+class Expr:
+    """C expressions over ints, strings and pointers, with UNK for what only
+    a run knows (three-valued: `false && UNK` is false)."""
+
+    BINARY = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4,
+              "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
+
+    def __init__(self, toks, env):
+        self.toks, self.i, self.env = toks, 0, env
+
+    def peek(self):
+        return self.toks[self.i].text if self.i < len(self.toks) else ""
+
+    def take(self):
+        self.i += 1
+        return self.toks[self.i - 1]
+
+    def value(self):
+        v = self.ternary()
+        if self.i != len(self.toks):
+            return UNK
+        return v
+
+    def ternary(self):
+        c = self.binary(1)
+        if self.peek() != "?":
+            return c
+        self.take()
+        a = self.ternary()
+        if self.peek() != ":":
+            raise Unknown("a ?: without its :")
+        self.take()
+        b = self.ternary()
+        if c is UNK:
+            return a if a == b and a is not UNK else UNK
+        return a if truthy(c) else b
+
+    def binary(self, level):
+        left = self.unary()
+        while self.BINARY.get(self.peek(), 0) >= level:
+            op = self.take().text
+            right = self.binary(self.BINARY[op] + 1)
+            left = apply(op, left, right)
+        return left
+
+    def unary(self):
+        t = self.peek()
+        if t == "!":
+            self.take()
+            v = self.unary()
+            return UNK if v is UNK else int(not truthy(v))
+        if t in ("-", "+"):
+            self.take()
+            v = self.unary()
+            return -v if t == "-" and isinstance(v, int) else (v if t == "+" else UNK)
+        return self.postfix()
+
+    def postfix(self):
+        if self.i >= len(self.toks):
+            return UNK
+        t = self.take()
+        v = UNK
+        if t.text == "(":
+            end = matching(self.toks, self.i - 1)
+            v = Expr(self.toks[self.i:end], self.env).value()
+            self.i = end + 1
+        elif t.kind == "number":
+            digits = t.text.rstrip("uUlL")
+            v = int(digits, 0) if re.fullmatch(r"0[xX][0-9a-fA-F]+|[0-9]+", digits) else UNK
+        elif t.kind == "string":
+            v = t.text[1:-1] if t.text.startswith("\"") else UNK
+        elif t.text in ("true", "false"):
+            v = int(t.text == "true")
+        elif t.text in ("nullptr", "NULL"):
+            v = None
+        elif t.text == "static_cast" and self.peek() == "<":
+            while self.take().text != ">":
+                pass
+            return self.postfix()
+        elif t.kind == "ident" and self.peek() == "::":
+            while self.peek() == "::":
+                self.take()
+                self.take()
+        elif t.kind == "ident":
+            v = self.env.get(t.text, UNK)
+        while self.peek() in ("(", ".", "->", "["):
+            op = self.take().text
+            if op in ("(", "["):
+                self.i = matching(self.toks, self.i - 1) + 1
+            else:
+                self.take()
+            v = UNK
+        return v
+
+
+def truthy(v):
+    return v is PTR or (v is not None and v != 0 and v != "")
+
+
+def apply(op, a, b):
+    if op == "&&":
+        if (a is not UNK and not truthy(a)) or (b is not UNK and not truthy(b)):
+            return 0
+        return UNK if UNK in (a, b) else 1
+    if op == "||":
+        if (a is not UNK and truthy(a)) or (b is not UNK and truthy(b)):
+            return 1
+        return UNK if UNK in (a, b) else 0
+    if a is UNK or b is UNK:
+        return UNK
+    if op in ("==", "!="):
+        same = a is b if PTR in (a, b) or None in (a, b) else a == b
+        return int(same == (op == "=="))
+    if not (isinstance(a, int) and isinstance(b, int)):
+        return UNK
+    if op in ("/", "%") and b == 0:
+        return UNK
+    return {"<": lambda: int(a < b), "<=": lambda: int(a <= b), ">": lambda: int(a > b),
+            ">=": lambda: int(a >= b), "+": lambda: a + b, "-": lambda: a - b,
+            "*": lambda: a * b, "/": lambda: int(a / b), "%": lambda: a - int(a / b) * b}[op]()
+
+
+class Run:
+    """The body of a C function run over some inputs (names whose value is
+    given and kept whatever the body assigns) up to the statement calling
+    `stop`: run() returns that call's argument values, raises Fail when the
+    call would fail before it, Unknown when the path there is not known."""
+
+    def __init__(self, toks, inputs, stop):
+        self.toks, self.inputs, self.stop = toks, inputs, stop
+
+    def run(self):
+        env = dict(self.inputs)
+        end, got = self.block(0, len(self.toks), env)
+        if got is None:
+            raise Unknown(f"no {self.stop} call on the way")
+        return got
+
+    def block(self, i, end, env):
+        while i < end:
+            i, got = self.statement(i, end, env)
+            if got is not None:
+                return i, got
+        return i, None
+
+    def statement(self, i, end, env):
+        toks = self.toks
+        t = toks[i].text
+        if t == "{":
+            close = matching(toks, i)
+            _, got = self.block(i + 1, close, env)
+            return close + 1, got
+        if t == ";":
+            return i + 1, None
+        if t == "if":
+            close = matching(toks, i + 1)
+            cond = Expr(toks[i + 2:close], env).value()
+            then_end = self.skip(close + 1, end)
+            else_at = then_end if then_end < end and toks[then_end].text == "else" else None
+            else_end = self.skip(else_at + 1, end) if else_at is not None else then_end
+            arms = [(close + 1, then_end), (else_at + 1, else_end) if else_at else None]
+            if cond is not UNK:
+                arm = arms[0] if truthy(cond) else arms[1]
+                got = None
+                if arm:
+                    _, got = self.statement(arm[0], arm[1], env)
+                return else_end, got
+            return else_end, self.both(arms, env, toks[i].line)
+        if t in ("for", "while", "switch"):
+            close = matching(toks, i + 1)
+            stop = self.skip(close + 1, end)
+            self.spoil(close + 1, stop, env)
+            return stop, None
+        if t == "do":
+            stop = self.skip(i + 1, end)
+            stop = self.skip(stop, end)  # while (...);
+            self.spoil(i, stop, env)
+            return stop, None
+        if t == "return":
+            raise Unknown(f"returns at line {toks[i].line} before the lookup")
+        stop = self.skip(i, end)
+        self.simple(toks[i:stop], env)
+        if any(x.text == self.stop for x in toks[i:stop]):
+            at = next(k for k in range(i, stop) if toks[k].text == self.stop)
+            args = split_args(toks, at + 1) or []
+            return stop, [Expr(a, env).value() for a in args]
+        return stop, None
+
+    def skip(self, i, end):
+        """The end of the statement at i."""
+        toks = self.toks
+        t = toks[i].text
+        if t == "{":
+            return matching(toks, i) + 1
+        if t == "if":
+            stop = self.skip(matching(toks, i + 1) + 1, end)
+            if stop < end and toks[stop].text == "else":
+                stop = self.skip(stop + 1, end)
+            return stop
+        if t in ("for", "while", "switch"):
+            return self.skip(matching(toks, i + 1) + 1, end)
+        if t == "do":
+            return self.skip(self.skip(i + 1, end), end)
+        j = i
+        while j < end and toks[j].text != ";":
+            j = matching(toks, j) + 1 if toks[j].text in ("(", "[", "{") else j + 1
+        return j + 1
+
+    def both(self, arms, env, line):
+        """An if whose condition is unknown: every arm that does not certainly
+        fail, alike."""
+        results = []
+        for arm in arms:
+            e = dict(env)
+            try:
+                got = self.statement(arm[0], arm[1], e)[1] if arm else None
+            except Fail:
+                continue
+            results.append((e, got))
+        if not results:
+            raise Fail(f"every arm of the if at line {line} fails")
+        if any(got is not None for _, got in results):
+            raise Unknown(f"whether the lookup runs depends on the if at line {line}")
+        for name in set().union(*(e.keys() for e, _ in results)):
+            vals = [e.get(name, UNK) for e, _ in results]
+            env[name] = vals[0] if all(v is vals[0] or v == vals[0] for v in vals) else UNK
+        return None
+
+    def spoil(self, i, stop, env):
+        for k in range(i, stop - 1):
+            if self.toks[k].kind == "ident" and self.toks[k + 1].text in ("=", "+=", "-=",
+                                                                          "++", "--"):
+                if self.toks[k].text not in self.inputs:
+                    env[self.toks[k].text] = UNK
+
+    def simple(self, st, env):
+        texts = [x.text for x in st]
+        if texts and texts[0] in CHECKS and len(texts) > 1 and texts[1] == "(":
+            args = split_args(st, 1) or [[]]
+            if Expr(args[0], env).value() == 0:
+                raise Fail(f"{texts[0]} at line {st[0].line} fails")
+            return
+        depth = 0
+        for k, x in enumerate(st):
+            if x.text in ("(", "[", "{"):
+                depth += 1
+            elif x.text in (")", "]", "}"):
+                depth -= 1
+            elif depth == 0 and x.text in ("=", "+=", "-=", "*=", "/=", "%="):
+                lhs = texts[:k]
+                if "." in lhs or "->" in lhs or "[" in lhs:
+                    return
+                name = next((y.text for y in reversed(st[:k]) if y.kind == "ident"), None)
+                if name is None or name in self.inputs:
+                    return
+                rhs = st[k + 1:-1] if texts[-1] == ";" else st[k + 1:]
+                v = Expr(rhs, env).value() if x.text == "=" else UNK
+                if x.text != "=" and env.get(name, UNK) is not UNK:
+                    v = apply(x.text[0], env[name], Expr(rhs, env).value())
+                env[name] = v
+                return
+        # A declaration without a value: what it holds is not known yet.
+        if len(st) >= 3 and st[-2].kind == "ident" and all(
+                y.kind == "ident" or y.text in ("::", "<", ">", "*", "&", ",")
+                for y in st[:-1]):
+            for k, y in enumerate(st[:-1]):
+                if (y.kind == "ident" and st[k + 1].text in (",", ";")
+                        and y.text not in self.inputs):
+                    env[y.text] = UNK
+
+
+def lookup_columns(toks):
+    """The lookup's parameters [(name, default value)] and, for each
+    parameter it compares with a table column (`cfg.Gqa != gqa`), the column."""
+    fn = c_function(toks, LOOKUP_FN)
+    if fn is None:
+        raise Unknown(f"no definition of {LOOKUP_FN}")
+    params, body, _ = fn
+    names = {p for p, _ in params}
+    cols = {}
+    for k in range(len(body) - 3):
+        a, b, c, d = (x.text for x in body[k:k + 4])
+        if a == "cfg" and b == "." and c != "" and d == "!=" and k + 4 < len(body):
+            p = body[k + 4].text
+            if p in names:
+                cols[p] = c
+    defaults = []
+    for p, default in params:
+        defaults.append((p, Expr(default, {}).value() if default else UNK))
+    return defaults, cols
+
+
+def decode_key(toks, inputs):
+    """{column: value} the decode's lookup asks for, given the inputs."""
+    fn = c_function(toks, DECODE_FN)
+    if fn is None:
+        raise Unknown(f"no definition of {DECODE_FN}")
+    params, body, _ = fn
+    given = {k: v for k, v in inputs.items()
+             if k not in ("causal", "lse", "g_kv_indptr") or k in {p for p, _ in params}}
+    args = Run(body, given, LOOKUP_FN).run()
+    defaults, cols = lookup_columns(toks)
+    key = {}
+    for n, (p, default) in enumerate(defaults):
+        v = args[n] if n < len(args) else default
+        if p in cols:
+            if v is UNK:
+                raise Unknown(f"the lookup's {p} ({cols[p]}) is not known")
+            key[cols[p]] = v
+    return key
+
+
+def table_finds(table, key):
+    """The line of the first row meeting every key column, None when none
+    does; raises Unknown when a key column is not in the table."""
+    header, rows = table
+    absent = [c for c in key if c not in header]
+    if absent:
+        raise Unknown("the lookup asks " + ", ".join(absent) + ", which the table lacks")
+    for n, row in enumerate(rows, 2):
+        cells = csv_cells(header, row, list(key))
+        if all((as_int(cells[c]) == v) if isinstance(v, int) else cells[c] == v
+               for c, v in key.items()):
+            return n
+    return None
+
+
+def py_value(node, names):
+    """A Python expression of aiter/mla.py over the caller's names, or UNK."""
+    if isinstance(node, ast.BoolOp):
+        vals = [py_value(v, names) for v in node.values]
+        if isinstance(node.op, ast.And):
+            return False if False in vals else (UNK if UNK in vals else True)
+        return True if True in vals else (UNK if UNK in vals else False)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        v = py_value(node.operand, names)
+        return UNK if v is UNK else not v
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        a, b = py_value(node.left, names), py_value(node.comparators[0], names)
+        if UNK in (a, b):
+            return UNK
+        op = node.ops[0]
+        if isinstance(op, ast.Eq):
+            return a == b
+        if isinstance(op, ast.NotEq):
+            return a != b
+        return UNK
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return names.get(node.id, UNK)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+            and node.value.id == "dtypes":
+        return node.attr
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "get_gfx" and not node.args:
+        return names.get("get_gfx()", UNK)
+    return UNK
+
+
+def mla_py_decode(reader, q):
+    """What aiter/mla.py's mla_decode_fwd does with a persistent bf16 call of
+    16 heads and q tokens before the ASM lookup: (native, may_drop_ps) --
+    whether 16 heads go to the kernel as they are (an `if nhead == 16 or
+    ...: pass` of its natively supported cases), and whether a large batch
+    takes persistence away (`persistent_mode = _use_persistent_mla_decode(...)`,
+    whose profile holds for this call, or cannot be told)."""
+    mod, fn = reader.def_in_file(MLA_PY, "mla_decode_fwd")
+    if fn is None:
+        raise Unknown("no mla_decode_fwd in aiter/mla.py")
+    native = False
+    gate = False
+    for node in ast.walk(fn):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp) \
+                and isinstance(node.test.op, ast.Or) and all(isinstance(b, ast.Pass)
+                                                              for b in node.body):
+            first = node.test.values[0]
+            if (isinstance(first, ast.Compare) and isinstance(first.left, ast.Name)
+                    and first.left.id == "nhead" and isinstance(first.ops[0], ast.Eq)
+                    and isinstance(first.comparators[0], ast.Constant)
+                    and first.comparators[0].value == HEADS_PER_KV):
+                native = True
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Name) \
+                and node.value.func.id == "_use_persistent_mla_decode":
+            gate = True
+    if not native:
+        raise Unknown("mla_decode_fwd hands 16 heads to the kernel otherwise")
+    if not gate:
+        return True, False
+    _, g = reader.def_in_file(MLA_PY, "_use_persistent_mla_decode")
+    if g is None:
+        raise Unknown("mla_decode_fwd calls _use_persistent_mla_decode, not defined there")
+    names = {"get_gfx()": "gfx950", "q_dtype": "bf16", "kv_dtype": "bf16", "nhead": HEADS_PER_KV,
+             "max_seqlen_q": q}
+    profile = UNK
+    for node in g.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.BoolOp):
+            profile = py_value(node.value, names)
+            break
+    return True, profile is not False
+
+
+HEADS_PER_KV = 16
+
+
+def lookup_truth(reader, src, causal=1):
+    """The query lengths of LOOKUP_QLENS whose gfx950 bf16, 16-head,
+    persistent decode with an LSE buffer finds a kernel, as the tree's own
+    code asks (frozenset, how each was looked up), or (None, why) when that
+    is not known; (None, None) without the decode's source or the table."""
+    data = src.read(ASM_MLA)
+    if data is None:
+        return None, None
+    table = read_csv(src, CSV_950)
+    if table is None:
+        return None, None
+    if isinstance(table, str):
+        return None, f"{CSV_950}: {table}"
+    toks = live_tokens(decode(data))
+    found, asked = set(), []
+    try:
+        for q in LOOKUP_QLENS:
+            _, may_drop = mla_py_decode(reader, q)
+            ok = True
+            for persistent in ((1, 0) if may_drop else (1,)):
+                try:
+                    key = decode_key(toks, {
+                        "gqa_ratio": HEADS_PER_KV, "max_seqlen_q": q, "persistent": persistent,
+                        "q_type": "bf16", "kv_type": "bf16", "arch_id": "gfx950",
+                        "causal": causal, "lse": PTR, "g_kv_indptr": None})
+                    line = table_finds(table, key)
+                except Fail as e:
+                    key, line = str(e), None
+                asked.append((q, persistent, key, line))
+                ok = ok and line is not None
+            if ok:
+                found.add(q)
+    except (Unknown, PyParseError) as e:
+        return None, str(e)
+    return frozenset(found), asked
 
 
 def rule_tuned_config(src):
@@ -1470,7 +1999,8 @@ NEW_RULES = {
     "mla.gluon_decode.module": ["vllm.calls_bind"],
     "mla.triton_decode_fwd.binds_segmented": ["mla.segmented_decode"],
     "mla.asm.gfx942.ps_lse_rows": ["mla.asm.gfx942.ps_lse"],
-    "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens": [],
+    "mla.asm.gfx950.bf16_decode_rows": [],
+    "mla.decode_fwd.persistent_gate": [],
     "moe.situv2_a4w4.tuned_config": ["moe.situv2_a4w4_tuned"],
     "moe.situv2_a4w4.env_read": ["moe.situv2_a4w4_tuned"],
 }
@@ -1527,7 +2057,9 @@ def new_verdicts(src):
         reader, TRITON_MLA_PY, "mla_decode_fwd",
         binds(10, "causal", "q_descale", "kv_descale", "skip_reduce"))
     R["mla.asm.gfx942.ps_lse_rows"] = rule_ps_lse_rows(src)
-    R["mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"] = rule_gfx950_qlens(src)
+    R["mla.asm.gfx950.bf16_decode_rows"] = rule_gfx950_rows(src)
+    R["mla.decode_fwd.persistent_gate"] = rule_def(reader, MLA_PY, "_use_persistent_mla_decode",
+                                                   always)
     R["moe.situv2_a4w4.tuned_config"] = rule_tuned_config(src)
     R["moe.situv2_a4w4.env_read"] = rule_env_read(reader)
     for rid, (npos, kws) in VLLM_CALLS.items():
@@ -1743,8 +2275,13 @@ def tool_captures(rid, captures):
         return {"heads": first.get("heads")}
     if rid == "mla.reduce_v1.binds_9":
         return {"param": first.get("param")}
-    if rid == "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens":
-        return {"qlen": [c.get("qlen") for c in captures]}
+    if rid == "mla.asm.gfx950.bf16_decode_rows":
+        rows = []
+        for c in captures:
+            row = tuple(c.get(k) for k in ("gqa", "ps", "qlen", "causal", "lse"))
+            if row not in rows:
+                rows.append(row)
+        return {"rows": rows}
     if rid == RULE_CASES:
         try:
             return {"cases": [(int(c["heads"]), int(c["head_dim"])) for c in captures]}
@@ -1778,6 +2315,49 @@ def compare_state(rules, caps, tool_rules, tool_caps, rule_ids, cap_ids):
         elif tool_caps[cid] != caps[cid]:
             out.append(({cid}, f"{cid}: independent {caps[cid]}, aiter-probe {tool_caps[cid]}"))
     return out
+
+
+def qlen_text(qlens):
+    """1-3,8 for a set of query lengths; - for none, ? for not known."""
+    if qlens is None:
+        return "?"
+    out, run = [], []
+    for q in sorted(qlens) + [None]:
+        if run and (q is None or q != run[-1] + 1):
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+            run = []
+        if q is not None:
+            run.append(q)
+    return ",".join(out) or "-"
+
+
+def tool_ps_lse_qlens(tool_rules):
+    """What the backend adapter (python/aiter_probe, the code under test)
+    answers from aiter-probe's rule states: (qlens, reason)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    try:
+        from aiter_probe import Manifest
+        from aiter_probe.backend import Backend
+    finally:
+        sys.path.pop(0)
+    rules = {rid: {"status": st, "file": CSV_950 if "gfx950" in rid else None, "reason": None,
+                   "matches": [{"line": 0, "text": "", "captures": c} for c in caps]}
+             for rid, (st, caps) in tool_rules.items()}
+    b = Backend(Manifest({"rules": rules, "capabilities": {}}, "aiter-probe"))
+    qlens = b.ps_lse_qlens("gfx950")
+    return qlens, b.why("ps_lse_qlens")
+
+
+def compare_lookup(row, tool_rules):
+    """The disagreement of the decode lookup's query lengths, or None."""
+    mine, how = row["lookup"]
+    theirs, why = tool_ps_lse_qlens(tool_rules)
+    want = mine if mine is not None else frozenset()
+    if theirs == want:
+        return None
+    return (f"ps_lse_qlens: independent {qlen_text(mine)}"
+            f"{' (' + how + ')' if mine is None and how else ''}, aiter-probe "
+            f"{qlen_text(theirs)} ({why})")
 
 
 def new_ids_present(tool_rules, tool_caps):
@@ -1894,7 +2474,8 @@ def runs(items):
 
 
 SGLANG_HEADS = {16, 32, 64, 128}
-VLLM_LSE_QLENS = {"1", "4"}
+# vLLM passes 1 and 4 to the persistent LSE decode (2 and 3 padded to 4).
+VLLM_LSE_QLENS = {1, 4}
 
 
 def probe_differences(rows):
@@ -1958,14 +2539,19 @@ def probe_differences(rows):
             [(r["name"], sglang(r)) for r in rows], "")
 
     def lse(r):
-        v = r["rules"]["mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"]
-        if v.status == "missing":
+        qlens, how = r["lookup"]
+        if qlens is None and how is None:
             return None
-        if v.status != "matched":
-            return f"no bf16 gqa16 ps+lse rows ({v.status}{': ' + v.note if v.note else ''})"
-        got = v.caps["qlen"]
-        return None if set(got) == VLLM_LSE_QLENS else f"qlens {','.join(got)}"
-    section("vLLM persistent-LSE constant qlen {1,4} vs gfx950 bf16 gqa16 ps+lse rows",
+        if qlens is None:
+            return f"the lookup is not known ({how})"
+        crash = sorted(VLLM_LSE_QLENS - qlens)
+        more = sorted(qlens - VLLM_LSE_QLENS)
+        if not crash and not more:
+            return None
+        return "; ".join(([f"claims {crash} (no kernel: cannot get heuristic kernel)"]
+                          if crash else []) +
+                         ([f"leaves out {qlen_text(frozenset(more))}"] if more else []))
+    section("vLLM persistent-LSE constant qlen {1,4} vs the gfx950 bf16 16-head decode lookup",
             [(r["name"], lse(r)) for r in rows], "")
     return lines
 
@@ -2003,6 +2589,11 @@ def first_releases(rows, tags):
             gap = f"; not at {len(after)} later tag(s): " + ", ".join(after[:4]) + \
                   (", ..." if len(after) > 4 else "")
         lines.append(f"{label:<5} {cid}: {first}{gap}")
+    for want, what in ((None, "any query length"), (VLLM_LSE_QLENS, "query lengths 1 and 4")):
+        holding = [r["name"] for r in tag_rows if r["lookup"][0]
+                   and (want is None or want <= r["lookup"][0])]
+        lines.append(f"lse-q gfx950 bf16 16-head persistent LSE decode, {what}: "
+                     + (holding[0] if holding else "never"))
     return lines
 
 
@@ -2013,6 +2604,15 @@ def explain(row, width):
         extra = " ".join(f"{k}={v.caps[k]}" for k in v.caps) if v.caps else ""
         out.append(f"{'':<{width}}    {rid}: {v.status} {v.where or ''} {extra}"
                    f"{' (' + v.note + ')' if v.note else ''}".rstrip())
+    qlens, how = row["lookup"]
+    if qlens is None:
+        out.append(f"{'':<{width}}    lookup: {how or 'no ' + ASM_MLA}")
+    else:
+        for q, persistent, key, line in how:
+            what = ("fails: " + key if isinstance(key, str) else " ".join(
+                f"{k}={v}" for k, v in key.items() if k not in ("qType", "kvType", "prefill")))
+            out.append(f"{'':<{width}}    lookup q{q}{'' if persistent else ' (no ps)'}: {what}"
+                       f" -> {CSV_950 + ':' + str(line) if line else 'none'}")
     p = row["probes"]
     out.append(f"{'':<{width}}    probes: " + " ".join(f"{k}={p[k]}" for k in sorted(p)))
     return out
@@ -2082,6 +2682,7 @@ def main():
     for row in rows:
         row["ind"] = independent(row["red"], row["meta"])
         row["rules"], row["caps"], row["probes"] = new_verdicts(row["src"])
+        row["lookup"] = lookup_truth(PyReader(row["src"]), row["src"])
         row["caps"][CAPABILITY] = row["ind"]["capability"]
 
     notes = []
@@ -2112,6 +2713,9 @@ def main():
             rules = dict(row["rules"], **old_rule_verdicts(row["ind"]))
             diffs = compare_state(rules, row["caps"], *states[row["name"]], rule_ids, cap_ids)
             row["diffs"] = [m for _, m in diffs]
+            if active:
+                lookup = compare_lookup(row, states[row["name"]][0])
+                row["diffs"] += [lookup] if lookup else []
             row["marks"] = set().union(*[k for k, _ in diffs]) if diffs else set()
         for row in rows:  # skipped rows do not count as disagreeing
             if row["diffs"] == ["(not in the history)"]:
@@ -2135,6 +2739,8 @@ def main():
             diffs = compare_state(row["rules"], row["caps"], t_rules, t_caps,
                                   list(NEW_RULES), NEW_CAPABILITIES)
             row["diffs"] += [m for _, m in diffs]
+            lookup = compare_lookup(row, t_rules)
+            row["diffs"] += [lookup] if lookup else []
             for k, _ in diffs:
                 row["marks"] |= k
         if inactive:
@@ -2144,7 +2750,7 @@ def main():
     width = max([len("tag")] + [len(r["name"]) for r in rows])
     labels = [(cid, label, max(len(label), 2)) for cid, label in CAPABILITIES]
     head = (f"{'tag':<{width}}  {'files':<5}  {'r m':<3}  {'#c':>2}  {'vLLM':<5}  "
-            + " ".join(f"{label:>{w}}" for _, label, w in labels) + "  agree")
+            + " ".join(f"{label:>{w}}" for _, label, w in labels) + "  lse-q  agree")
     print(head)
     print("-" * len(head))
     disagreements = 0
@@ -2166,7 +2772,9 @@ def main():
             disagreements += bool(row["diffs"])
         ncases = len({(h, d) for h, d, _ in ind["cases"]})
         print(f"{row['name']:<{width}}  {files:<5}  {int(ind['reduce'])} {int(ind['metadata'])}  "
-              f"{ncases:>2}  {vllm:<5}  " + " ".join(cells) + f"  {agree}")
+              f"{ncases:>2}  {vllm:<5}  " + " ".join(cells)
+              + f"  {qlen_text(row['lookup'][0]) if row['lookup'][1] is not None else 'n/a':<5}"
+              + f"  {agree}")
         if opts.cases and ind["cases"]:
             print(f"{'':<{width}}  cases: {describe_cases(ind['cases'])}")
         if opts.lines:
@@ -2180,6 +2788,8 @@ def main():
             print(f"{'':<{width}}  ! {d}")
     print("r m: reducer 24x512 case, planner num_heads == 24; #c: reducer cases; "
           "vLLM: its whitespace-strip probe (r, m, both)")
+    print("lse-q: the query lengths (1-16) whose gfx950 bf16 16-head persistent LSE decode "
+          "finds a kernel (backend ps_lse_qlens); n/a: no csrc/py_itfs_cu/asm_mla.cu")
     legend = [f"{label}={cid}" for cid, label in CAPABILITIES]
     for i in range(0, len(legend), 4):
         print("  " + "  ".join(legend[i:i + 4]))

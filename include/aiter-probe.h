@@ -282,7 +282,7 @@ typedef struct aiter_probe_scan_options {
  * ("aiter_probe_scan: out of memory (asked for 40 bytes)"; what the scan
  * had allocated stays so), or AITER_PROBE_ERROR with *out
  * NULL and aiter_probe_last_error() saying why, with the words the command
- * prints: "/x is not an AITER tree: none of the 15 paths the rules read is
+ * prints: "/x is not an AITER tree: none of the 16 paths the rules read is
  * there (...)", "rules/a.yaml:4:9: unknown key 'fiel'", "no AITER tree given:
  * use --aiter-root DIR or set AITER_META_DIR (...)". */
 int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options *opts);

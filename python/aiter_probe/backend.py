@@ -26,6 +26,7 @@ import threading
 
 from . import _logger
 from .installed import scanned_or_saved
+from .mla_lookup import DecodeLookup, Unreadable
 
 __all__ = ["Backend", "for_this_process"]
 
@@ -42,9 +43,16 @@ GLUON_MAX_HEADS = 16
 # The heads plans.mla_heads covers; above it only multiples of MLA_HEAD_STEP.
 PLAN_MAX_HEADS = 128
 # vLLM's constant "LSE only for qseqlen {1, 4}" (gfx950), the answer without
-# a manifest; the rules that read each architecture's table.
+# a manifest; the rules whose matches give each architecture's decode lookup
+# (mla_lookup.DecodeLookup's arguments; None: may be unmatched).
 _PS_LSE_QLENS_TODAY = {"gfx950": frozenset({1, 4})}
-_PS_LSE_QLENS_RULES = {"gfx950": "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"}
+_PS_LSE_LOOKUP_RULES = {"gfx950": (
+    ("rows", "mla.asm.gfx950.bf16_decode_rows", True),
+    ("causal", "mla.asm.decode.causal", True),
+    ("pad", "mla.asm.decode.bf16_gqa16_pad", True),
+    ("folds", "mla.asm.decode.gfx950_bf16_ps_fold", False),
+    ("lse", "mla.asm.decode.lse_flag", False),
+    ("gate", "mla.decode_fwd.persistent_gate", False))}
 # The optional keywords of aiter.mla.mla_decode_fwd and the capability of each.
 _DECODE_FWD_KEYWORDS = (("q_scale", "mla.decode_fwd.fp8_scales"),
                         ("kv_scale", "mla.decode_fwd.fp8_scales"),
@@ -293,31 +301,51 @@ class Backend:
         """aiter exports the fused quick all-reduce + RMSNorm."""
         return self._capability("qr_all_reduce_rmsnorm")
 
-    def ps_lse_qlens(self, arch):
-        """The query lengths arch's persistent bf16 MLA decode kernels with
-        16 query heads per KV head return LSE for (a frozenset of ints); empty
-        when the table cannot say (a query length it lacks crashes the
-        kernel lookup). Without a manifest, vLLM's constant ({1, 4} on
-        gfx950)."""
+    def ps_lse_qlens(self, arch, causal=True):
+        """The query lengths (of 1 to 16, a frozenset of ints) for which
+        arch's persistent bf16 MLA decode with 16 query heads per KV head
+        and an LSE finds a kernel, as its lookup asks (padding, gfx950's
+        folds onto other kernels, the causal it asks, the batch that drops
+        persistence): a length it lacks crashes the kernel lookup. Empty
+        when the tree cannot say. Without a manifest, vLLM's constant ({1,
+        4} on gfx950)."""
         name = "ps_lse_qlens"
         today = _PS_LSE_QLENS_TODAY.get(arch, frozenset())
-        rule_id = _PS_LSE_QLENS_RULES.get(arch)
-        if rule_id is None:
+        rules = _PS_LSE_LOOKUP_RULES.get(arch)
+        if rules is None:
             return self._answer(name, today, "no rule reads the query lengths of %s's MLA ASM "
                                 "table" % arch)
-        rule = self._rule(name, rule_id)
-        if rule is None:
-            return today
-        words = self._rule_words(rule_id, rule)
-        # Only a match reads the table: an unknown or unreadable one gives none.
-        if rule["status"] != "matched":
-            return self._answer(name, frozenset(), "%s: no query length" % words)
+        args = {}
+        for key, rule_id, must_match in rules:
+            rule = self._rule(name, rule_id)
+            if rule is None:
+                return today
+            # Only a match reads the tree: an unknown or unreadable one gives none.
+            if rule["status"] not in ("matched", "unmatched") or (
+                    must_match and rule["status"] != "matched"):
+                return self._answer(name, frozenset(), "%s: no query length"
+                                    % self._rule_words(rule_id, rule))
+            matches = rule["matches"] if rule["status"] == "matched" else []
+            if key == "lse":
+                args[key] = matches[0]["captures"].get("cond") if matches else None
+            elif key == "gate":
+                args[key] = bool(matches)
+            else:
+                args[key] = matches
+        rows_file = self.manifest.data["rules"][rules[0][1]]["file"]
         try:
-            qlens = frozenset(int(c["qlen"]) for c in self.manifest.captures(rule_id))
-        except (KeyError, ValueError):
-            return self._answer(name, frozenset(), "%s: a qlen that is not a number: no "
-                                "query length" % words)
-        return self._answer(name, qlens, words)
+            lookup = DecodeLookup(**args)
+            if not causal and lookup.causal_fixed is not None:
+                return self._answer(name, frozenset(), "the decode's lookup asks causal %d "
+                                    "whatever the caller (rule mla.asm.decode.causal): no "
+                                    "non-causal query length" % lookup.causal_fixed)
+            qlens, asked = lookup.qlens(causal)
+        except (Unreadable, KeyError, TypeError) as e:
+            return self._answer(name, frozenset(), "the decode's lookup cannot be read: %s: no "
+                                "query length" % (e if isinstance(e, Unreadable) else
+                                                  "a match lacks its capture %s" % e))
+        return self._answer(name, qlens, "%s, %s: %s" % (
+            "causal" if causal else "non-causal", rows_file, _describe_lookups(asked)))
 
     def reducer_cases(self):
         """Every (heads, head_dim) case the MLA reducer dispatches (a frozenset
@@ -356,6 +384,23 @@ class Backend:
         except TypeError:
             raise KeyError("decision '%s' has not been asked yet" % name) from None
         return self._why[name]
+
+
+def _describe_lookups(asked):
+    """Each run of query lengths asking one key: "1-7 Gqa 64 qSeqLen 1 causal
+    0 lse 1 (line 45)", or "not in the table"."""
+    out = []
+    for q, key, line in asked:
+        gqa, ps, qlen, causal, lse = key
+        what = "%sGqa %d qSeqLen %d causal %d%s %s" % (
+            "" if ps else "without persistence ", gqa, qlen, causal,
+            "" if lse is None else " lse %d" % lse,
+            "(line %d)" % line if line is not None else "not in the table")
+        if out and out[-1][2] == what and out[-1][1] == q - 1:
+            out[-1][1] = q
+        else:
+            out.append([q, q, what])
+    return "; ".join("%s %s" % ("%d-%d" % (a, b) if b > a else "%d" % a, w) for a, b, w in out)
 
 
 _lock = threading.Lock()

@@ -241,8 +241,8 @@ expect_out 'Capabilities that differ (how many nodes have each):
 
 AITER trees (by the digest of their inputs, the most nodes
     first):
-  213ab28b58c6  AITER unknown  1 node: node-03
-  de475edbecbd  AITER 0.1\x1b[31m
+  586f8a44c336  AITER 0.1\x1b[31m
     (commit \x1b]0;PWN\x07\x1b[2J)
-    1 node: evil\x1b[2J\xc2\x9b'
+    1 node: evil\x1b[2J\xc2\x9b
+  e7d70898c2bb  AITER unknown  1 node: node-03'
 finish

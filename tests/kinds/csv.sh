@@ -54,6 +54,18 @@ rules:
   - id: csv.every_row
     file: hsa/gfx942/mla/mla_asm.csv
     csv: {}
+  - id: csv.capture_default
+    file: hsa/gfx950/mla/mla_asm.csv
+    csv:
+      where: {qSeqLen: {le: 2}}
+      capture: {qlen: {column: qSeqLen}, causal: {column: causal, missing: 1}}
+    collect: all
+  - id: csv.capture_default_present
+    file: hsa/gfx942/mla/mla_asm.csv
+    csv: {capture: {causal: {column: causal, missing: 0}}}
+  - id: csv.capture_no_default
+    file: hsa/gfx950/mla/mla_asm.csv
+    csv: {capture: {causal: {column: causal}}}
 probes:
   - id: q4
     requires: {capture: csv.all, name: qlen, eq: 4}
@@ -74,6 +86,12 @@ lines csv.first "[2]"
 rule csv.none status unmatched
 rule csv.text_ge status unmatched
 lines csv.every_row "[2]"
+
+case_ "csv: a capture with 'missing' takes it where the table has no such column, the column where it has"
+caps csv.capture_default qlen "['1', '2']"
+caps csv.capture_default causal "['1', '1']"
+caps csv.capture_default_present causal "['1']"
+rule csv.capture_no_default reason "the table has no column 'causal' (named in 'capture'; its columns: qType, kvType, Gqa, ps, qSeqLen, prefill, lse, knl_name)"
 
 case_ "csv: capture comparisons over rows"
 cap q4 False
@@ -128,6 +146,18 @@ rules:
     csv:
       where: {ps: {missing: 1}}
 EOF
+pack cap_no_column <<'EOF'
+rules:
+  - id: r
+    file: a.csv
+    csv: {capture: {q: {missing: 1}}}
+EOF
+pack cap_key <<'EOF'
+rules:
+  - id: r
+    file: a.csv
+    csv: {capture: {q: {column: qSeqLen, default: 1}}}
+EOF
 pack csv_seq <<'EOF'
 rules:
   - id: r
@@ -151,6 +181,9 @@ case_ "refused: 'in' empty"
 refused in_empty "5:24: 'in' must be a non-empty sequence of values"
 case_ "refused: a 'where' condition without an operator"
 refused no_op "5:19: a 'where' condition needs one of 'eq', 'ne', 'lt', 'le', 'gt', 'ge' or 'in'"
+case_ "refused: a capture mapping without 'column', or with a key it does not take"
+refused cap_no_column "4:24: a capture needs its 'column'"
+refused cap_key "4:42: unknown key 'default' in a capture (allowed: column, missing)"
 case_ "refused: 'csv' not a mapping"
 refused csv_seq "4:10: 'csv' must be a mapping, not a sequence"
 case_ "refused: an unknown key in 'csv'"

@@ -513,8 +513,9 @@ class FromManifestTest(unittest.TestCase):
         counts it, and each says unknown."""
         m = golden("h24-native")
         reducer, cases = "mla.reduce.native_h24_d512", "mla.reduce.cases"
-        qlens = "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"
-        m.data["rules"][qlens]["matches"] = [{"line": 2, "text": "x", "captures": {"qlen": "4"}}]
+        qlens = "mla.asm.gfx950.bf16_decode_rows"
+        m.data["rules"][qlens]["matches"] = [{"line": 2, "text": "x", "captures": {
+            "gqa": "16", "ps": "1", "qlen": "4", "causal": "0", "lse": "1"}}]
         m.data["rules"]["mla.gluon_decode.max_heads"]["matches"] = [
             {"line": 9, "text": "x", "captures": {"heads": "16"}}]
         for rule in (reducer, cases, qlens, "mla.gluon_decode.max_heads"):
@@ -540,25 +541,103 @@ class FromManifestTest(unittest.TestCase):
         self.assertIn("mla.decode_fwd.causal not supported: unknown, so unsupported: rule "
                       "mla.decode_fwd.params.causal is unknown", b.why("mla_decode_fwd_keywords"))
 
-    def test_lse_qlens_the_table_cannot_give(self):
-        m = golden("h24-native")
-        rule = "mla.asm.gfx950.bf16_gqa16_ps_lse_qlens"
-        # A table without the lse column (v0.1.10.post1 to v0.1.11.post1):
-        # no LSE kernel, where vLLM's constant claims 1 and 4.
-        m.data["rules"][rule] = {
-            "status": "error", "file": "hsa/gfx950/mla/mla_asm.csv", "matches": [],
-            "reason": "the table has no column 'lse'"}
+    def test_lse_qlens_as_the_lookup_asks_causal_0(self):
+        """The layout of v0.1.16 to v0.1.19.post2: the lookup asks causal 0
+        (the table's rows say 0), pads 1 to 3 tokens to qSeqLen 4, folds 4
+        to 7 onto Gqa 64 qSeqLen 1 and 8 on onto Gqa 32 qSeqLen 4 (only a
+        causal-1 row here); a large batch of one token drops persistence and
+        asks an LSE kernel without it, which the table lacks."""
+        b = Backend(golden("mla-lookup-causal0"))
+        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset(range(2, 8)))
+        self.assertEqual(b.why("ps_lse_qlens"), (
+            "causal, hsa/gfx950/mla/mla_asm.csv: 1 Gqa 16 qSeqLen 4 causal 0 lse 1 (line 3); "
+            "1 without persistence Gqa 16 qSeqLen 1 causal 0 lse 1 not in the table; 2-3 Gqa "
+            "16 qSeqLen 4 causal 0 lse 1 (line 3); 4-7 Gqa 64 qSeqLen 1 causal 0 lse 1 (line "
+            "5); 8-16 Gqa 32 qSeqLen 4 causal 0 lse 1 not in the table"))
+        self.assertEqual(b.ps_lse_qlens("gfx950", causal=False), frozenset())
+        self.assertEqual(b.why("ps_lse_qlens"), "the decode's lookup asks causal 0 whatever "
+                         "the caller (rule mla.asm.decode.causal): no non-causal query length")
+
+    def test_lse_qlens_as_the_lookup_asks_the_callers_causal(self):
+        """The layout of v0.1.20: the caller's causal, 1 for one token; the
+        single-token batch gate asks a non-persistent kernel without LSE."""
+        b = Backend(golden("mla-lookup-causal1"))
+        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset(range(1, 17)))
+        self.assertEqual(b.why("ps_lse_qlens"), (
+            "causal, hsa/gfx950/mla/mla_asm.csv: 1 Gqa 64 qSeqLen 1 causal 1 lse 1 (line 4); "
+            "1 without persistence Gqa 16 qSeqLen 1 causal 1 lse 0 (line 3); 2-7 Gqa 64 "
+            "qSeqLen 1 causal 1 lse 1 (line 4); 8-16 Gqa 32 qSeqLen 4 causal 1 lse 1 (line 6)"))
+        # Non-causal 8 on: only a context-parallel (cprr) causal-0 row.
+        self.assertEqual(b.ps_lse_qlens("gfx950", causal=False), frozenset(range(1, 8)))
+        self.assertIn("8-16 Gqa 32 qSeqLen 4 causal 0 lse 1 not in the table",
+                      b.why("ps_lse_qlens"))
+
+    def test_lse_qlens_the_tree_cannot_give(self):
+        """What the rules read that is not the decode as the model runs it:
+        no query length, and the reason says why."""
+        def answer(edit):
+            m = golden("mla-lookup-causal1")
+            edit(m.data["rules"])
+            b = Backend(m)
+            return b.ps_lse_qlens("gfx950"), b.why("ps_lse_qlens")
+
+        def fold_cond(text):
+            def edit(rules):
+                rules["mla.asm.decode.gfx950_bf16_ps_fold"]["matches"][1]["captures"][
+                    "cond"] = text
+            return edit
+        self.assertEqual(answer(fold_cond("gqa_ratio >= MIN_HEADS")), (
+            frozenset(), "the decode's lookup cannot be read: 'gqa_ratio >= MIN_HEADS' reads "
+            "'MIN_HEADS', which the decode's caller does not give: no query length"))
+        self.assertEqual(answer(fold_cond("(gqa_ratio >= 16")), (
+            frozenset(), "the decode's lookup cannot be read: '(gqa_ratio >= 16' does not "
+            "close its parenthesis: no query length"))
+        self.assertEqual(answer(fold_cond("gqa_ratio => 16")), (
+            frozenset(), "the decode's lookup cannot be read: 'gqa_ratio => 16' is not a "
+            "condition this reads (at '=> 16'): no query length"))
+        self.assertEqual(answer(fold_cond("gqa_ratio >=")), (
+            frozenset(), "the decode's lookup cannot be read: 'gqa_ratio >=' reads nothing, "
+            "which the decode's caller does not give: no query length"))
+
+        def unchained(rules):
+            del rules["mla.asm.decode.gfx950_bf16_ps_fold"]["matches"][1]["captures"]["chain"]
+        self.assertEqual(answer(unchained), (
+            frozenset(), "the decode's lookup cannot be read: the gfx950 override at line 44 "
+            "is no else-if of the one before: no query length"))
+
+        def twice(rules):
+            r = rules["mla.asm.decode.causal"]
+            r["matches"].append(dict(r["matches"][0], captures={"fixed": "0"}))
+        self.assertEqual(answer(twice), (
+            frozenset(), "the decode's lookup cannot be read: the decode sets its lookup's "
+            "causal 2 times: no query length"))
+
+        def not_a_number(rules):
+            rules["mla.asm.gfx950.bf16_decode_rows"]["matches"][0]["captures"]["qlen"] = "four"
+        self.assertEqual(answer(not_a_number), (
+            frozenset(), "the decode's lookup cannot be read: qSeqLen 'four' is not a number: "
+            "no query length"))
+
+        def no_pad(rules):
+            rules["mla.asm.decode.bf16_gqa16_pad"].update(status="unmatched", matches=[])
+        self.assertEqual(answer(no_pad), (
+            frozenset(), "rule mla.asm.decode.bf16_gqa16_pad did not match in "
+            "csrc/py_itfs_cu/asm_mla.cu: no query length"))
+        # A table without causal (py-traps): the lookup compares it.
+        b = Backend(golden("py-traps"))
+        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
+        self.assertEqual(b.why("ps_lse_qlens"), "rule mla.asm.decode.causal is missing: no "
+                         "such file: csrc/py_itfs_cu/asm_mla.cu: no query length")
+        m = golden("py-traps")
+        good = golden("mla-lookup-causal1")
+        for rid in ("mla.asm.decode.causal", "mla.asm.decode.bf16_gqa16_pad",
+                    "mla.asm.decode.gfx950_bf16_ps_fold", "mla.asm.decode.lse_flag"):
+            m.data["rules"][rid] = good.data["rules"][rid]
         b = Backend(m)
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"), "rule %s is error: the table has no column "
-                         "'lse': no query length" % rule)
-        m.data["rules"][rule] = {
-            "status": "matched", "file": "hsa/gfx950/mla/mla_asm.csv",
-            "matches": [{"line": 2, "text": "x", "captures": {"qlen": "four"}}]}
-        b = Backend(m)
-        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"), "rule %s matched at hsa/gfx950/mla/mla_asm.csv:2: "
-                         "a qlen that is not a number: no query length" % rule)
+        self.assertEqual(b.why("ps_lse_qlens"), "the decode's lookup cannot be read: the "
+                         "table has no causal column, which the decode's lookup compares: no "
+                         "query length")
 
 
 @unittest.skipUnless(HAVE_AP, NEEDS_AP)
@@ -586,9 +665,10 @@ class SampleTest(Env):
             "reducer_cases": frozenset({(16, 128), (16, 512), (24, 512), (32, 512),
                                         (64, 512), (128, 512)}),
             "vllm_calls_bind": False})
-        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset({4}))
-        self.assertEqual(b.why("ps_lse_qlens"), "rule mla.asm.gfx950.bf16_gqa16_ps_lse_qlens "
-                         "matched at hsa/gfx950/mla/mla_asm.csv:2")
+        # The sample has a gfx950 table but not the decode that reads it.
+        self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
+        self.assertEqual(b.why("ps_lse_qlens"), "rule mla.asm.decode.causal is missing: no "
+                         "such file: csrc/py_itfs_cu/asm_mla.cu: no query length")
         self.assertEqual(b.why("hipb_mm"), "aiter.hipb_mm supported: rule export.hipb_mm "
                          "matched in aiter/ops/gradlib.py")
         self.assertEqual(b.why("segmented_decode"), "mla.segmented_decode not supported: "

@@ -17,11 +17,12 @@
  *
  *   csv:
  *     where: {qType: bf16, Gqa: 16, causal: {eq: 1, missing: 1}, qSeqLen: {in: [1, 4]}}
- *     capture: {qlen: qSeqLen}
+ *     capture: {qlen: qSeqLen, lse: {column: lse, missing: 1}}
  *
  * Each row that meets every condition is a match, captures naming columns.
- * A table without a named column is an error, unless the condition says
- * what value the column has when absent.
+ * A table without a named column is an error, unless the condition or the
+ * capture says what value the column has when absent (AITER's tables gained
+ * columns over releases: lse, cprr).
  *
  * `comments:` says how comments are read: `codegen` (default under hsa/)
  * as the tree's hsa/codegen.py reads its kernel tables (dropped since
@@ -44,6 +45,7 @@ struct cond {
 struct capture {
 	char *name;
 	char *column;
+	char *missing; /* the value when the table has no such column; NULL: an error */
 };
 
 typedef enum { COMMENTS_DEFAULT, COMMENTS_CODEGEN, COMMENTS_STRIP, COMMENTS_NONE } comments_mode;
@@ -191,11 +193,32 @@ static void csv_free(void *state)
 	for (size_t i = 0; i < cr->ncaps; i++) {
 		free(cr->caps[i].name);
 		free(cr->caps[i].column);
+		free(cr->caps[i].missing);
 	}
 	free(cr->conds);
 	free(cr->caps);
 	ap_pyconf_free(&cr->pyconf);
 	free(cr);
+}
+
+/* A capture's column: a name, or {column: NAME, missing: VALUE}. */
+static int load_capture(const char *pack, const ap_ynode *val, struct capture *cap)
+{
+	static const char *const keys[] = {"column", "missing"};
+	ap_yfield f[2];
+	int rc;
+
+	if (val->kind != AP_Y_MAP)
+		return scalar_text(pack, val, "a capture's column", &cap->column);
+	if ((rc = ap_y_fields(pack, val, "a capture", keys, 2, f)) < 0)
+		return rc;
+	if (f[0].key == NULL)
+		return ap_y_fail(pack, val, "a capture needs its 'column'");
+	if ((rc = scalar_text(pack, f[0].val, "a capture's column", &cap->column)) < 0)
+		return rc;
+	if (f[1].key != NULL)
+		return scalar_text(pack, f[1].val, "'missing'", &cap->missing);
+	return 0;
 }
 
 static int csv_load(const ap_kind_load *l, void **state)
@@ -248,8 +271,7 @@ static int csv_load(const ap_kind_load *l, void **state)
 		for (size_t k = 0; k + 1 < c->nkids; k += 2) {
 			struct capture *cap = &cr->caps[cr->ncaps++];
 			if ((rc = ap_y_string(l->pack, c->kids[k], "a capture name", &cap->name)) < 0 ||
-			    (rc = scalar_text(l->pack, c->kids[k + 1], "a capture's column",
-			                      &cap->column)) < 0)
+			    (rc = load_capture(l->pack, c->kids[k + 1], cap)) < 0)
 				return rc;
 		}
 	}
@@ -285,7 +307,7 @@ static bool find_columns(const struct csv_rule *cr, const ap_csv *t, long *cond_
 	}
 	for (size_t i = 0; i < cr->ncaps; i++) {
 		cap_col[i] = ap_csv_col(t, cr->caps[i].column);
-		if (cap_col[i] < 0)
+		if (cap_col[i] < 0 && cr->caps[i].missing == NULL)
 			return no_column(res, t, "named in 'capture'", cr->caps[i].column);
 	}
 	return true;
@@ -386,7 +408,8 @@ static void csv_run(const void *state, ap_kind_run *run)
 				continue;
 			m = ap_match_add_line(&res->matches, lines, ap_csv_row_line(t, row));
 			for (size_t i = 0; i < cr->ncaps; i++) {
-				const char *v = ap_csv_field(t, row, (size_t)cap_col[i]);
+				const char *v = cap_col[i] < 0 ? cr->caps[i].missing
+				                               : ap_csv_field(t, row, (size_t)cap_col[i]);
 				if (v != NULL)
 					ap_match_capture(m, cr->caps[i].name, v, strlen(v));
 			}
