@@ -187,7 +187,7 @@ bool br_next_line(walk *w)
 		int bad;
 		size_t e;
 
-		if (c == ' ' || c == '\t' || c == '\f' || c == '\r') {
+		if (ap_py_byte_class[(unsigned char)c] == C_SPACE) {
 			i++;
 			continue;
 		}
