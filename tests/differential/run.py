@@ -180,6 +180,8 @@ REASONS = [
 # what the tool read right when it matched at the binding's own line
 LEXING = {"lone-cr", "cr-file", "nfkc", "non-ascii", "async-cont", "formfeed", "crlf",
           "backslash-header", "string-def"}
+# What another module does to a name when it runs: only importing tells.
+ELSEWHERE = {"import-broken-module", "submodule-attr-elsewhere"}
 REFUSED = "not yet: a rule may name a non-ASCII identifier (issue 19 item 3)"
 PLAIN = "not yet: module-level bindings in order, last binding wins (issue 19 item 1)"
 
@@ -461,9 +463,13 @@ def suspects(meta, module, name, tool, py):
         order = [w] + list(range(len(binds) - 1, w, -1))
     else:
         order = list(range(len(binds) - 1, -1, -1))
-    # the bindings' own constructs first, then those of what they import
+    # the bindings' own constructs first, then those of what they import;
+    # where the tool read the very binding, or followed an import to another
+    # file, what other modules do to the name when they run before all
     seen = {(module, name)}
-    out = [set(binds[i]["tags"]) - (LEXING if exact and i == t else set()) for i in order]
+    followed = tool.get("status") == "matched" and tool.get("file") not in (None, m["path"])
+    out = [set(m["noise"].get(name, [])) & ELSEWHERE] if exact or followed else []
+    out += [set(binds[i]["tags"]) - (LEXING if exact and i == t else set()) for i in order]
     out += [source_tags(meta, module, binds[i], seen) for i in order]
     return out + [set(m["file_tags"]) | set(m["noise"].get(name, []))]
 
