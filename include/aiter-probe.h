@@ -231,8 +231,8 @@ typedef struct aiter_probe_python_facts {
 /* What a scan reads and does. Initialise with AITER_PROBE_SCAN_OPTIONS_INIT
  * (every field its default), then set what differs; a later version of the
  * library reads only the fields of the version given (1: up to host; 2:
- * python_version too; 3: datadir and python_facts too). */
-#define AITER_PROBE_SCAN_OPTIONS_VERSION 3
+ * python_version too; 3: datadir and python_facts too; 4: signatures too). */
+#define AITER_PROBE_SCAN_OPTIONS_VERSION 4
 typedef struct aiter_probe_scan_options {
 	unsigned int version; /* AITER_PROBE_SCAN_OPTIONS_VERSION */
 	/* The folder holding the aiter package (site-packages, or a checkout);
@@ -270,9 +270,13 @@ typedef struct aiter_probe_scan_options {
 	 * interpreter could not print ("the python's facts: its releaselevel is
 	 * none of alpha, beta, candidate, final") is AITER_PROBE_ERROR. */
 	const aiter_probe_python_facts *python_facts;
+	/* Version 4: nonzero: record the signatures of the public callables of
+	 * the modules the packs name (`signatures`, as `scan --signatures`),
+	 * which aiter_probe_manifest_signature and _binds answer from. */
+	int signatures;
 } aiter_probe_scan_options;
 #define AITER_PROBE_SCAN_OPTIONS_INIT {AITER_PROBE_SCAN_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, \
-                                       NULL, 0, 0, NULL, NULL, NULL, NULL}
+                                       NULL, 0, 0, NULL, NULL, NULL, NULL, 0}
 
 /* Scans the tree opts describes (NULL: every default) into *out, a manifest
  * like the one `aiter-probe scan` writes, whose accessors above all work on

@@ -32,6 +32,9 @@ SONAME = "libaiter-probe.so.1"
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # aiter_probe_scan_options' version with datadir and python_facts.
 _OPTIONS_VERSION = 3
+# the version that adds signatures, asked only with it: an older library
+# still scans without
+_SIGNATURES_VERSION = 4
 _OK = 0
 
 
@@ -52,14 +55,15 @@ class _PythonFacts(ctypes.Structure):
 
 
 class _ScanOptions(ctypes.Structure):
-    """aiter_probe_scan_options, version 3 (include/aiter-probe.h)."""
+    """aiter_probe_scan_options, version 4 (include/aiter-probe.h)."""
     _fields_ = [("version", ctypes.c_uint), ("aiter_root", ctypes.c_char_p),
                 ("python", ctypes.c_char_p), ("rule_paths", ctypes.POINTER(ctypes.c_char_p)),
                 ("rule_path_count", ctypes.c_size_t), ("no_default_rules", ctypes.c_int),
                 ("launch", ctypes.c_int), ("devices", ctypes.c_char_p),
                 ("launch_timeout", ctypes.c_double), ("max_file_size", ctypes.c_size_t),
                 ("host", ctypes.c_char_p), ("python_version", ctypes.c_char_p),
-                ("datadir", ctypes.c_char_p), ("python_facts", ctypes.POINTER(_PythonFacts))]
+                ("datadir", ctypes.c_char_p), ("python_facts", ctypes.POINTER(_PythonFacts)),
+                ("signatures", ctypes.c_int)]
 
 
 def _own_library() -> str:
@@ -128,12 +132,13 @@ def _facts() -> _PythonFacts:
                         _finds_here, None)
 
 
-def scan_tree(root: str, library: "str | None" = None) -> Manifest:
+def scan_tree(root: str, library: "str | None" = None, signatures: bool = False) -> Manifest:
     """The manifest of the AITER tree at root (the folder holding the aiter
     package, or a checkout; its meta folder found as aiter/jit/core.py finds
     it), scanned in process by the library (default: library_path()) with
     every installed pack, as `aiter-probe scan --no-launch --python
-    sys.executable` would. Raises EngineError."""
+    sys.executable` would (with signatures, `--signatures` too: the
+    manifest's `signatures` section). Raises EngineError."""
     path = library or library_path()
     lib = _library(path)
     datadir = None
@@ -142,8 +147,9 @@ def scan_tree(root: str, library: "str | None" = None) -> Manifest:
     if path == _own_library() and not os.environ.get("AITER_PROBE_DATADIR"):
         datadir = os.fsencode(os.path.join(_HERE, "data"))
     facts = _facts()
-    opts = _ScanOptions(version=_OPTIONS_VERSION, aiter_root=os.fsencode(root),
-                        datadir=datadir, python_facts=ctypes.pointer(facts))
+    opts = _ScanOptions(version=_SIGNATURES_VERSION if signatures else _OPTIONS_VERSION,
+                        aiter_root=os.fsencode(root), datadir=datadir,
+                        python_facts=ctypes.pointer(facts), signatures=int(signatures))
     handle = ctypes.c_void_p()
     rc = lib.aiter_probe_scan(ctypes.byref(handle), ctypes.byref(opts))
     if rc != _OK:

@@ -85,6 +85,7 @@ int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options 
 		/* a caller of version 1 has no such field */
 		.python_version = opts->version >= 2 ? opts->python_version : NULL,
 		.datadir = opts->version >= 3 ? opts->datadir : NULL,
+		.signatures = opts->version >= 4 && opts->signatures != 0,
 	};
 	if (opts->version >= 3 && opts->python_facts != NULL) {
 		const aiter_probe_python_facts *f = opts->python_facts;

@@ -277,6 +277,10 @@ int ap_scan_cli_option(const struct ap_cmd *cmd, struct ap_scan_cli *o, int argc
 		o->no_launch = 1;
 		return 1;
 	}
+	if (strcmp(argv[*i], "--signatures") == 0) {
+		o->signatures = 1;
+		return 1;
+	}
 	return 0;
 }
 
@@ -298,6 +302,7 @@ int ap_scan_cli_run(const struct ap_scan_cli *o, ap_ruleset **rs, json_t **manif
 		.nrules = o->nrules,
 		.no_default_rules = o->no_default_rules,
 		.no_launch = o->no_launch,
+		.signatures = o->signatures,
 		.devices = o->devices,
 		.launch_timeout = o->launch_timeout,
 		.max_file_size = o->max_file_size,
@@ -311,7 +316,7 @@ int ap_scan_cli_run(const struct ap_scan_cli *o, ap_ruleset **rs, json_t **manif
 
 int ap_scan_cli_reads_tree(const struct ap_scan_cli *o)
 {
-	return o->aiter_root != NULL || o->no_launch || o->devices != NULL ||
+	return o->aiter_root != NULL || o->no_launch || o->signatures || o->devices != NULL ||
 	       o->launch_timeout != 0 || o->max_file_size != 0 || o->python != NULL ||
 	       o->python_version != NULL;
 }

@@ -45,6 +45,7 @@ struct ap_scan_cli {
 	size_t nrules;
 	int no_default_rules;
 	int no_launch;
+	int signatures; /* --signatures */
 	const char *devices;   /* "all" or "0,2" */
 	double launch_timeout; /* seconds; 0: default */
 	size_t max_file_size;  /* bytes; 0: default */

@@ -396,6 +396,7 @@ void ap_scan_free(ap_scan *s)
 
 	if (s == NULL)
 		return;
+	json_decref(s->signatures);
 	for (i = 0; i < s->nrules; i++) {
 		free(s->rules[i].reason);
 		ap_match_list_free(&s->rules[i].matches);

@@ -30,6 +30,9 @@ typedef struct ap_scan {
 	size_t nrules;
 	ap_cap_result *caps;   /* same order as the rule set's probes */
 	size_t ncaps;
+	/* the manifest's `signatures` (engine/signatures.h), NULL when none
+	 * was asked; the front door's scan sets it */
+	json_t *signatures;
 } ap_scan;
 
 /* How a scan runs kernel cross-checks: on devs (from ap_launch_devices) with

@@ -207,7 +207,7 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r, const ap_aite
 	for (i = 0; i < scan->ncaps; i++)
 		json_object_set_new(caps, scan->caps[i].probe->id, build_capability(&scan->caps[i]));
 	return json_pack("{s:s, s:{s:s, s:s}, s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:O*, s:o, s:o, s:o, "
-	                 "s:O, s:{s:o}}",
+	                 "s:O, s:{s:o}, s:O*}",
 	                 "schema", AP_MANIFEST_SCHEMA,
 	                 "tool", "name", PACKAGE_NAME, "version", PACKAGE_VERSION,
 	                 "generated", generated_now(),
@@ -220,7 +220,8 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r, const ap_aite
 	                 "rules", rules,
 	                 "capabilities", caps,
 	                 "devices", devices,
-	                 "plans", "mla_heads", ap_mla_plans_build(scan));
+	                 "plans", "mla_heads", ap_mla_plans_build(scan),
+	                 "signatures", scan->signatures);
 }
 
 /* --- The atomic write --------------------------------------------------- */

@@ -21,6 +21,7 @@
 #include "engine/kind.h"
 #include "engine/reader.h"
 #include "engine/rules.h"
+#include "engine/signatures.h"
 #include "engine/lang/yaml-node.h"
 
 /* Limits that keep a hostile or broken pack from costing more than a few tens
@@ -134,8 +135,11 @@ static void probe_clear(ap_probe *p)
 }
 
 /* Drops everything past the given counts: what a failed file had added. */
-static void ruleset_truncate(ap_ruleset *rs, size_t nrules, size_t nprobes, size_t nfiles)
+static void ruleset_truncate(ap_ruleset *rs, size_t nrules, size_t nprobes, size_t nsigs,
+                             size_t nfiles)
 {
+	while (rs->nsigs > nsigs)
+		ap_sigspec_clear(&rs->sigs[--rs->nsigs]);
 	while (rs->nrules > nrules)
 		rule_clear(&rs->rules[--rs->nrules]);
 	while (rs->nprobes > nprobes)
@@ -158,6 +162,9 @@ void ap_ruleset_free(ap_ruleset *rs)
 	for (size_t i = 0; i < rs->nprobes; i++)
 		probe_clear(&rs->probes[i]);
 	free(rs->probes);
+	for (size_t i = 0; i < rs->nsigs; i++)
+		ap_sigspec_clear(&rs->sigs[i]);
+	free(rs->sigs);
 	for (size_t i = 0; i < rs->nfiles; i++)
 		free(rs->files[i]);
 	free(rs->files);
@@ -882,9 +889,40 @@ static int load_probe(const loader *ld, const ap_ynode *map)
 
 /* --- Files. --------------------------------------------------------------- */
 
-enum { TOP_VERSION, TOP_RULES, TOP_PROBES, TOP_NFIELDS };
+enum { TOP_VERSION, TOP_RULES, TOP_PROBES, TOP_SIGNATURES, TOP_NFIELDS };
 
-static const char *const top_keys[TOP_NFIELDS] = {"version", "rules", "probes"};
+static const char *const top_keys[TOP_NFIELDS] = {"version", "rules", "probes", "signatures"};
+
+/* One module a pack asks the signatures of; each is recorded once. */
+static int load_signature(const loader *ld, const ap_ynode *n)
+{
+	ap_ruleset *rs = ld->rs;
+	ap_sigspec s;
+	int rc = ap_sigspec_load(ld->file, n, &s);
+
+	if (rc < 0) {
+		ap_sigspec_clear(&s);
+		return rc;
+	}
+	s.loc = (ap_loc){ld->file, n->line, n->col};
+	for (size_t i = 0; i < rs->nsigs; i++) {
+		if (strcmp(rs->sigs[i].module, s.module) == 0) {
+			rc = ap_y_fail(ld->file, n, "the signatures of %s are already asked at %s:%u:%u",
+			               s.module, rs->sigs[i].loc.file, rs->sigs[i].loc.line,
+			               rs->sigs[i].loc.col);
+			ap_sigspec_clear(&s);
+			return rc;
+		}
+	}
+	if (rs->nsigs == AP_SIG_MAX_MODULES) {
+		ap_sigspec_clear(&s);
+		return ap_y_fail(ld->file, n, "more than %d modules asked for their signatures",
+		                 AP_SIG_MAX_MODULES);
+	}
+	ap_xgrow((void **)&rs->sigs, &rs->sigs_cap, rs->nsigs + 1, sizeof *rs->sigs);
+	rs->sigs[rs->nsigs++] = s;
+	return 0;
+}
 
 static int load_items(const loader *ld, const ap_yfield *f, int (*load_one)(const loader *,
                                                                          const ap_ynode *))
@@ -916,7 +954,7 @@ static int load_tree(const loader *ld, const ap_ynode *root)
 	rc = ap_y_fields(ld->file, root, "the top-level mapping", top_keys, TOP_NFIELDS, f);
 	if (rc < 0)
 		return rc;
-	if (f[TOP_RULES].key == NULL && f[TOP_PROBES].key == NULL)
+	if (f[TOP_RULES].key == NULL && f[TOP_PROBES].key == NULL && f[TOP_SIGNATURES].key == NULL)
 		return ap_y_fail(ld->file, root, "missing 'rules' or 'probes' in the top-level mapping");
 	if (f[TOP_VERSION].key != NULL) {
 		rc = ap_y_int(ld->file, f[TOP_VERSION].val, "version", LONG_MIN, LONG_MAX, &version);
@@ -930,6 +968,8 @@ static int load_tree(const loader *ld, const ap_ynode *root)
 	rc = load_items(ld, &f[TOP_RULES], load_rule);
 	if (rc == 0)
 		rc = load_items(ld, &f[TOP_PROBES], load_probe);
+	if (rc == 0)
+		rc = load_items(ld, &f[TOP_SIGNATURES], load_signature);
 	return rc;
 }
 
@@ -937,6 +977,7 @@ static int load_text(ap_ruleset *rs, const char *name, const char *yaml, size_t 
 {
 	size_t nrules = rs->nrules;
 	size_t nprobes = rs->nprobes;
+	size_t nsigs = rs->nsigs;
 	size_t nfiles = rs->nfiles;
 	loader ld = {.rs = rs};
 	ap_ynode *root = NULL;
@@ -956,7 +997,7 @@ static int load_text(ap_ruleset *rs, const char *name, const char *yaml, size_t 
 		rc = load_tree(&ld, root);
 	ap_ynode_free(root);
 	if (rc < 0)
-		ruleset_truncate(rs, nrules, nprobes, nfiles);
+		ruleset_truncate(rs, nrules, nprobes, nsigs, nfiles);
 	return rc;
 }
 

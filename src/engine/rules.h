@@ -90,6 +90,14 @@ typedef struct ap_probe {
 	ap_loc loc;
 } ap_probe;
 
+/* A module whose public callables' signatures the scan records
+ * (engine/signatures.h). */
+typedef struct ap_sigspec {
+	char *module;            /* dotted, NFKC as the reader spells names */
+	struct ap_pyconf *conf;  /* `assume_false` */
+	ap_loc loc;
+} ap_sigspec;
+
 typedef struct ap_ruleset {
 	ap_rule *rules;
 	size_t nrules;
@@ -97,6 +105,9 @@ typedef struct ap_ruleset {
 	ap_probe *probes;   /* after ap_ruleset_finish: every probe after those it requires */
 	size_t nprobes;
 	size_t probes_cap;
+	ap_sigspec *sigs;   /* in load order, one per module */
+	size_t nsigs;
+	size_t sigs_cap;
 	char **files;       /* the YAML files loaded, owners of ap_loc.file */
 	size_t nfiles;
 	size_t files_cap;

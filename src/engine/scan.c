@@ -18,6 +18,7 @@
 #include "engine/reader.h"
 #include "engine/rules.h"
 #include "engine/scan.h"
+#include "engine/signatures.h"
 
 bool ap_scan_devices_valid(const char *list)
 {
@@ -219,6 +220,8 @@ static int build_manifest(const ap_scan_request *req, ap_ruleset *rs, ap_reader 
 	}
 	launch.devs = devs;
 	ap_scan_run(&scan, rs, r, &launch);
+	if (req->signatures)
+		scan->signatures = ap_signatures_collect(rs, r);
 	version = ap_aiter_version(r);
 	commit = ap_discover_git_commit(info.root);
 	info.version = version;

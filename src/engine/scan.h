@@ -41,6 +41,9 @@ typedef struct ap_scan_request {
 	size_t nrules;
 	bool no_default_rules;
 	bool no_launch;
+	/* Record the manifest's `signatures` (engine/signatures.h): every public
+	 * callable of the modules the packs name; off, none is resolved. */
+	bool signatures;
 	const char *devices;   /* NULL or "all", else indices such as "0,2" */
 	double launch_timeout; /* seconds; 0: the launcher's default */
 	size_t max_file_size;  /* bytes; 0: AP_READER_DEFAULT_MAX_BYTES */

@@ -379,6 +379,34 @@ static void test_long_probe_chain(void **state)
 	ap_buf_free(&y);
 }
 
+/* --- signatures: the modules whose callables the scan records. ------------ */
+
+static void test_signatures(void **state)
+{
+	ap_ruleset *rs;
+
+	(void)state;
+	rs = load_ok("signatures:\n  - module: aiter\n    assume_false: [A, B]\n"
+	             "  - {module: aiter.mla}\n");
+	assert_int_equal(rs->nsigs, 2);
+	assert_string_equal(rs->sigs[0].module, "aiter");
+	assert_int_equal(rs->sigs[0].loc.line, 2);
+	assert_string_equal(rs->sigs[1].module, "aiter.mla");
+	ap_ruleset_free(rs);
+	load_fails("signatures: aiter\n", "t.yaml:1:13: 'signatures' must be a sequence, not a string");
+	load_fails("signatures: [aiter]\n",
+	           "t.yaml:1:14: an entry of 'signatures' must be a mapping, not a string");
+	load_fails("signatures: [{}]\n",
+	           "t.yaml:1:14: missing required key 'module' in an entry of 'signatures'");
+	load_fails("signatures: [{module: a-b}]\n",
+	           "t.yaml:1:23: 'module' must be a module name (a.b.c), not 'a-b'");
+	load_fails("signatures: [{module: a, from: b}]\n",
+	           "t.yaml:1:26: unknown key 'from' in an entry of 'signatures' (allowed: module, "
+	           "assume_false)");
+	load_fails("signatures: [{module: a}, {module: a}]\n",
+	           "t.yaml:1:27: the signatures of a are already asked at t.yaml:1:14");
+}
+
 /* --- Errors of the file as a whole. --------------------------------------- */
 
 static void test_document_errors(void **state)
@@ -397,7 +425,7 @@ static void test_document_errors(void **state)
 	           "t.yaml:1:1: missing 'rules' or 'probes' in the top-level mapping");
 	load_fails("rules: []\nextra: 1\n",
 	           "t.yaml:2:1: unknown key 'extra' in the top-level mapping "
-	           "(allowed: version, rules, probes)");
+	           "(allowed: version, rules, probes, signatures)");
 	load_fails("rules: []\nrules: []\n",
 	           "t.yaml:2:1: duplicate key 'rules' (first at t.yaml:1:1)");
 	load_fails("[a]: 1\n", "t.yaml:1:1: keys must be strings, not a sequence");
@@ -1013,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(test_order_after_finish),
 		cmocka_unit_test(test_long_probe_chain),
 		cmocka_unit_test(test_document_errors),
+		cmocka_unit_test(test_signatures),
 		cmocka_unit_test(test_yaml_syntax_errors),
 		cmocka_unit_test(test_not_text),
 		cmocka_unit_test(test_anchors_aliases_tags),

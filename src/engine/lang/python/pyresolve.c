@@ -1442,3 +1442,31 @@ void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, c
 	resolve_top(rs, module, name, out, missing);
 	resolver_free(rs);
 }
+
+struct ap_pyresolver {
+	struct resolver *rs;
+};
+
+ap_pyresolver *ap_pyresolver_new(ap_reader *r, const ap_pyconf *c, const char *module)
+{
+	ap_pyresolver *p = ap_xmalloc(sizeof *p);
+
+	p->rs = resolver_new(r, c, module, NULL);
+	return p;
+}
+
+void ap_pyresolver_resolve(ap_pyresolver *p, const char *module, const char *name,
+                           ap_pyref *out, bool *missing)
+{
+	/* each name its own budget, as ap_pysource_resolve gives it */
+	p->rs->visits = 0;
+	resolve_top(p->rs, module, name, out, missing);
+}
+
+void ap_pyresolver_free(ap_pyresolver *p)
+{
+	if (p == NULL)
+		return;
+	resolver_free(p->rs);
+	free(p);
+}

@@ -8,6 +8,7 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
+#include "core/signature.h"
 #include "engine/lang/python/pysource.h"
 
 static int call_load(const char *pack, const ap_ynode *n, ap_pycall *call)
@@ -68,55 +69,31 @@ static bool positional_kind(ap_py_param_kind k)
 	return k == AP_PY_POSONLY || k == AP_PY_POS;
 }
 
-/* Python's binding of a call to a signature (inspect.Signature.bind): NULL
- * when it binds, else why not. */
+/* The reader's parameter kinds are the manifest's, in the same order. */
+_Static_assert((int)AP_PY_POSONLY == (int)AP_SIG_POSONLY && (int)AP_PY_POS == (int)AP_SIG_POS &&
+                       (int)AP_PY_VARARGS == (int)AP_SIG_VARARGS &&
+                       (int)AP_PY_KWONLY == (int)AP_SIG_KWONLY &&
+                       (int)AP_PY_VARKW == (int)AP_SIG_VARKW,
+               "parameter kinds differ");
+
+/* Python's binding of a call to a signature (core/signature.c, the one the
+ * readers answer with): NULL when it binds, else why not. */
 static char *bind_refusal(const ap_py_def *d, const ap_pycall *call)
 {
-	bool *bound = ap_xcalloc(d->nparams + 1, sizeof *bound);
-	bool varargs = false, varkw = false;
-	size_t npos = 0, given = 0;
-	char *why = NULL;
+	ap_sig_param *params = ap_xcalloc(d->nparams + 1, sizeof *params);
+	bool *scratch = ap_xcalloc(d->nparams + 1, sizeof *scratch);
+	char why[AP_SIG_WHY_BYTES];
+	bool binds;
 
-	for (size_t i = 0; i < d->nparams; i++) {
-		varargs |= d->params[i].kind == AP_PY_VARARGS;
-		varkw |= d->params[i].kind == AP_PY_VARKW;
-		npos += positional_kind(d->params[i].kind);
-	}
-	if ((size_t)call->positional > npos && !varargs) {
-		why = ap_xasprintf("it takes at most %zu positional arguments", npos);
-		goto done;
-	}
-	for (size_t i = 0; i < d->nparams && given < (size_t)call->positional; i++)
-		if (positional_kind(d->params[i].kind))
-			bound[i] = true, given++;
-	for (size_t k = 0; k < call->nkeywords && why == NULL; k++) {
-		const char *kw = call->keywords[k];
-		const ap_py_param *p = param_named(d, kw);
-		size_t i = p ? (size_t)(p - d->params) : 0;
-
-		if (p == NULL || p->kind == AP_PY_VARARGS || p->kind == AP_PY_VARKW ||
-		    (p->kind == AP_PY_POSONLY && !bound[i])) {
-			/* **kwargs takes it, positional-only names included */
-			if (!varkw)
-				why = p != NULL && p->kind == AP_PY_POSONLY
-				              ? ap_xasprintf("'%s' is positional-only, given by keyword", kw)
-				              : ap_xasprintf("no parameter '%s' (and no **kwargs)", kw);
-		} else if (bound[i]) {
-			why = p->kind == AP_PY_POSONLY && varkw
-			              ? NULL
-			              : ap_xasprintf("'%s' given both by position and by keyword", kw);
-		} else {
-			bound[i] = true;
-		}
-	}
-	for (size_t i = 0; i < d->nparams && why == NULL; i++) {
-		const ap_py_param *p = &d->params[i];
-		if (!bound[i] && !p->has_default && p->kind != AP_PY_VARARGS && p->kind != AP_PY_VARKW)
-			why = ap_xasprintf("required parameter '%s' left unbound", p->name);
-	}
-done:
-	free(bound);
-	return why;
+	for (size_t i = 0; i < d->nparams; i++)
+		params[i] = (ap_sig_param){d->params[i].name, strlen(d->params[i].name),
+		                           (ap_sig_kind)d->params[i].kind, d->params[i].has_default};
+	binds = ap_sig_binds(params, d->nparams, (size_t)call->positional,
+	                     (const char *const *)call->keywords, call->nkeywords, scratch, why,
+	                     sizeof why);
+	free(params);
+	free(scratch);
+	return binds ? NULL : ap_xstrdup(why);
 }
 
 char *ap_pydef_check_refusal(const ap_pydef_check *c, const ap_py_def *d)

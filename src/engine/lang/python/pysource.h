@@ -141,6 +141,16 @@ typedef struct ap_pyref {
 void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, const char *name,
                          ap_pyref *out, bool *missing);
 
+/* Many names of one package resolved as ap_pysource_resolve resolves each,
+ * sharing what the resolutions learn of the tree's modules and names (what
+ * each (module, name) binds, what importing a module loads): the scan's
+ * `signatures`, which resolve every public name of a package. */
+typedef struct ap_pyresolver ap_pyresolver;
+ap_pyresolver *ap_pyresolver_new(ap_reader *r, const ap_pyconf *c, const char *module);
+void ap_pyresolver_resolve(ap_pyresolver *p, const char *module, const char *name,
+                           ap_pyref *out, bool *missing);
+void ap_pyresolver_free(ap_pyresolver *p);
+
 /* What a resolved name holds (pyref.c). */
 void ap_pyref_free(ap_pyref *ref);
 const char *ap_pyref_kind_name(ap_pyref_kind kind);
