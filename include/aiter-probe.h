@@ -176,6 +176,32 @@ int aiter_probe_manifest_mla_plan_row(const aiter_probe_manifest *m, size_t i, i
 int aiter_probe_manifest_mla_head_maps(const aiter_probe_manifest *m, int heads, int *pad_source,
                                        size_t pad_len, int *unpad, size_t unpad_len);
 
+/* --- Signatures (a manifest scanned with --signatures) --------------------
+ * A callable is named by its module, as the manifest's `signatures` holds
+ * it, then its name: "aiter.mla.mla_decode_fwd" (the name after the last
+ * dot) or "aiter.mla:mla_decode_fwd"; "aiter.fused_moe" is aiter's own
+ * fused_moe. */
+
+/* 1 with *params its parameters as inspect writes them inside the
+ * parentheses, each default `…` ("q, k, /, v=…, *args, c, **kw"); 0 when
+ * the manifest cannot tell (*reason says why: no signatures recorded, a
+ * module or name it did not record, what the scan could not decide);
+ * AITER_PROBE_INVALID for a NULL m or qualname. params and reason may be
+ * NULL; the strings are m's. */
+int aiter_probe_manifest_signature(const aiter_probe_manifest *m, const char *qualname,
+                                   const char **params, const char **reason);
+
+/* Whether a call of qualname with `positional` positional arguments and the
+ * keyword arguments named in keywords binds, as CPython binds it
+ * (inspect.Signature.bind): 1 yes, 0 no (TypeError), AITER_PROBE_UNKNOWN
+ * when the manifest cannot tell; for 0 and AITER_PROBE_UNKNOWN the reason
+ * is written to why (why_size bytes at most, NUL-terminated; why may be
+ * NULL). AITER_PROBE_INVALID for a NULL m, qualname or keyword, and a
+ * keyword given twice. */
+int aiter_probe_manifest_binds(const aiter_probe_manifest *m, const char *qualname,
+                               size_t positional, const char *const *keywords, size_t nkeywords,
+                               char *why, size_t why_size);
+
 void aiter_probe_manifest_free(aiter_probe_manifest *m);
 
 /* Why the last failing call of this thread failed ("no error" when none). */

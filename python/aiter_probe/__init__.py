@@ -35,6 +35,8 @@ import os
 import re
 import stat
 
+from . import signatures as _signatures
+
 __version__ = "0.1.0"
 
 __all__ = ["SCHEMA", "ManifestError", "SchemaVersionError", "StaleManifestError",
@@ -190,6 +192,7 @@ class _Checker:
             self.fail("'plans.mla_heads' must not be empty")
         for i, row in enumerate(rows):
             self.plan_row(row, "plans.mla_heads[%d]" % i)
+        _signatures.check(self, doc)
 
     def python(self, doc):
         """The interpreter whose facts answers read: absent when none did."""

@@ -25,6 +25,7 @@ import re
 import threading
 
 from . import _logger
+from .calls import CallsMixin
 from .installed import scanned_or_saved
 from .mla_lookup import DecodeLookup, Unreadable
 
@@ -96,7 +97,7 @@ def _check_heads(heads):
                          % (PLAN_MAX_HEADS, MLA_HEAD_STEP, heads))
 
 
-class Backend:
+class Backend(CallsMixin):
     """The AITER decisions of one serving process, from one manifest.
 
     manifest: an aiter_probe.Manifest, already checked fresh and for this

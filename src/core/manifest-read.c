@@ -18,6 +18,7 @@
 #include "core/manifest-format.h"
 #include "core/manifest-read.h"
 #include "core/mla-route.h"
+#include "core/signature.h"
 #include "core/text.h"
 #include "core/trust.h"
 
@@ -555,6 +556,78 @@ static int check_devices(const char *file, const json_t *m)
 	return AP_OK;
 }
 
+/* A callable of `signatures`: its parameters as core/signature.c reads
+ * them, or why they are not known. */
+static int check_callable(const char *file, const json_t *c, const char *where)
+{
+	ap_sig_param params[AP_SIG_MAX_PARAMS];
+	char why[AP_SIG_WHY_BYTES];
+	json_t *text, *unknown, *v;
+	size_t n;
+	int rc;
+
+	if (!json_is_object(c))
+		return wrong_kind(file, where, K_OBJECT);
+	if ((rc = field(file, c, where, "params", K_STRING | K_OPTIONAL, &text)) < 0 ||
+	    (rc = field(file, c, where, "unknown", K_STRING | K_OPTIONAL, &unknown)) < 0 ||
+	    (rc = field(file, c, where, "file", K_STRING | K_OPTIONAL, &v)) < 0 ||
+	    (rc = field(file, c, where, "line", K_INT | K_OPTIONAL, &v)) < 0 ||
+	    (rc = field(file, c, where, "async", K_BOOL | K_OPTIONAL, &v)) < 0)
+		return rc;
+	if ((text == NULL) == (unknown == NULL)) {
+		ap_error_set("%s: '%s' must have one of 'params' and 'unknown'", file, where);
+		return AP_EINPUT;
+	}
+	if (text != NULL && (json_string_length(text) > AP_SIG_MAX_BYTES ||
+	                     strlen(json_string_value(text)) != json_string_length(text))) {
+		ap_error_set("%s: '%s.params' must be at most %d bytes, with no NUL", file, where,
+		             AP_SIG_MAX_BYTES);
+		return AP_EINPUT;
+	}
+	if (text != NULL && ap_sig_parse(json_string_value(text), params, AP_SIG_MAX_PARAMS, &n, why,
+	                                 sizeof why) < 0) {
+		ap_error_set("%s: '%s.params' is no parameter list: %s", file, where, why);
+		return AP_EINPUT;
+	}
+	return AP_OK;
+}
+
+/* The signatures of the scan's modules, when it recorded them. */
+static int check_signatures(const char *file, const json_t *m)
+{
+	json_t *all, *mod, *callables, *c, *v;
+	const char *name, *fn;
+	int rc;
+
+	rc = field(file, m, "", "signatures", K_OBJECT | K_OPTIONAL, &all);
+	if (rc < 0 || all == NULL)
+		return rc;
+	json_object_foreach(all, name, mod) {
+		char *where = ap_asprintf("signatures[\"%s\"]", name), *at = NULL;
+		if (where == NULL)
+			return AP_ENOMEM;
+		if (!json_is_object(mod))
+			rc = wrong_kind(file, where, K_OBJECT);
+		else if ((rc = field(file, mod, where, "file", K_STRING | K_NULL, &v)) == 0 &&
+		         (rc = field(file, mod, where, "reason", K_STRING | K_OPTIONAL, &v)) == 0 &&
+		         (rc = field(file, mod, where, "left_out", K_INT | K_OPTIONAL, &v)) == 0)
+			rc = field(file, mod, where, "callables", K_OBJECT, &callables);
+		json_object_foreach(rc == 0 ? callables : NULL, fn, c) {
+			if ((at = ap_asprintf("%s.callables[\"%s\"]", where, fn)) == NULL)
+				rc = AP_ENOMEM;
+			else
+				rc = check_callable(file, c, at);
+			free(at);
+			if (rc < 0)
+				break;
+		}
+		free(where);
+		if (rc < 0)
+			return rc;
+	}
+	return AP_OK;
+}
+
 static int check_manifest(const char *file, const json_t *m)
 {
 	int rc;
@@ -568,7 +641,8 @@ static int check_manifest(const char *file, const json_t *m)
 	    (rc = check_inputs(file, m)) < 0 ||
 	    (rc = check_keyed(file, m, "rules", check_rule)) < 0 ||
 	    (rc = check_keyed(file, m, "capabilities", check_capability)) < 0 ||
-	    (rc = check_devices(file, m)) < 0 || (rc = check_plans(file, m)) < 0)
+	    (rc = check_devices(file, m)) < 0 || (rc = check_plans(file, m)) < 0 ||
+	    (rc = check_signatures(file, m)) < 0)
 		return rc;
 	return AP_OK;
 }
