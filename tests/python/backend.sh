@@ -14,7 +14,8 @@ fi
 "$PY" -c 'import numpy' 2>/dev/null ||
 	echo "note: no numpy for $PY: the examples' array cases are skipped (install python3-numpy)"
 rc=0
-for t in tests/python/test_backend.py examples/vllm/test_rocm_aiter_mla.py \
+for t in tests/python/test_backend.py tests/python/test_calls.py \
+	examples/vllm/test_rocm_aiter_mla.py \
 	examples/sglang/test_aiter_backend.py; do
 	echo "== $t"
 	"$PY" "$AP_SRCDIR/$t" || rc=1
