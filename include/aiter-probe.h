@@ -198,6 +198,8 @@ int aiter_probe_manifest_signature(const aiter_probe_manifest *m, const char *qu
  * is written to why (why_size bytes at most, NUL-terminated; why may be
  * NULL). AITER_PROBE_INVALID for a NULL m, qualname or keyword, and a
  * keyword given twice. */
+/* Room for any reason aiter_probe_manifest_binds writes. */
+#define AITER_PROBE_WHY_BYTES 640
 int aiter_probe_manifest_binds(const aiter_probe_manifest *m, const char *qualname,
                                size_t positional, const char *const *keywords, size_t nkeywords,
                                char *why, size_t why_size);
