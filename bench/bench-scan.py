@@ -21,6 +21,9 @@ commands = {
     "aiter-probe scan": [probe, "scan", "--aiter-root", tree, "--no-launch",
                          "--format", "json"],
     "vLLM probes (python3)": [sys.executable, os.path.join(here, "vllm-probe.py"), tree],
+    # the manifest's signatures of every public callable too
+    "aiter-probe scan --signatures": [probe, "scan", "--aiter-root", tree, "--no-launch",
+                                      "--signatures", "--format", "json"],
 }
 manifest = json.loads(subprocess.run(commands["aiter-probe scan"], env=env, check=True,
                                      capture_output=True).stdout)
