@@ -213,7 +213,7 @@ static json_t *module_entry(const ap_sigspec *s, ap_reader *r, size_t *budget)
 	list_names(r, s->conf, top, s->module, 0, &ns);
 	free(top);
 	qsort(ns.v, ns.n, sizeof *ns.v, cmp_names);
-	resolver = getenv("AP_SIG_PER_NAME") ? NULL : ap_pyresolver_new(r, s->conf, s->module);
+	resolver = ap_pyresolver_new(r, s->conf, s->module);
 	for (size_t i = 0; i < ns.n; i++) {
 		ap_pyref ref;
 		json_t *e;
@@ -222,10 +222,7 @@ static json_t *module_entry(const ap_sigspec *s, ap_reader *r, size_t *budget)
 			left_out++;
 			continue;
 		}
-		if (resolver != NULL)
-			ap_pyresolver_resolve(resolver, s->module, ns.v[i], &ref, &missing);
-		else
-			ap_pysource_resolve(r, s->conf, s->module, ns.v[i], &ref, &missing);
+		ap_pyresolver_resolve(resolver, s->module, ns.v[i], &ref, &missing);
 		if ((e = entry_of(&ref)) != NULL) {
 			json_object_set_new(callables, ns.v[i], e);
 			(*budget)--;
