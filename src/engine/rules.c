@@ -21,7 +21,6 @@
 #include "engine/kind.h"
 #include "engine/reader.h"
 #include "engine/rules.h"
-#include "engine/signatures.h"
 #include "engine/lang/yaml-node.h"
 
 /* Limits that keep a hostile or broken pack from costing more than a few tens

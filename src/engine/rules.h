@@ -98,6 +98,15 @@ typedef struct ap_sigspec {
 	ap_loc loc;
 } ap_sigspec;
 
+/* Modules the packs may name. */
+#define AP_SIG_MAX_MODULES 64
+
+/* Reads one entry of `signatures:` ({module: a.b, assume_false: [...]})
+ * (engine/signatures.c, beside what the scan does with it). */
+struct ap_ynode;
+int ap_sigspec_load(const char *file, const struct ap_ynode *n, ap_sigspec *out);
+void ap_sigspec_clear(ap_sigspec *s);
+
 typedef struct ap_ruleset {
 	ap_rule *rules;
 	size_t nrules;

@@ -10,6 +10,7 @@
 #include "engine/lang/python/pypath.h"
 #include "engine/lang/python/pysource.h"
 #include "engine/manifest.h"
+#include "engine/lang/yaml-node.h"
 #include "engine/signatures.h"
 
 /* Star imports followed from a module when listing the names it may bind

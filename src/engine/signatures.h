@@ -9,21 +9,14 @@
 
 #include <jansson.h>
 
-#include "engine/lang/yaml-node.h"
 #include "engine/reader.h"
 #include "engine/rules.h"
 
 /* Callables one scan records, over all modules; names past it are counted
  * in the module's `left_out`. */
 #define AP_SIG_MAX_CALLABLES 4096
-/* Modules the packs may name. */
-#define AP_SIG_MAX_MODULES 64
 /* A reason is cut to this many bytes. */
 #define AP_SIG_MAX_REASON 512
-
-/* Reads one entry of `signatures:` ({module: a.b, assume_false: [...]}). */
-int ap_sigspec_load(const char *file, const ap_ynode *n, ap_sigspec *out);
-void ap_sigspec_clear(ap_sigspec *s);
 
 /* The `signatures` object for rs's modules, read through r (every file read
  * an input); NULL when no pack names one. */

@@ -215,7 +215,7 @@ static void test_refusals(void **state)
 	o.version = 99;
 	expect_scan_fails(&o, AITER_PROBE_INVALID,
 	                  "aiter_probe_scan: options of version 99, this library knows versions 1 "
-	                  "to 3");
+	                  "to 4");
 	o.version = AITER_PROBE_SCAN_OPTIONS_VERSION;
 
 	o.rule_path_count = 2;

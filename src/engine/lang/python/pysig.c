@@ -69,13 +69,6 @@ static bool positional_kind(ap_py_param_kind k)
 	return k == AP_PY_POSONLY || k == AP_PY_POS;
 }
 
-/* The reader's parameter kinds are the manifest's, in the same order. */
-_Static_assert((int)AP_PY_POSONLY == (int)AP_SIG_POSONLY && (int)AP_PY_POS == (int)AP_SIG_POS &&
-                       (int)AP_PY_VARARGS == (int)AP_SIG_VARARGS &&
-                       (int)AP_PY_KWONLY == (int)AP_SIG_KWONLY &&
-                       (int)AP_PY_VARKW == (int)AP_SIG_VARKW,
-               "parameter kinds differ");
-
 /* Python's binding of a call to a signature (core/signature.c, the one the
  * readers answer with): NULL when it binds, else why not. */
 static char *bind_refusal(const ap_py_def *d, const ap_pycall *call)
@@ -87,7 +80,7 @@ static char *bind_refusal(const ap_py_def *d, const ap_pycall *call)
 
 	for (size_t i = 0; i < d->nparams; i++)
 		params[i] = (ap_sig_param){d->params[i].name, strlen(d->params[i].name),
-		                           (ap_sig_kind)d->params[i].kind, d->params[i].has_default};
+		                           d->params[i].kind, d->params[i].has_default};
 	binds = ap_sig_binds(params, d->nparams, (size_t)call->positional,
 	                     (const char *const *)call->keywords, call->nkeywords, scratch, why,
 	                     sizeof why);

@@ -11,16 +11,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/signature.h"
+
 /* Brackets and indented blocks together may nest this deep. */
 #define AP_PY_MAX_DEPTH 200
 
-typedef enum {
-	AP_PY_POSONLY, /* before a `/` */
-	AP_PY_POS,
-	AP_PY_VARARGS, /* *args */
-	AP_PY_KWONLY,  /* after `*` or *args */
-	AP_PY_VARKW,   /* **kwargs */
-} ap_py_param_kind;
+/* A parameter's kind is the one the manifest's signatures record
+ * (core/signature.h), under the reader's names. */
+typedef ap_sig_kind ap_py_param_kind;
+#define AP_PY_POSONLY AP_SIG_POSONLY
+#define AP_PY_POS AP_SIG_POS
+#define AP_PY_VARARGS AP_SIG_VARARGS
+#define AP_PY_KWONLY AP_SIG_KWONLY
+#define AP_PY_VARKW AP_SIG_VARKW
 
 typedef struct ap_py_param {
 	char *name;
