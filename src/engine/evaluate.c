@@ -306,10 +306,8 @@ static json_t *skipped_launch(const char *reason)
 	return json_pack("{s:s, s:s, s:[]}", "status", "skipped", "reason", reason, "results");
 }
 
-/* Folds the per-device results into one status; the first device that did
- * not pass names the reason. A device whose launch was skipped (AITER's
- * kernel could not run there, and no reference could) decides nothing. */
-static json_t *summarize_launch(json_t *results, char **failure)
+/* The status, the reason and the first failure of the results. */
+static json_t *fold_launch(json_t *results, char **failure)
 {
 	size_t i, ran = 0;
 	json_t *res;
@@ -347,6 +345,31 @@ static json_t *summarize_launch(json_t *results, char **failure)
 	                 ran < json_array_size(results) ? "every device that ran it passed"
 	                                                : "every device passed",
 	                 "results", results);
+}
+
+/* Folds the per-device results into one status; the first device that did
+ * not pass names the reason. A device whose launch was skipped (AITER's
+ * kernel could not run there, and no reference could) decides nothing. The
+ * summary's "kernel" is AITER's when it ran on some device, else the
+ * reference's when that ran. */
+static json_t *summarize_launch(json_t *results, char **failure)
+{
+	json_t *sum = fold_launch(results, failure);
+	const json_t *res;
+	const char *kernel = NULL;
+	size_t i;
+
+	json_array_foreach(results, i, res) {
+		const char *status = json_string_value(json_object_get(res, "status"));
+		const char *ran = json_string_value(json_object_get(res, "kernel"));
+		if (status == NULL || strcmp(status, "skipped") == 0 || ran == NULL)
+			continue;
+		if (kernel == NULL || strcmp(ran, "aiter") == 0)
+			kernel = ran;
+	}
+	if (kernel != NULL)
+		json_object_set_new(sum, "kernel", json_string(kernel));
+	return sum;
 }
 
 /* What the scan read of the AITER calls a launch of AITER's kernels makes,

@@ -401,3 +401,41 @@ json_t *ap_launch_run(const ap_launch_spec *spec, const json_t *devs, const ap_l
 	free(jobs);
 	return results;
 }
+
+char *ap_launch_text(const json_t *launch)
+{
+	const char *status = json_string_value(json_object_get(launch, "status"));
+	const char *reason = json_string_value(json_object_get(launch, "reason"));
+	const char *kernel = json_string_value(json_object_get(launch, "kernel"));
+
+	return ap_xasprintf("%s%s%s%s", status != NULL ? status : "?",
+	                    kernel == NULL ? ""
+	                    : strcmp(kernel, "aiter") == 0 ? " on AITER's kernel"
+	                                                   : " on the reference kernel",
+	                    reason != NULL ? ": " : "", reason != NULL ? reason : "");
+}
+
+char *ap_launchers_text(const json_t *launchers, const char *which)
+{
+	const json_t *l = json_object_get(launchers, which), *dev;
+	const char *status = json_string_value(json_object_get(l, "status"));
+	const char *reason = json_string_value(json_object_get(l, "reason"));
+	const char *python = json_string_value(json_object_get(l, "python"));
+	ap_buf b = AP_BUF_INIT;
+	size_t i;
+
+	if (status == NULL)
+		return NULL;
+	ap_buf_printf(&b, "%s", status);
+	json_array_foreach(json_object_get(l, "devices"), i, dev)
+		ap_buf_printf(&b, "%s%lld", i ? ", " : " on GPU ", (long long)json_integer_value(dev));
+	if (python != NULL)
+		ap_buf_printf(&b, " (%s)", python);
+	if (reason != NULL)
+		ap_buf_printf(&b, ": %s", reason);
+	json_array_foreach(json_object_get(l, "unusable"), i, dev)
+		ap_buf_printf(&b, "; not on GPU %lld: %s",
+		              (long long)json_integer_value(json_object_get(dev, "index")),
+		              json_string_value(json_object_get(dev, "reason")));
+	return b.data;
+}

@@ -80,4 +80,14 @@ json_t *ap_launch_aiter_devices(const ap_launch_opts *o, char **reason);
 json_t *ap_launch_run(const ap_launch_spec *spec, const json_t *devs, const ap_launch_opts *o,
                       const char *calls);
 
+/* A capability's launch summary for people: "passed on AITER's kernel:
+ * every device passed" ("on the reference kernel"; no kernel when none ran,
+ * or in manifests of earlier versions). Caller frees. */
+char *ap_launch_text(const json_t *launch);
+
+/* A manifest's "launchers" for people, one line each: "AITER's kernel:
+ * available on GPU 0 (python3)", "reference kernel: unavailable: no GPU
+ * found". NULL when there is no such key. Caller frees. */
+char *ap_launchers_text(const json_t *launchers, const char *which);
+
 #endif
