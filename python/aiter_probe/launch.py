@@ -66,6 +66,11 @@ def _why(e):
     return "%s: %s" % (type(e).__name__, text[0]) if text and text[0] else type(e).__name__
 
 
+def _finite(x):
+    """JSON has no NaN or infinity: such a figure is null."""
+    return x if x is not None and abs(x) != float("inf") and x == x else None
+
+
 def _under(path, folder):
     path, folder = os.path.realpath(path), os.path.realpath(folder)
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
@@ -359,8 +364,8 @@ def check_reference(torch, inp, args, native):
         max_ref = max(max_ref, float(ref.abs().max().item()))
     tol = max_ref / 128.0 + 1.0 / 1024.0
     passed = not nan and max_err <= tol
-    check = {"passed": passed, "max_abs_err": None if nan else max_err, "tolerance": tol,
-             "rows": count}
+    check = {"passed": passed, "max_abs_err": None if nan else _finite(max_err),
+             "tolerance": _finite(tol), "rows": count}
     if nan:
         return check, tol, "reference: the native output has NaN (unwritten or overflowed)"
     if not passed:
@@ -380,8 +385,8 @@ def check_padded(torch, native, padded, tol):
     diff = (a - b).abs()
     worst = float("inf") if bool(torch.isnan(diff).any().item()) else float(diff.max().item())
     passed = worst <= tol
-    check = {"passed": passed, "max_abs_diff": worst if worst != float("inf") else None,
-             "elements_differing": differ, "exact": False, "tolerance": tol}
+    check = {"passed": passed, "max_abs_diff": _finite(worst),
+             "elements_differing": differ, "exact": False, "tolerance": _finite(tol)}
     if not passed:
         return check, ("padded_vs_native: max abs difference %.6g exceeds the tolerance %.6g"
                        % (worst, tol))

@@ -44,6 +44,16 @@ grep -q "^launch: passed on AITER's kernel: every device passed$" "$TMP/out" || 
 grep -q "verified on this node by AITER's kernel" "$TMP/out" || fail "explain: no plan line"
 scan --format text
 grep -q "AITER's kernel: available on GPU 0 ($PY)" "$TMP/out" || fail "text: no launchers line"
+PYTHONPATH="$AP_SRCDIR/python" "$PY" -c '
+import sys, aiter_probe
+m = aiter_probe.load(sys.argv[1])
+print(m.launch_kernel("mla.decode.native_h24"), m.verified_by(24))' "$TMP/m.json" >"$TMP/out" 2>&1
+expect_out "aiter aiter"
+if "$PY" -c 'import jsonschema' 2>/dev/null; then
+	"$PY" -c 'import json, sys, jsonschema
+jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))' \
+		"$AP_SRCDIR/schema/manifest-v1.schema.json" "$TMP/m.json" || fail "the manifest is not the schema's"
+fi
 
 case_ "AITER refusing the head count fails the capability, with AITER's words"
 AITER_STANDIN=reject=24 scan
