@@ -21,12 +21,14 @@ a call the tag's source does not bind is never made; the result is then
 `skipped` with the reason. Standard library, torch and the scanned aiter only.
 """
 
+import argparse
 import json
 import os
 import random
 import sys
 import time
 import traceback
+from typing import Any
 
 if __name__ == "__main__" and __package__ in (None, ""):
     # Run as a file: its own folder must not shadow what aiter and torch
@@ -61,22 +63,22 @@ class Failed(Exception):
     """AITER's kernel ran, or was called, and did not do what the check needs."""
 
 
-def _why(e):
+def _why(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return "%s: %s" % (type(e).__name__, text[0]) if text and text[0] else type(e).__name__
 
 
-def _finite(x):
+def _finite(x: "float | None") -> "float | None":
     """JSON has no NaN or infinity: such a figure is null."""
     return x if x is not None and abs(x) != float("inf") and x == x else None
 
 
-def _under(path, folder):
+def _under(path: str, folder: str) -> bool:
     path, folder = os.path.realpath(path), os.path.realpath(folder)
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def import_aiter(root, meta):
+def import_aiter(root: str, meta: str) -> "tuple[Any, Any]":
     """(torch, aiter) as the server would import them, the scanned tree's aiter
     first on the path; Skip with the reason when either cannot be had."""
     try:
@@ -102,7 +104,7 @@ def import_aiter(root, meta):
     return torch, aiter
 
 
-def device_of(torch, index, meta):
+def device_of(torch: Any, index: int, meta: str) -> "tuple[dict, str | None]":
     """The device's {index, name, arch, compute_units}, and why AITER cannot run
     on it (None when it can): AITER's MLA kernels are per arch, in hsa/ARCH/mla."""
     props = torch.cuda.get_device_properties(index)
@@ -117,7 +119,7 @@ def device_of(torch, index, meta):
     return dev, None
 
 
-def list_devices(args):
+def list_devices(args: argparse.Namespace) -> dict:
     answer = {"backend": "aiter", "devices": []}
     try:
         torch, aiter = import_aiter(args.aiter_root, args.meta)
@@ -141,7 +143,7 @@ def list_devices(args):
     return answer
 
 
-def parameters(params):
+def parameters(params: str) -> "set[str]":
     """The parameter names of a signature as the engine writes it
     ("a, b=…, *, c=…, **kw"); "**" marks a **kwargs."""
     names, depth, part = set(), 0, ""
@@ -162,7 +164,7 @@ def parameters(params):
     return names
 
 
-def read_calls(text):
+def read_calls(text: str) -> "dict[str, set[str]]":
     """{call: parameter names} from --calls; Skip naming the first call the
     tag's source does not bind."""
     try:
@@ -186,7 +188,7 @@ def read_calls(text):
     return found
 
 
-def keywords(params, wanted):
+def keywords(params: "set[str]", wanted: dict) -> dict:
     """The keywords of wanted the signature takes (vLLM's calls pass them all;
     an older tag's signature takes fewer, and a call must bind)."""
     return {k: v for k, v in wanted.items() if k in params or "**" in params}
@@ -196,11 +198,11 @@ class Guards:
     """Buffers with CANARY bytes on both sides, cut from one byte allocation,
     so that a write past either end lands in a guard, where it is seen."""
 
-    def __init__(self, torch, device):
+    def __init__(self, torch: Any, device: Any) -> None:
         self.torch, self.device, self.regions, self.trouble = torch, device, [], []
         self.checked = 0
 
-    def alloc(self, name, shape, dtype, fill=None):
+    def alloc(self, name: str, shape: Any, dtype: Any, fill: "int | None" = None) -> Any:
         torch = self.torch
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)
         count = 1
@@ -217,7 +219,7 @@ class Guards:
         self.regions.append((name, raw, nbytes))
         return body.view(dtype).view(shape)
 
-    def check(self, launch):
+    def check(self, launch: str) -> None:
         """Checks the regions allocated since the last check, for launch."""
         for name, raw, nbytes in self.regions[self.checked:]:
             front = raw[:GUARD_BYTES].ne(CANARY).nonzero()
@@ -233,7 +235,7 @@ class Guards:
         self.checked = len(self.regions)
 
 
-def make_inputs(torch, args, device):
+def make_inputs(torch: Any, args: argparse.Namespace, device: Any) -> dict:
     """Sequence lengths fall from context to about half of it, off the page
     grid; pages are shuffled; q spans +-6 so the softmax is peaked."""
     rng = random.Random(SEED)
@@ -266,7 +268,7 @@ def make_inputs(torch, args, device):
     }
 
 
-def pad_maps(heads, launch):
+def pad_maps(heads: int, launch: int) -> tuple:
     """(pad_source, unpad) as plans.mla_heads routes heads as launch."""
     mode = _pad_mode(heads, launch)
     if mode == "none":
@@ -277,7 +279,8 @@ def pad_maps(heads, launch):
     return mode, [j % heads for j in range(launch)], list(range(heads))
 
 
-def run_path(torch, aiter, calls, args, inp, guards, label, launch_heads, device):
+def run_path(torch: Any, aiter: Any, calls: dict, args: argparse.Namespace, inp: dict,
+             guards: Guards, label: str, launch_heads: int, device: Any) -> tuple:
     """One launch as vLLM makes it: metadata sized for launch_heads, then the
     decode. Returns (the real heads' output, microseconds per launch)."""
     bf16 = torch.bfloat16
@@ -313,7 +316,8 @@ def run_path(torch, aiter, calls, args, inp, guards, label, launch_heads, device
         q = q.index_select(1, torch.tensor(pad, dtype=torch.int64, device=device)).contiguous()
     out = guards.alloc("out", (args.batch, launch_heads, HEAD_DIM), bf16, fill=0xFF)
     kw = keywords(calls["mla_decode_fwd"], {"page_size": args.page_size, "nhead_kv": 1,
-                                            "sm_scale": inp["scale"], "logit_cap": 0.0})
+                                            "sm_scale": inp["scale"], "logit_cap": 0.0,
+                                            "causal": True})
     kw.update({k: meta[k] for k in names})
     elapsed = 0.0
     try:
@@ -334,7 +338,7 @@ def run_path(torch, aiter, calls, args, inp, guards, label, launch_heads, device
     return out, mode, elapsed / TIMED_REPS * 1e6
 
 
-def check_reference(torch, inp, args, native):
+def check_reference(torch: Any, inp: dict, args: argparse.Namespace, native: Any) -> tuple:
     """Native output against float64 on sampled rows (always the first and the
     last); tolerance as the reference launcher's: 2^-7 max|ref| + 2^-10."""
     total = args.batch * args.heads
@@ -374,7 +378,7 @@ def check_reference(torch, inp, args, native):
     return check, tol, None
 
 
-def check_padded(torch, native, padded, tol):
+def check_padded(torch: Any, native: Any, padded: Any, tol: float) -> tuple:
     """AITER plans each head count on its own, so the padded launch may split
     the KV otherwise than the native one: within the reference tolerance."""
     if padded is None:
@@ -393,7 +397,7 @@ def check_padded(torch, native, padded, tol):
     return check, None
 
 
-def run_launch(args, result):
+def run_launch(args: argparse.Namespace, result: dict) -> None:
     torch, aiter = import_aiter(args.aiter_root, args.meta)
     result["torch"] = str(torch.__version__)
     result["aiter"] = {"file": aiter.__file__,
@@ -435,9 +439,7 @@ def run_launch(args, result):
         raise Failed(errors[0])
 
 
-def main(argv=None):
-    import argparse  # pylint: disable=import-outside-toplevel
-
+def main(argv: "list[str] | None" = None) -> int:
     p = argparse.ArgumentParser(prog="python3 -m aiter_probe.launch",
                                 description="Run AITER's own MLA decode as the GPU cross-check.")
     p.add_argument("--list", action="store_true")

@@ -7,7 +7,6 @@
 #include "core/ap-error.h"
 #include "core/ap-util.h"
 #include "engine/evaluate.h"
-#include "engine/manifest.h"
 
 static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r)
 {
@@ -372,6 +371,14 @@ static json_t *summarize_launch(json_t *results, char **failure)
 	return sum;
 }
 
+/* s as JSON text, or instead when s is not UTF-8 (a tree's bytes). */
+static json_t *utf8_or(const char *s, const char *instead)
+{
+	json_t *j = json_string(s);
+
+	return j != NULL ? j : json_string(instead);
+}
+
 /* What the scan read of the AITER calls a launch of AITER's kernels makes,
  * for AITER's launcher: each call's rule, its status, the signature it
  * matched or the reason. */
@@ -395,12 +402,15 @@ static char *aiter_calls(const ap_scan *s)
 			json_object_set_new(call, "status",
 			                    json_string(ap_rule_status_name(res->status)));
 			if (res->reason != NULL)
-				json_object_set_new(call, "reason", ap_json_text(res->reason));
+				json_object_set_new(call, "reason",
+				                    utf8_or(res->reason, "(its reason is not UTF-8)"));
 			for (k = 0; res->matches.n > 0 && k < res->matches.v[0].ncaps; k++)
 				if (strcmp(res->matches.v[0].caps[k].name, "params") == 0)
 					params = res->matches.v[0].caps[k].value;
+			/* A signature that is no UTF-8 is none the launcher reads:
+			 * without params, it makes no call. */
 			if (params != NULL)
-				json_object_set_new(call, "params", ap_json_text(params));
+				json_object_set_new(call, "params", json_string(params));
 		}
 		json_object_set_new(calls, ap_launch_aiter_calls[i], call);
 		free(id);

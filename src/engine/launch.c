@@ -10,7 +10,6 @@
 
 #include "core/ap-error.h"
 #include "core/ap-util.h"
-#include "engine/manifest.h"
 #include "engine/child.h"
 #include "engine/helper.h"
 #include "engine/launch.h"
@@ -335,7 +334,8 @@ static void run_jobs(job *jobs, size_t n, const ap_launch_spec *spec, const ap_l
 		                                                             : "launcher");
 		json_object_set_new(jb->result, "kernel", json_string(jb->kernel));
 		if (jb->aiter_skipped != NULL)
-			json_object_set_new(jb->result, "aiter_skipped", ap_json_text(jb->aiter_skipped));
+			/* the reason came from JSON: valid text */
+			json_object_set_new(jb->result, "aiter_skipped", json_string(jb->aiter_skipped));
 		ap_child_free(&cs[i]);
 	}
 	free(of);

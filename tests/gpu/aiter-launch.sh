@@ -121,7 +121,10 @@ expect_json 'j["launchers"]["aiter"]["reason"]' "the python ($PY) cannot import 
 expect_json "$R0[\"kernel\"]" reference
 
 case_ "no torch: AITER's launcher unavailable, nothing claims an AMD run"
-PYTHONPATH= scan
+# -S: without site-packages, where this machine may have a torch of its own
+printf '#!/bin/sh\nexec "%s" -S "$@"\n' "$PY" >"$TMP/bare-python"
+chmod +x "$TMP/bare-python"
+PYTHONPATH= probe scan --aiter-root "$ROOT" --python "$TMP/bare-python" --format json
 expect_rc 0
 expect_json 'j["launchers"]["aiter"]["reason"].split(": ", 1)[1]' "ModuleNotFoundError: No module named 'torch'"
 expect_json "($CAP[\"supported\"], $CAP[\"launch\"][\"status\"], $CAP[\"launch\"][\"reason\"])" "(True, 'skipped', 'no CUDA device (fake)')"
