@@ -10,7 +10,11 @@
 PY=${PYTHON3:-python3}
 "$PY" -c 'import numpy' 2>/dev/null ||
 	{ echo "SKIP: $PY has no numpy (python3-numpy), which the stand-in torch needs"; exit 77; }
-ROOT=$(cd "$AP_SRCDIR/tests/standin/aiter-root" && pwd -P)
+# The stand-in aiter over h24-native's csrc/ (24-head decode statically supported).
+cp -R "$AP_SRCDIR/tests/standin/aiter-root" "$TMP/aiter-root"
+cp -R "$AP_SRCDIR/tests/fixtures/h24-native/csrc" "$TMP/aiter-root/"
+chmod -R u+w "$TMP/aiter-root"
+ROOT=$(cd "$TMP/aiter-root" && pwd -P)
 export AITER_PROBE_LAUNCHER="$AP_SRCDIR/tests/gpu/fake-launcher"
 export PYTHONPATH="$AP_SRCDIR/tests/standin"
 export FAKE_GPUS=0
