@@ -122,6 +122,13 @@ const char *aiter_probe_manifest_capability_evidence(const aiter_probe_manifest 
 int aiter_probe_manifest_capability_launch(const aiter_probe_manifest *m, const char *capability,
                                            const char **status, const char **reason);
 
+/* Which kernel the capability's launch ran: "aiter" (AITER's own, on some
+ * device) or "reference" (aiter-probe's, where AITER's could not run); NULL
+ * when no launch ran (none, skipped, an unknown capability, or a manifest
+ * of an earlier version, whose launches were all the reference's). */
+const char *aiter_probe_manifest_capability_launch_kernel(const aiter_probe_manifest *m,
+                                                          const char *capability);
+
 /* How many rules the manifest has, and the id of rule i (from 0), NULL past
  * the end. */
 size_t aiter_probe_manifest_rule_count(const aiter_probe_manifest *m);
@@ -147,6 +154,11 @@ const char *aiter_probe_manifest_rule_capture(const aiter_probe_manifest *m, con
  * for heads. */
 int aiter_probe_manifest_mla_heads(const aiter_probe_manifest *m, int heads, int *launch_heads,
                                    const char **mode, int *verified);
+
+/* Which kernel proved the routing for `heads` (plans.mla_heads "kernel"):
+ * "aiter" or "reference"; NULL when the row is not verified, there is no
+ * row, or the manifest is of an earlier version. */
+const char *aiter_probe_manifest_mla_heads_kernel(const aiter_probe_manifest *m, int heads);
 
 /* The most heads a plan row names, real or launched. */
 #define AITER_PROBE_MLA_MAX_HEADS 128

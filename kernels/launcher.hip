@@ -741,7 +741,7 @@ static void print_result(result *res, const options *o)
 	ap_buf_puts(&b, res->device.data);
 	ap_buf_puts(&b, "}, \"status\": ");
 	json_str(&b, res->exit_code == EXIT_PASSED ? "passed" : "failed");
-	ap_buf_printf(&b, ", \"kernel\": \"mla_decode\", \"heads\": %d, \"pad_to\": %d, "
+	ap_buf_printf(&b, ", \"op\": \"mla_decode\", \"heads\": %d, \"pad_to\": %d, "
 	              "\"launch_heads\": %d, \"mode\": ", o->heads, o->pad_to, launch_heads);
 	json_str(&b, ap_pad_mode_name(mode));
 	ap_buf_printf(&b, ", \"batch\": %d, \"context\": %d, \"page_size\": %d, \"checks\": {%s}",

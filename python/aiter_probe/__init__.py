@@ -54,6 +54,8 @@ _SEEN_CLASSES = ("absent", "outside", "folder", "not-file", "loop", "too-long", 
                  "over-hash-cap")
 _LAUNCH_STATUSES = ("passed", "failed", "error", "skipped")
 _PAD_MODES = ("none", "repeat-interleave", "tile-slice")
+# Which kernel ran a launch or proved a plan row: AITER's own, or aiter-probe's.
+_KERNELS = ("aiter", "reference")
 # The most heads a plan row names (AP_MLA_MAX_HEADS, src/core/mla-route.h).
 _PLAN_MAX_HEADS = 128
 # What aiter-probe's text output escapes: C0 controls but tab, DEL, and C1
@@ -251,6 +253,13 @@ class _Checker:
             self.kind(result, rwhere, ("object",))
             self.field(result, rwhere, "status", ("string",))
             self.field(result, rwhere, "device", ("object",), optional=True)
+            self.kernel(result, rwhere)
+        self.kernel(launch, lwhere)
+
+    def kernel(self, obj, where):
+        """"kernel", absent in manifests of earlier versions (the reference ran)."""
+        if self.field(obj, where, "kernel", ("string",), optional=True) is not None:
+            self.one_of(obj, where, "kernel", _KERNELS)
 
     def plan_row(self, row, where):
         self.kind(row, where, ("object",))
@@ -259,6 +268,7 @@ class _Checker:
         self.field(row, where, "mode", ("string",))
         self.one_of(row, where, "mode", _PAD_MODES)
         self.field(row, where, "verified", ("bool",))
+        self.kernel(row, where)
         if heads < 1 or launch < 1:
             self.fail("'%s' must have heads and launch_heads of at least 1" % where)
         if heads > _PLAN_MAX_HEADS or launch > _PLAN_MAX_HEADS:
@@ -569,6 +579,21 @@ class Manifest:
             if row["heads"] == heads:
                 return row["launch_heads"], row["mode"], row["verified"]
         raise KeyError("plans.mla_heads has no row for %d heads" % heads)
+
+    def launch_kernel(self, capability):
+        """Which kernel the capability's launch ran: "aiter" (AITER's own, on some
+        device) or "reference" (aiter-probe's, where AITER's could not run); None
+        when no launch ran; KeyError as supported()."""
+        self.supported(capability)
+        return self.data["capabilities"][capability].get("launch", {}).get("kernel")
+
+    def verified_by(self, heads):
+        """The kernel that proved the routing for `heads` ("aiter" or "reference"),
+        None when the row is not verified (or the manifest predates the record);
+        KeyError and TypeError as launch_heads()."""
+        self.launch_heads(heads)
+        row = next(r for r in self.data["plans"]["mla_heads"] if r["heads"] == heads)
+        return row.get("kernel") if row["verified"] else None
 
     def stale_inputs(self):
         """[(path, "changed"|"vanished"|"appeared"|"unverifiable"), ...] in input order;

@@ -259,6 +259,16 @@ int aiter_probe_manifest_capability_launch(const aiter_probe_manifest *m, const 
 	return 1;
 }
 
+const char *aiter_probe_manifest_capability_launch_kernel(const aiter_probe_manifest *m,
+                                                          const char *capability)
+{
+	REFUSE_NULL(m, NULL);
+	REFUSE_NULL(capability, NULL);
+	const json_t *cap = cap_entry(m, capability);
+
+	return json_string_value(json_object_get(json_object_get(cap, "launch"), "kernel"));
+}
+
 size_t aiter_probe_manifest_rule_count(const aiter_probe_manifest *m)
 {
 	REFUSE_NULL(m, 0);
@@ -340,6 +350,18 @@ int aiter_probe_manifest_mla_heads(const aiter_probe_manifest *m, int heads, int
 		return -1;
 	plan_row_give(row, NULL, launch_heads, mode, verified);
 	return AITER_PROBE_OK;
+}
+
+const char *aiter_probe_manifest_mla_heads_kernel(const aiter_probe_manifest *m, int heads)
+{
+	REFUSE_NULL(m, NULL);
+	ap_mla_plan_row r;
+	const json_t *row = ap_manifest_mla_plan_for(m->doc, heads);
+
+	if (row == NULL)
+		return NULL;
+	ap_manifest_mla_plan_read(row, &r);
+	return r.verified ? r.kernel : NULL;
 }
 
 size_t aiter_probe_manifest_mla_plan_count(const aiter_probe_manifest *m)

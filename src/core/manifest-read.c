@@ -47,6 +47,8 @@ static const char *const seen_classes[] = {"absent",   "outside",    "folder",  
                                            NULL};
 static const char *const launch_statuses[] = {"passed", "failed", "error", "skipped", NULL};
 static const char *const pad_modes[] = {"none", "repeat-interleave", "tile-slice", NULL};
+static const char *const kernels[] = {"aiter", "reference", NULL};
+
 
 static bool is_kind(const json_t *v, unsigned kinds)
 {
@@ -393,6 +395,16 @@ static int check_rule(const char *file, const json_t *rule, const char *where)
 	return AP_OK;
 }
 
+/* A launch result's or a verified plan row's "kernel", when there is one
+ * (absent in manifests of earlier versions, where the reference ran). */
+static int check_kernel(const char *file, const json_t *obj, const char *where)
+{
+	json_t *v;
+	int rc = field(file, obj, where, "kernel", K_STRING | K_OPTIONAL, &v);
+
+	return rc < 0 || v == NULL ? rc : one_of(file, where, "kernel", v, kernels);
+}
+
 static int check_launch(const char *file, const json_t *launch, const char *where)
 {
 	json_t *status, *results, *result, *v;
@@ -402,7 +414,8 @@ static int check_launch(const char *file, const json_t *launch, const char *wher
 	if ((rc = field(file, launch, where, "status", K_STRING, &status)) < 0 ||
 	    (rc = one_of(file, where, "status", status, launch_statuses)) < 0 ||
 	    (rc = field(file, launch, where, "reason", K_STRING | K_NULL | K_OPTIONAL, &v)) < 0 ||
-	    (rc = field(file, launch, where, "results", K_ARRAY, &results)) < 0)
+	    (rc = field(file, launch, where, "results", K_ARRAY, &results)) < 0 ||
+	    (rc = check_kernel(file, launch, where)) < 0)
 		return rc;
 	json_array_foreach(results, i, result) {
 		char *path = ap_asprintf("%s.results[%zu]", where, i);
@@ -414,6 +427,8 @@ static int check_launch(const char *file, const json_t *launch, const char *wher
 			rc = field(file, result, path, "status", K_STRING, &v);
 		if (rc >= 0)
 			rc = field(file, result, path, "device", K_OBJECT | K_OPTIONAL, &v);
+		if (rc >= 0)
+			rc = check_kernel(file, result, path);
 		free(path);
 		if (rc < 0)
 			return rc;
@@ -477,7 +492,8 @@ static int check_plan_row(const char *file, const json_t *row, const char *where
 	    (rc = field(file, row, where, "launch_heads", K_INT, &launch_heads)) < 0 ||
 	    (rc = field(file, row, where, "mode", K_STRING, &mode)) < 0 ||
 	    (rc = one_of(file, where, "mode", mode, pad_modes)) < 0 ||
-	    (rc = field(file, row, where, "verified", K_BOOL, &v)) < 0)
+	    (rc = field(file, row, where, "verified", K_BOOL, &v)) < 0 ||
+	    (rc = check_kernel(file, row, where)) < 0)
 		return rc;
 	if (json_integer_value(heads) < 1 || json_integer_value(launch_heads) < 1) {
 		ap_error_set("%s: '%s' must have heads and launch_heads of at least 1", file, where);
@@ -993,6 +1009,7 @@ void ap_manifest_mla_plan_read(const json_t *row, ap_mla_plan_row *out)
 	out->heads = (int)json_integer_value(json_object_get(row, "heads"));
 	out->launch_heads = (int)json_integer_value(json_object_get(row, "launch_heads"));
 	out->verified = json_is_true(json_object_get(row, "verified"));
+	out->kernel = json_string_value(json_object_get(row, "kernel"));
 	/* check_plan_row took only a row whose mode is the routing's for its
 	 * counts, so the routing gives it without a failure to handle. */
 	(void)ap_mla_pad_mode(out->heads, out->launch_heads, &out->mode);

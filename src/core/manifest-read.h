@@ -42,6 +42,7 @@ typedef struct ap_mla_plan_row {
 	int launch_heads;
 	ap_pad_mode mode;
 	bool verified;
+	const char *kernel; /* "aiter" or "reference" when verified; NULL in older manifests */
 } ap_mla_plan_row;
 void ap_manifest_mla_plan_read(const json_t *row, ap_mla_plan_row *out);
 

@@ -305,12 +305,12 @@ static json_t *skipped_launch(const char *reason)
 	return json_pack("{s:s, s:s, s:[]}", "status", "skipped", "reason", reason, "results");
 }
 
-/* Folds the per-device results into one status; the first device that did
- * not pass names the reason. */
-static json_t *summarize_launch(json_t *results, char **failure)
+/* The status, the reason and the first failure of the results. */
+static json_t *fold_launch(json_t *results, char **failure)
 {
-	size_t i;
+	size_t i, ran = 0;
 	json_t *res;
+	const char *skipped = NULL;
 
 	*failure = NULL;
 	json_array_foreach(results, i, res) {
@@ -320,6 +320,12 @@ static json_t *summarize_launch(json_t *results, char **failure)
 		const char *name = json_string_value(json_object_get(dev, "name"));
 		json_int_t index = json_integer_value(json_object_get(dev, "index"));
 
+		if (status != NULL && strcmp(status, "skipped") == 0) {
+			if (skipped == NULL)
+				skipped = json_string_value(json_object_get(res, "reason"));
+			continue;
+		}
+		ran++;
 		if (status != NULL && strcmp(status, "passed") == 0)
 			continue;
 		*failure = ap_xasprintf("launch %s on device %lld (%s): %s",
@@ -329,14 +335,92 @@ static json_t *summarize_launch(json_t *results, char **failure)
 		                 status && strcmp(status, "failed") == 0 ? "failed" : "error",
 		                 "reason", *failure, "results", results);
 	}
-	if (json_array_size(results) == 0)
+	if (ran == 0)
 		return json_pack("{s:s, s:s, s:o}", "status", "skipped", "reason",
-		                 "no device selected", "results", results);
+		                 json_array_size(results) == 0 ? "no device selected"
+		                 : skipped != NULL ? skipped : "every launch was skipped",
+		                 "results", results);
 	return json_pack("{s:s, s:s, s:o}", "status", "passed", "reason",
-	                 "every device passed", "results", results);
+	                 ran < json_array_size(results) ? "every device that ran it passed"
+	                                                : "every device passed",
+	                 "results", results);
 }
 
-static void run_launch(ap_cap_result *cap, const ap_scan_launch *launch)
+/* Folds the per-device results into one status; the first device that did
+ * not pass names the reason. A device whose launch was skipped (AITER's
+ * kernel could not run there, and no reference could) decides nothing. The
+ * summary's "kernel" is AITER's when it ran on some device, else the
+ * reference's when that ran. */
+static json_t *summarize_launch(json_t *results, char **failure)
+{
+	json_t *sum = fold_launch(results, failure);
+	const json_t *res;
+	const char *kernel = NULL;
+	size_t i;
+
+	json_array_foreach(results, i, res) {
+		const char *status = json_string_value(json_object_get(res, "status"));
+		const char *ran = json_string_value(json_object_get(res, "kernel"));
+		if (status == NULL || strcmp(status, "skipped") == 0 || ran == NULL)
+			continue;
+		if (kernel == NULL || strcmp(ran, "aiter") == 0)
+			kernel = ran;
+	}
+	if (kernel != NULL)
+		json_object_set_new(sum, "kernel", json_string(kernel));
+	return sum;
+}
+
+/* s as JSON text, or instead when s is not UTF-8 (a tree's bytes). */
+static json_t *utf8_or(const char *s, const char *instead)
+{
+	json_t *j = json_string(s);
+
+	return j != NULL ? j : json_string(instead);
+}
+
+/* What the scan read of the AITER calls a launch of AITER's kernels makes,
+ * for AITER's launcher: each call's rule, its status, the signature it
+ * matched or the reason. */
+static char *aiter_calls(const ap_scan *s)
+{
+	json_t *calls = json_object();
+	char *text;
+	size_t i;
+
+	for (i = 0; ap_launch_aiter_calls[i] != NULL; i++) {
+		char *id = ap_xasprintf("vllm.calls_bind.%s", ap_launch_aiter_calls[i]);
+		const ap_rule_result *res = ap_scan_rule(s, id);
+		json_t *call = json_pack("{s:s}", "rule", id);
+		const char *params = NULL;
+		size_t k;
+
+		if (res == NULL) {
+			json_object_set_new(call, "status", json_string("missing"));
+			json_object_set_new(call, "reason", json_string("the rule is not loaded"));
+		} else {
+			json_object_set_new(call, "status",
+			                    json_string(ap_rule_status_name(res->status)));
+			if (res->reason != NULL)
+				json_object_set_new(call, "reason",
+				                    utf8_or(res->reason, "(its reason is not UTF-8)"));
+			for (k = 0; res->matches.n > 0 && k < res->matches.v[0].ncaps; k++)
+				if (strcmp(res->matches.v[0].caps[k].name, "params") == 0)
+					params = res->matches.v[0].caps[k].value;
+			/* A signature that is no UTF-8 is none the launcher reads:
+			 * without params, it makes no call. */
+			if (params != NULL)
+				json_object_set_new(call, "params", json_string(params));
+		}
+		json_object_set_new(calls, ap_launch_aiter_calls[i], call);
+		free(id);
+	}
+	text = ap_xnonnull(json_dumps(calls, JSON_COMPACT));
+	json_decref(calls);
+	return text;
+}
+
+static void run_launch(ap_cap_result *cap, const ap_scan_launch *launch, const char *calls)
 {
 	const ap_launch_spec *spec = cap->probe->launch;
 	char *failure;
@@ -346,7 +430,7 @@ static void run_launch(ap_cap_result *cap, const ap_scan_launch *launch)
 		cap->launch = skipped_launch(launch->skip_reason);
 		return;
 	}
-	results = ap_launch_run(spec, launch->devs, launch->opts);
+	results = ap_launch_run(spec, launch->devs, launch->opts, calls);
 	cap->launch = summarize_launch(results, &failure);
 	if (failure != NULL && cap->supported) {
 		char *reason = ap_xasprintf("%s; but %s", cap->reason, failure);
@@ -362,6 +446,7 @@ int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan
 	ap_scan *s = ap_xcalloc(1, sizeof *s);
 	tri *probe_values = ap_xcalloc(rs->nprobes, sizeof *probe_values);
 	eval_ctx ctx = {.scan = s, .probe_values = probe_values};
+	char *calls = NULL;
 	size_t i;
 
 	s->nrules = rs->nrules;
@@ -377,8 +462,11 @@ int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan
 		s->caps[i].probe = &rs->probes[i];
 		eval(&v, rs->probes[i].requires, &ctx);
 		set_cap_from_verdict(&s->caps[i], &v);
-		if (launch != NULL && rs->probes[i].launch != NULL)
-			run_launch(&s->caps[i], launch);
+		if (launch != NULL && rs->probes[i].launch != NULL) {
+			if (calls == NULL)
+				calls = aiter_calls(s);
+			run_launch(&s->caps[i], launch, calls);
+		}
 		/* A failed launch is a definite no; unknown input stays unknown. */
 		probe_values[i] = s->caps[i].supported ? TRI_TRUE
 		                  : v.value == TRI_UNKNOWN ? TRI_UNKNOWN
@@ -386,6 +474,7 @@ int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan
 		verdict_free(&v);
 	}
 	free(probe_values);
+	free(calls);
 	*out = s;
 	return AP_OK;
 }

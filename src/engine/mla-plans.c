@@ -23,20 +23,32 @@ static const ap_cap_result *native_cap_for(const ap_scan *scan, int heads)
 	return NULL;
 }
 
-static bool launch_passed_for(const ap_scan *scan, int heads)
+/* The kernel that proved a head count: "aiter" when AITER's kernel passed a
+ * launch of it on some device, else "reference" when ours did; NULL when
+ * no launch of it passed. */
+static const char *launch_passed_for(const ap_scan *scan, int heads)
 {
-	size_t i;
+	const char *kernel = NULL;
+	size_t i, k;
 
 	for (i = 0; i < scan->ncaps; i++) {
 		const ap_launch_spec *spec = scan->caps[i].probe->launch;
-		const char *status;
-		if (spec == NULL || spec->heads != heads || scan->caps[i].launch == NULL)
+		const json_t *launch = scan->caps[i].launch, *res;
+		const char *status = json_string_value(json_object_get(launch, "status"));
+		if (spec == NULL || spec->heads != heads || status == NULL ||
+		    strcmp(status, "passed") != 0)
 			continue;
-		status = json_string_value(json_object_get(scan->caps[i].launch, "status"));
-		if (status != NULL && strcmp(status, "passed") == 0)
-			return true;
+		json_array_foreach(json_object_get(launch, "results"), k, res) {
+			const char *ran = json_string_value(json_object_get(res, "kernel"));
+			const char *passed = json_string_value(json_object_get(res, "status"));
+			if (passed == NULL || strcmp(passed, "passed") != 0)
+				continue;
+			if (ran != NULL && strcmp(ran, "aiter") == 0)
+				return "aiter";
+			kernel = "reference";
+		}
 	}
-	return false;
+	return kernel;
 }
 
 json_t *ap_mla_plans_build(const ap_scan *scan)
@@ -53,7 +65,11 @@ json_t *ap_mla_plans_build(const ap_scan *scan)
 		json_object_set_new(plan, "heads", json_integer(heads));
 		json_object_set_new(plan, "launch_heads", json_integer(launch_heads));
 		json_object_set_new(plan, "mode", json_string(ap_pad_mode_name(mode)));
-		json_object_set_new(plan, "verified", json_boolean(launch_passed_for(scan, heads)));
+		const char *kernel = launch_passed_for(scan, heads);
+
+		json_object_set_new(plan, "verified", json_boolean(kernel != NULL));
+		if (kernel != NULL)
+			json_object_set_new(plan, "kernel", json_string(kernel));
 		json_array_append_new(plans, plan);
 	}
 	return plans;
@@ -68,10 +84,15 @@ char *ap_mla_plan_text(const json_t *row)
 {
 	const char *mode = json_string_value(json_object_get(row, "mode"));
 
+	const char *kernel = json_string_value(json_object_get(row, "kernel"));
+
 	return ap_xasprintf("%lld heads launch %lld (%s)%s",
 	                    (long long)json_integer_value(json_object_get(row, "heads")),
 	                    (long long)json_integer_value(json_object_get(row, "launch_heads")),
 	                    mode == NULL ? "?" : strcmp(mode, "none") == 0 ? "native" : mode,
-	                    json_is_true(json_object_get(row, "verified"))
-	                            ? ", verified on this node" : "");
+	                    !json_is_true(json_object_get(row, "verified")) ? ""
+	                    : kernel != NULL && strcmp(kernel, "aiter") == 0
+	                            ? ", verified on this node by AITER's kernel"
+	                    : kernel != NULL ? ", verified on this node by the reference kernel"
+	                                     : ", verified on this node");
 }

@@ -11,8 +11,8 @@
 #include "engine/rules.h"
 
 /* plans.mla_heads: a row for each head count 1..AP_MLA_MAX_HEADS, native
- * where a supported capability's launch names the count, verified where
- * such a launch passed on this node. */
+ * where a supported capability's launch names the count, verified (with
+ * the kernel that proved it) where such a launch passed on this node. */
 json_t *ap_mla_plans_build(const ap_scan *scan);
 
 /* The manifest's plans.mla_heads row for the head count of p's launch; NULL
@@ -20,7 +20,8 @@ json_t *ap_mla_plans_build(const ap_scan *scan);
 const json_t *ap_mla_plan_of(const ap_probe *p, const json_t *manifest);
 
 /* A row for people: "24 heads launch 32 (tile-slice)", with ", verified on
- * this node" when a launch proved it. */
+ * this node by AITER's kernel" (or "by the reference kernel") when a launch
+ * proved it. */
 char *ap_mla_plan_text(const json_t *row);
 
 #endif

@@ -151,6 +151,11 @@ void ap_pytarget_free(ap_pytarget *t)
 	free(t);
 }
 
+const char *ap_pytarget_program(const ap_pytarget *t)
+{
+	return t->python;
+}
+
 const char *ap_pytarget_error(const ap_pytarget *t)
 {
 	return t->error;

@@ -73,6 +73,10 @@ const ap_py_facts *ap_pytarget_facts(ap_pytarget *t, unsigned need);
  * raised, an interpreter that cannot be asked, or a version alone). */
 int ap_pytarget_finds(ap_pytarget *t, const char *module);
 
+/* The interpreter as it is run (a path, or a name looked up in PATH); NULL
+ * when nothing is run (a version alone, or facts given). */
+const char *ap_pytarget_program(const ap_pytarget *t);
+
 /* Why the interpreter could not be asked when it was needed (it could not
  * be run, failed, timed out or answered what is no answer); NULL while it
  * could. */

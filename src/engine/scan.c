@@ -38,10 +38,20 @@ bool ap_scan_devices_valid(const char *list)
 	}
 }
 
+/* Where the packs and AITER's launcher are: given, else
+ * $AITER_PROBE_DATADIR, else the package data dir. */
+static const char *data_dir(const char *given)
+{
+	const char *env = getenv("AITER_PROBE_DATADIR");
+
+	if (given != NULL)
+		return given;
+	return env != NULL && *env != '\0' ? env : AP_PKGDATADIR;
+}
+
 int ap_scan_load_rules(ap_ruleset **out, const char *datadir, const char *const *extra,
                        size_t nextra, bool no_defaults)
 {
-	const char *env = getenv("AITER_PROBE_DATADIR");
 	static const char *const packs[] = {"rules", "probes"};
 	ap_ruleset *rs;
 	size_t i;
@@ -49,8 +59,7 @@ int ap_scan_load_rules(ap_ruleset **out, const char *datadir, const char *const 
 	bool found = false;
 
 	*out = NULL;
-	if (datadir == NULL)
-		datadir = env != NULL && *env != '\0' ? env : AP_PKGDATADIR;
+	datadir = data_dir(datadir);
 	/* A build with no installed packs (the Python package's) is told where
 	 * they are. */
 	if (datadir[0] == '\0' && !no_defaults) {
@@ -186,6 +195,81 @@ static int not_a_tree(const ap_aiter_info *info, size_t asked)
 	return AP_EINPUT;
 }
 
+/* The indices of the devices AITER's launcher can run on, or {index,
+ * reason} of those it cannot. */
+static json_t *indices(const json_t *devs, bool usable)
+{
+	json_t *out = json_array(), *dev;
+	size_t i;
+
+	json_array_foreach(devs, i, dev) {
+		json_t *why = json_object_get(dev, "unusable"), *index = json_object_get(dev, "index");
+		if (usable && why == NULL)
+			json_array_append(out, index);
+		else if (!usable && why != NULL)
+			json_array_append_new(out, json_pack("{s:O, s:O}", "index", index, "reason", why));
+	}
+	return out;
+}
+
+/* The manifest's "launchers": which kernels could run the cross-checks, on
+ * which GPUs, and why not. AITER's is tried with the interpreter that will
+ * import AITER; it is there when torch and the scanned aiter import and
+ * some GPU has AITER's kernels. */
+static json_t *launchers_report(const json_t *ref, const char *ref_why, const json_t *aiter,
+                                const char *aiter_why, const char *python)
+{
+	const json_t *adevs = json_object_get(aiter, "devices");
+	json_t *usable = indices(adevs, true);
+	json_t *a = json_pack("{s:s, s:o, s:o}", "status",
+	                      json_array_size(usable) ? "available" : "unavailable", "python",
+	                      ap_json_text(python), "devices", usable);
+	json_t *r = json_pack("{s:s, s:o, s:o}", "status",
+	                      json_array_size(ref) ? "available" : "unavailable", "reason",
+	                      json_array_size(ref) ? json_null() : ap_json_text(ref_why),
+	                      "devices", indices(ref, true));
+
+	if (aiter == NULL)
+		json_object_set_new(a, "reason", ap_json_text(aiter_why));
+	else if (json_array_size(usable) == 0)
+		json_object_set_new(a, "reason", ap_json_text(
+			json_string_value(json_object_get(aiter, "reason")) != NULL
+				? json_string_value(json_object_get(aiter, "reason"))
+				: "AITER has kernels for none of the GPUs"));
+	else
+		json_object_set_new(a, "reason", json_null());
+	if (aiter != NULL) {
+		json_object_set(a, "torch", json_object_get(aiter, "torch"));
+		json_object_set(a, "aiter", json_object_get(aiter, "aiter"));
+		json_object_set_new(a, "unusable", indices(adevs, false));
+	}
+	return json_pack("{s:o, s:o}", "aiter", a, "reference", r);
+}
+
+/* The GPUs of the manifest: the reference launcher's, and those only AITER's
+ * launcher lists (a node without a GPU build of aiter-probe). */
+static json_t *merge_devices(const json_t *ref, const json_t *aiter)
+{
+	json_t *all = json_deep_copy(ref), *dev;
+	size_t i, j;
+
+	json_array_foreach(aiter, i, dev) {
+		const json_t *have;
+		bool seen = false;
+		json_array_foreach(all, j, have)
+			seen = seen || json_equal(json_object_get(have, "index"),
+			                          json_object_get(dev, "index"));
+		if (!seen)
+			json_array_append_new(all, json_pack("{s:O, s:O, s:O, s:O}", "index",
+			                                     json_object_get(dev, "index"), "name",
+			                                     json_object_get(dev, "name"), "arch",
+			                                     json_object_get(dev, "arch"),
+			                                     "compute_units",
+			                                     json_object_get(dev, "compute_units")));
+	}
+	return all;
+}
+
 static int build_manifest(const ap_scan_request *req, ap_ruleset *rs, ap_reader *r,
                           ap_pytarget *python, json_t **manifest)
 {
@@ -193,19 +277,29 @@ static int build_manifest(const ap_scan_request *req, ap_ruleset *rs, ap_reader 
 		.devices = req->devices,
 		.timeout_s = req->launch_timeout,
 		.inject = getenv("AITER_PROBE_LAUNCH_INJECT"),
+		.python = ap_pytarget_program(python),
+		.datadir = data_dir(req->datadir),
+		.aiter_root = ap_reader_root(r),
+		.aiter_meta = ap_reader_meta(r),
 	};
 	ap_scan_launch launch = {.opts = &lopts};
 	ap_aiter_info info = {.root = ap_reader_root(r), .meta = ap_reader_meta(r)};
-	char *reason = NULL, *version, *commit;
+	char *reason = NULL, *aiter_reason = NULL, *version, *commit;
 	int rc = 0;
-	json_t *all = json_array(), *devs, *inputs, *facts;
+	json_t *all = json_array(), *ref = NULL, *aiter = NULL, *launchers = NULL, *devs, *inputs,
+	       *facts;
 	ap_scan *scan;
 
 	if (req->no_launch) {
 		launch.skip_reason = "launches disabled (--no-launch)";
 	} else {
 		json_decref(all);
-		all = ap_launch_devices(&lopts, &reason);
+		ref = ap_launch_devices(&lopts, &reason);
+		aiter = ap_launch_aiter_devices(&lopts, &aiter_reason);
+		lopts.ref_devs = ref;
+		lopts.aiter_devs = json_object_get(aiter, "devices");
+		all = merge_devices(ref, lopts.aiter_devs);
+		launchers = launchers_report(ref, reason, aiter, aiter_reason, lopts.python);
 		if (json_array_size(all) == 0)
 			launch.skip_reason = reason;
 	}
@@ -216,6 +310,10 @@ static int build_manifest(const ap_scan_request *req, ap_ruleset *rs, ap_reader 
 		rc = AP_EINPUT;
 		free(reason);
 		json_decref(all);
+		json_decref(ref);
+		json_decref(aiter);
+		json_decref(launchers);
+		free(aiter_reason);
 		return rc;
 	}
 	launch.devs = devs;
@@ -228,6 +326,8 @@ static int build_manifest(const ap_scan_request *req, ap_ruleset *rs, ap_reader 
 	info.git_commit = commit;
 	facts = ap_pytarget_json(python);
 	*manifest = ap_manifest_build(scan, r, &info, facts, all, req->host);
+	if (launchers != NULL)
+		json_object_set(*manifest, "launchers", launchers);
 	json_decref(facts);
 	ap_scan_free(scan);
 	inputs = json_object_get(*manifest, "inputs");
@@ -248,8 +348,12 @@ static int build_manifest(const ap_scan_request *req, ap_ruleset *rs, ap_reader 
 	free(version);
 	free(commit);
 	free(reason);
+	free(aiter_reason);
 	json_decref(devs);
 	json_decref(all);
+	json_decref(ref);
+	json_decref(aiter);
+	json_decref(launchers);
 	return rc;
 }
 

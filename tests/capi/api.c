@@ -185,6 +185,31 @@ static void expect_plan(const aiter_probe_manifest *m, int heads, int launch, co
 	assert_int_equal(got_verified, verified);
 }
 
+/* Which kernel ran the launch and proved the plan row: recorded since AITER's
+ * own kernels can run the cross-check; absent from manifests before that. */
+static void test_kernels(void **state)
+{
+	aiter_probe_manifest *kernels = open_ok(MANIFESTS "kernels.json", 0);
+	aiter_probe_manifest *good = open_ok(MANIFESTS "good.json", 0);
+
+	(void)state;
+	assert_string_equal(aiter_probe_manifest_capability_launch_kernel(kernels,
+	                                                                  "mla.decode.native_h24"),
+	                    "aiter");
+	assert_string_equal(aiter_probe_manifest_mla_heads_kernel(kernels, 24), "aiter");
+	assert_null(aiter_probe_manifest_mla_heads_kernel(kernels, 23));
+	assert_null(aiter_probe_manifest_mla_heads_kernel(kernels, 129));
+	assert_null(aiter_probe_manifest_capability_launch_kernel(kernels, "mla.decode.native_h16"));
+	assert_null(aiter_probe_manifest_capability_launch_kernel(good, "mla.decode.native_h24"));
+	assert_null(aiter_probe_manifest_mla_heads_kernel(good, 24));
+	assert_null(aiter_probe_manifest_capability_launch_kernel(good, "mla.nope"));
+	assert_null(aiter_probe_manifest_capability_launch_kernel(NULL, "mla.nope"));
+	assert_string_equal(aiter_probe_last_error(),
+	                    "aiter_probe_manifest_capability_launch_kernel: m is NULL");
+	aiter_probe_manifest_free(kernels);
+	aiter_probe_manifest_free(good);
+}
+
 static void test_mla_heads(void **state)
 {
 	aiter_probe_manifest *good = open_ok(MANIFESTS "good.json", 0);
@@ -544,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_rule_ids),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_unknown_rule),
+		cmocka_unit_test(test_kernels),
 		cmocka_unit_test(test_mla_heads),
 		cmocka_unit_test(test_mla_plan_rows),
 		cmocka_unit_test(test_mla_head_maps),

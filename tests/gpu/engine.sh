@@ -30,6 +30,9 @@ expect_json "$CAP[\"launch\"][\"status\"]" passed
 expect_json "len($CAP[\"launch\"][\"results\"])" "$ngpu"
 expect_json "$CAP[\"supported\"]" True
 expect_json '[p["verified"] for p in j["plans"]["mla_heads"] if p["heads"] == 24]' "[True]"
+# Not an AMD node with AITER: our reference kernel is the one that ran.
+expect_json "($CAP[\"launch\"][\"kernel\"], j[\"launchers\"][\"reference\"][\"status\"])" "('reference', 'available')"
+expect_json "[r['kernel'] for r in $CAP['launch']['results']] == ['reference'] * $ngpu" True
 json_get "[(r['device']['index'], r['device']['name'], r['checks']['reference']['max_abs_err'], r['checks']['padded_vs_native']['max_abs_diff'], r['timings_us']) for r in $CAP['launch']['results']]"
 
 case_ "a faulting kernel on GPU $last is that GPU's error"

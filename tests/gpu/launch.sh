@@ -16,6 +16,10 @@ expect_json "$CAP[\"supported\"]" True
 expect_json "$CAP[\"launch\"][\"status\"]" passed
 expect_json "[r[\"device\"][\"index\"] for r in $CAP[\"launch\"][\"results\"]]" "[0, 1]"
 expect_json '[p["verified"] for p in j["plans"]["mla_heads"] if p["heads"] == 24]' "[True]"
+# No aiter package in the tree: AITER's launcher cannot run, ours did.
+expect_json "[r[\"kernel\"] for r in $CAP[\"launch\"][\"results\"]]" "['reference', 'reference']"
+expect_json "($CAP[\"launch\"][\"kernel\"], j[\"launchers\"][\"aiter\"][\"status\"])" "('reference', 'unavailable')"
+expect_json '[p["kernel"] for p in j["plans"]["mla_heads"] if p["heads"] == 24]' "['reference']"
 expect_json '[p["verified"] for p in j["plans"]["mla_heads"] if p["heads"] == 23]' "[False]"
 expect_json '[(p["launch_heads"], p["mode"]) for p in j["plans"]["mla_heads"] if p["heads"] == 24]' "[(24, 'none')]"
 

@@ -69,6 +69,22 @@ class LoadTest(unittest.TestCase):
         self.assertEqual(second.rule_status("mla.reduce.native_h24_d512"), "unmatched")
         self.assertEqual(second.launch_heads(24), (32, "tile-slice", False))
 
+    def test_kernels(self):
+        """Which kernel ran the launch and proved the row; absent before AITER's
+        own kernels could run the cross-check."""
+        m = aiter_probe.load(manifest("kernels.json"))
+        self.assertEqual(m.launch_kernel("mla.decode.native_h24"), "aiter")
+        self.assertEqual(m.verified_by(24), "aiter")
+        self.assertIsNone(m.verified_by(23))
+        self.assertIsNone(m.launch_kernel("mla.decode.native_h16"))
+        good = aiter_probe.load(manifest("good.json"))
+        self.assertIsNone(good.launch_kernel("mla.decode.native_h24"))
+        self.assertIsNone(good.verified_by(24))
+        with self.assertRaisesRegex(KeyError, "unknown capability 'mla.nope'"):
+            m.launch_kernel("mla.nope")
+        with self.assertRaisesRegex(KeyError, "plans.mla_heads has no row for 129 heads"):
+            m.verified_by(129)
+
     def test_unknown_verdict(self):
         """A rule that ends unknown, and the capability it leaves unknown: not
         supported, and told apart from a no by its reason."""
@@ -152,6 +168,12 @@ class LoadTest(unittest.TestCase):
              "'rules[\"mla.reduce.cases\"].matches[2].captures.heads' must be a string"),
             (lambda d: d["capabilities"]["mla.decode.native_h24"].__setitem__("supported", 1),
              "'capabilities[\"mla.decode.native_h24\"].supported' must be true or false"),
+            (lambda d: d["plans"]["mla_heads"][23].__setitem__("kernel", "ours"),
+             "'plans.mla_heads[23].kernel' must be one of aiter, reference (not 'ours')"),
+            (lambda d: d["capabilities"]["mla.decode.native_h24"]["launch"]["results"][0]
+             .__setitem__("kernel", "gpu"),
+             "'capabilities[\"mla.decode.native_h24\"].launch.results[0].kernel' must be one of "
+             "aiter, reference (not 'gpu')"),
             (lambda d: d["plans"]["mla_heads"][23].__setitem__("mode", "pad"),
              "'plans.mla_heads[23].mode' must be one of none, repeat-interleave, tile-slice "
              "(not 'pad')"),

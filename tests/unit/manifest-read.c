@@ -235,6 +235,13 @@ static const struct edit edits[] = {
 	{"capabilities/mla.decode.native_h24/launch", "status", "\"crashed\"",
 	 "'capabilities[\"mla.decode.native_h24\"].launch.status' must be one of passed, failed, "
 	 "error, skipped (not 'crashed')"},
+	{"capabilities/mla.decode.native_h24/launch/results/0", "kernel", "\"gpu\"",
+	 "'capabilities[\"mla.decode.native_h24\"].launch.results[0].kernel' must be one of aiter, "
+	 "reference (not 'gpu')"},
+	{"capabilities/mla.decode.native_h24/launch", "kernel", "1",
+	 "'capabilities[\"mla.decode.native_h24\"].launch.kernel' must be a string"},
+	{"plans/mla_heads/23", "kernel", "\"ours\"",
+	 "'plans.mla_heads[23].kernel' must be one of aiter, reference (not 'ours')"},
 	{"capabilities/mla.decode.native_h24/launch/results/0", "status", NULL,
 	 "missing key 'capabilities[\"mla.decode.native_h24\"].launch.results[0].status'"},
 	{"", "plans", NULL, "missing key 'plans'"},

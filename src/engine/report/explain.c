@@ -691,9 +691,7 @@ void ap_explain_print_text(const json_t *doc, FILE *to, bool color, int width)
 	fputs("requires:\n", to);
 	print_node(&pt, 2, json_object_get(doc, "requires"));
 	if (launch != NULL) {
-		const char *why = str(launch, "reason");
-		char *line = why != NULL ? ap_xasprintf("%s: %s", str(launch, "status"), why)
-		                         : ap_xstrdup(str(launch, "status"));
+		char *line = ap_launch_text(launch);
 		field(to, 0, "launch", line, width);
 		free(line);
 	}

@@ -10,6 +10,7 @@
 #include "core/ap-map.h"
 #include "core/ap-util.h"
 #include "core/manifest-read.h"
+#include "engine/launch.h"
 #include "engine/manifest.h"
 #include "core/text.h"
 
@@ -344,9 +345,7 @@ static void print_capabilities(const json_t *m, FILE *to, bool color, int width)
 			ap_buf_free(&list);
 		}
 		if (launch != NULL) {
-			const char *reason = string_at(launch, "reason");
-			char *text = ap_xasprintf("%s%s%s", string_at(launch, "status"),
-			                          reason != NULL ? ": " : "", reason != NULL ? reason : "");
+			char *text = ap_launch_text(launch);
 
 			print_labelled(to, "launch:", text, width);
 			free(text);
@@ -405,6 +404,28 @@ static void print_devices(const json_t *m, FILE *to, int width)
 	}
 }
 
+/* Which kernels could run the cross-checks, and why not. */
+static void print_launchers(const json_t *m, FILE *to, int width)
+{
+	static const char *const which[][2] = {{"aiter", "AITER's kernel"},
+	                                       {"reference", "reference kernel"}};
+	size_t i;
+
+	for (i = 0; i < sizeof which / sizeof which[0]; i++) {
+		char *line = ap_launchers_text(json_object_get(m, "launchers"), which[i][0]);
+		char *text = line != NULL ? ap_xasprintf("%s: %s", which[i][1], line) : NULL;
+
+		if (i == 0 && text != NULL)
+			fputs("Launchers:\n", to);
+		if (text != NULL) {
+			fputs("  ", to);
+			ap_text_wrap(to, text, 2, 4, width);
+		}
+		free(line);
+		free(text);
+	}
+}
+
 void ap_manifest_print_text(const json_t *manifest, FILE *to, bool color, int width)
 {
 	json_t *m = ap_json_for_terminal(manifest);
@@ -419,5 +440,6 @@ void ap_manifest_print_text(const json_t *manifest, FILE *to, bool color, int wi
 	print_capabilities(m, to, color, width);
 	print_rules(m, to, color, width);
 	print_devices(m, to, width);
+	print_launchers(m, to, width);
 	json_decref(m);
 }
