@@ -363,7 +363,7 @@ class ConservativeTest(unittest.TestCase):
                          "mla.decode_fwd.causal: no manifest (test reason); "
                          "mla.decode_fwd.return_lse: no manifest (test reason)")
         self.assertEqual(b.why("ps_lse_qlens"),
-                         "no rule reads the query lengths of gfx942's MLA ASM table")
+                         "mla.asm.gfx942.bf16_decode_rows: no manifest (test reason)")
 
     def test_launch_heads_as_vllm_pads(self):
         b = quiet("test reason")
