@@ -11,6 +11,7 @@ persistent override (a condition over gqa_ratio and max_seqlen_q) ask another
 lse_flag condition holds. Anything these rules do not say is Unreadable:
 the answer is then no query length, never a guess."""
 
+import functools
 import re
 
 __all__ = ["Unreadable", "DecodeLookup", "QLENS", "HEADS", "UNKNOWN", "condition"]
@@ -38,6 +39,8 @@ class Unreadable(ValueError):
     """What a rule read cannot be taken as the decode runs it."""
 
 
+# A backend asks the planner's one condition per (arch, dtypes, heads, qlen).
+@functools.lru_cache(maxsize=64)
 def _tokens(text):
     if len(text) > _MAX_CONDITION:
         raise Unreadable("a condition of %d characters" % len(text))
@@ -51,7 +54,7 @@ def _tokens(text):
                              % (text, text[i:].strip()))
         out.append(m.group(1) or m.group(2) or m.group(3))
         i = m.end()
-    return out
+    return tuple(out)
 
 
 def condition(text, names):
