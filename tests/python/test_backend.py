@@ -643,7 +643,7 @@ class FromManifestTest(unittest.TestCase):
 @unittest.skipUnless(HAVE_AP, NEEDS_AP)
 class ArchDtypeTest(unittest.TestCase):
     """Answers AITER decides by GPU architecture and dtype (aiter_probe.arch
-    and the Backend methods taking them), over the fixture mla-planner."""
+    and the Backend methods taking them), over the fixture mla-lookup-causal1."""
 
     def test_arch_strings(self):
         from aiter_probe.arch import base_arch
@@ -680,7 +680,7 @@ class ArchDtypeTest(unittest.TestCase):
         self.assertIsNone(dtype_class(None)[0])
 
     def test_native_heads(self):
-        b = Backend(golden("mla-planner"))
+        b = Backend(golden("mla-lookup-causal1"))
         where = "(rule mla.metadata.natively_supported matched at " \
             "csrc/kernels/mla/metadata/v1_2_device.cuh:14)"
         # bf16 on gfx950: any head count, any query length.
@@ -729,7 +729,7 @@ class ArchDtypeTest(unittest.TestCase):
                          "mla.metadata.natively_supported: no manifest (test reason)")
 
         def answer(cond=None, hk=None, hk_status=None):
-            m = golden("mla-planner")
+            m = golden("mla-lookup-causal1")
             rules = m.data["rules"]
             if cond is not None:
                 rules["mla.metadata.natively_supported"]["matches"][0]["captures"]["cond"] = cond
@@ -764,7 +764,7 @@ class ArchDtypeTest(unittest.TestCase):
         self.assertIn("a condition of 5001 characters", why)
 
     def test_reducer_heads(self):
-        b = Backend(golden("mla-planner"))
+        b = Backend(golden("mla-lookup-causal1"))
         self.assertEqual(b.reducer_heads(128), frozenset({16, 32, 48, 64, 96, 128}))
         self.assertEqual(b.why("reducer_heads"), "head_dim 128: 16, 32, 48, 64, 96, 128 of "
                          "rule mla.reduce.cases: 7 cases in csrc/kernels/mla/reduce.cu")
@@ -775,7 +775,7 @@ class ArchDtypeTest(unittest.TestCase):
         b = quiet("test reason")
         self.assertIsNone(b.reducer_heads(128))
         self.assertEqual(b.why("reducer_heads"), "mla.reduce.cases: no manifest (test reason)")
-        m = golden("mla-planner")
+        m = golden("mla-lookup-causal1")
         m.data["rules"]["mla.reduce.cases"].update(status="unknown", matches=[],
                                                    reason="only a run decides")
         b = Backend(m)
@@ -788,14 +788,12 @@ class ArchDtypeTest(unittest.TestCase):
             b.reducer_heads(0)
 
     def test_ps_lse_qlens_per_arch(self):
-        b = Backend(golden("mla-planner"))
+        b = Backend(golden("mla-lookup-causal1"))
         self.assertEqual(b.ps_lse_qlens("gfx942:sramecc+:xnack-"), frozenset({1, 2, 3, 4}))
         self.assertTrue(b.why("ps_lse_qlens").startswith(
             "gfx942:sramecc+:xnack- is gfx942, causal, hsa/gfx942/mla/mla_asm.csv: 1 Gqa 16 "
             "qSeqLen 4 causal 1 lse 1 (line 2)"), b.why("ps_lse_qlens"))
         self.assertEqual(b.ps_lse_qlens("gfx950:sramecc+:xnack-"), frozenset(range(1, 17)))
-        self.assertEqual(b.ps_lse_qlens("gfx950:sramecc+:xnack-"),
-                         Backend(golden("mla-lookup-causal1")).ps_lse_qlens("gfx950"))
         self.assertIsNone(b.ps_lse_qlens("gfx1250"))
         self.assertEqual(b.why("ps_lse_qlens"), "gfx1250: no rule reads the query lengths of "
                          "its MLA ASM table (hsa/gfx1250/mla/mla_asm.csv); rules read gfx942's "
@@ -803,13 +801,13 @@ class ArchDtypeTest(unittest.TestCase):
         self.assertIsNone(b.ps_lse_qlens("sm_90"))
         self.assertIn("'sm_90' is not an AMD GPU architecture", b.why("ps_lse_qlens"))
         # Without the table: the lookup finds nothing.
-        self.assertEqual(Backend(golden("mla-lookup-causal1")).ps_lse_qlens("gfx942"),
+        self.assertEqual(Backend(golden("mla-lookup-causal0")).ps_lse_qlens("gfx942"),
                          frozenset())
         b = quiet("test reason")
         self.assertEqual(b.ps_lse_qlens("gfx950:sramecc+:xnack-"), frozenset({1, 4}))
 
     def test_launch_heads_per_arch(self):
-        m = golden("mla-planner")
+        m = golden("mla-lookup-causal1")
         b = Backend(m)
         self.assertEqual(b.mla_launch_heads(24, "gfx950:sramecc+:xnack-"), (32, "tile-slice"))
         self.assertEqual(b.why("mla_launch_heads"), "gfx950:sramecc+:xnack- is gfx950: 24 heads "
@@ -819,7 +817,7 @@ class ArchDtypeTest(unittest.TestCase):
         self.assertIn("'sm_90' is not an AMD GPU architecture", b.why("mla_launch_heads"))
         self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
         # A launch verified the row on gfx942: not on gfx950.
-        m = golden("mla-planner")
+        m = golden("mla-lookup-causal1")
         for row in m.data["plans"]["mla_heads"]:
             row["verified"] = row["heads"] == 24
         m.data["devices"] = [{"index": 0, "name": "MI300X", "arch": "gfx942:sramecc+:xnack-",
