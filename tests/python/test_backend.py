@@ -764,18 +764,23 @@ class ArchDtypeTest(unittest.TestCase):
         self.assertIn("a condition of 5001 characters", why)
 
     def test_reducer_heads(self):
-        b = Backend(golden("mla-lookup-causal1"))
-        self.assertEqual(b.reducer_heads(128), frozenset({16, 32, 48, 64, 96, 128}))
-        self.assertEqual(b.why("reducer_heads"), "head_dim 128: 16, 32, 48, 64, 96, 128 of "
+        b = Backend(golden("h24-native"))
+        self.assertEqual(b.reducer_heads(512), frozenset({8, 16, 24, 32, 128}))
+        self.assertEqual(b.why("reducer_heads"), "head_dim 512: 8, 16, 24, 32, 128 of "
                          "rule mla.reduce.cases: 7 cases in csrc/kernels/mla/reduce.cu")
-        self.assertEqual(b.reducer_heads(512), frozenset({16}))
-        self.assertEqual(b.reducer_heads(64), frozenset())
-        self.assertEqual(b.why("reducer_heads"), "head_dim 64: no case of rule "
+        self.assertEqual(b.reducer_heads(128), frozenset({1}))
+        self.assertEqual(b.reducer_heads(256), frozenset())
+        self.assertEqual(b.why("reducer_heads"), "head_dim 256: no case of rule "
                          "mla.reduce.cases: 7 cases in csrc/kernels/mla/reduce.cu")
         b = quiet("test reason")
         self.assertIsNone(b.reducer_heads(128))
         self.assertEqual(b.why("reducer_heads"), "mla.reduce.cases: no manifest (test reason)")
-        m = golden("mla-lookup-causal1")
+        # A tree without the reducer cannot tell either.
+        b = Backend(golden("mla-lookup-causal1"))
+        self.assertIsNone(b.reducer_heads(128))
+        self.assertEqual(b.why("reducer_heads"), "rule mla.reduce.cases is missing: no such "
+                         "file: csrc/kernels/mla/reduce.cu")
+        m = golden("h24-native")
         m.data["rules"]["mla.reduce.cases"].update(status="unknown", matches=[],
                                                    reason="only a run decides")
         b = Backend(m)
