@@ -15,9 +15,10 @@ engine pip installs with the package; no manifest needed). With neither
 (the engine cannot load, the scan fails, and no usable saved manifest)
 every answer is the conservative one the backends take today: not
 supported, the Gluon head bound 16, MLA heads padded as vLLM pads them, and
-the reason is logged once (logger "aiter_probe", a warning). Answers that
-depend on the node at run time (the GPU architecture, environment switches)
-stay the caller's: these say what the AITER tree holds.
+the reason is logged once (logger "aiter_probe", a warning). What the node
+decides at run time (the GPU architecture, environment switches) the
+caller gives: the methods that AITER answers by arch or dtype take them
+(aiter_probe.arch reads torch's names) and say what the tree decides.
 """
 
 import os
