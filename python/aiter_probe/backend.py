@@ -436,12 +436,14 @@ class Backend:
         hk_id = "mla.metadata.hk_mtp_experimental"
         hk_rule = self.manifest.data["rules"].get(hk_id)
         hk = None
-        if hk_rule is not None and hk_rule["status"] == "matched" and \
-                len(hk_rule["matches"]) == 1:
+        # Unmatched (or scanned without the rule): the tree defines no
+        # hk_mtp_experimental, and a predicate naming it does not read.
+        if hk_rule is not None and hk_rule["status"] == "matched":
+            if len(hk_rule["matches"]) != 1:
+                return self._answer(name, None, "%s: %s %d times: not one term" % (
+                    words, self._rule_words(hk_id, hk_rule), len(hk_rule["matches"])))
             hk = hk_rule["matches"][0]["captures"].get("cond")
         elif hk_rule is not None and hk_rule["status"] != "unmatched":
-            # Unmatched: the tree defines no hk_mtp_experimental, and a
-            # predicate naming it does not read (below).
             return self._answer(name, None, "%s: %s" % (words, self._rule_words(hk_id, hk_rule)))
         value, why = natively_supported(
             rule["matches"][0]["captures"].get("cond", ""), hk, base, kinds[0] == "fp8",

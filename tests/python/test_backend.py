@@ -752,6 +752,14 @@ class ArchDtypeTest(unittest.TestCase):
         got, why = answer(hk_status="unmatched")
         self.assertIsNone(got)
         self.assertIn("reads 'hk_mtp_experimental'", why)
+        m = golden("mla-lookup-causal1")
+        hk_rule = m.data["rules"]["mla.metadata.hk_mtp_experimental"]
+        hk_rule["matches"].append(hk_rule["matches"][0])
+        b = Backend(m)
+        self.assertIsNone(b.native_heads("gfx942", "fp8", "fp8", 32, 4))
+        self.assertIn("rule mla.metadata.hk_mtp_experimental matched at "
+                      "csrc/kernels/mla/metadata/v1_2_device.cuh:10 2 times: not one term",
+                      b.why("native_heads"))
         got, why = answer(hk_status="unknown")
         self.assertIsNone(got)
         self.assertIn("rule mla.metadata.hk_mtp_experimental is unknown", why)
