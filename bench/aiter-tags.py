@@ -29,7 +29,15 @@ script decides on its own, and compares with `aiter-probe scan --format json`:
   to 16 (also without persistence where aiter/mla.py may drop it), and the
   key it asks is looked up in the gfx950 table; the query lengths found are
   compared with what the backend adapter (python/aiter_probe, the code under
-  test) answers from aiter-probe's rules (column lse-q).
+  test) answers from aiter-probe's rules (column lse-q); the same for gfx942
+  and its table (a disagreement is listed under the row).
+
+  The metadata planner's natively_supported (and hk_mtp_experimental, which
+  it ORs in), as declared in csrc/kernels/mla/metadata/v1_2_device.cuh, run
+  over gfx942, gfx950 and gfx1250, q/kv bf16 or FP8, 12 head counts, query
+  lengths 1 to 8 and AITER_ENABLE_EXPERIMENTAL on, off or not known, and
+  compared point by point with the adapter's native_heads (given torch's
+  arch and dtype names).
 
 The table has one row per tag (version order), ref or tree, a 1/0 column per
 capability (`!`: aiter-probe disagrees on it or on a rule under it); then the
@@ -2713,6 +2721,23 @@ def first_releases(rows, tags):
                    and (want is None or want <= r["lookup"][0])]
         lines.append(f"lse-q gfx950 bf16 16-head persistent LSE decode, {what}: "
                      + (holding[0] if holding else "never"))
+    holding = [r["name"] for r in tag_rows if r["lookup942"][0]]
+    lines.append("lse-q gfx942 bf16 16-head persistent LSE decode, any query length: "
+                 + (holding[0] if holding else "never"))
+    # The planner's predicate at a few points of its grid, per tag.
+    for point, what in ((("gfx950", "bf16", "bf16", 24, 1, None), "gfx950 bf16 24 heads"),
+                        (("gfx942", "bf16", "bf16", 24, 1, None), "gfx942 bf16 24 heads"),
+                        (("gfx942", "fp8", "fp8", 128, 1, None), "gfx942 fp8 128 heads"),
+                        (("gfx950", "fp8", "fp8", 32, 4, None), "gfx950 fp8 32 heads qlen 4")):
+        holding = [r["name"] for r in tag_rows if r["native"] and r["native"][point]]
+        lines.append(f"native {what} (planner natively_supported): "
+                     + (holding[0] if holding else "never"))
+    having = [r for r in tag_rows if r["rules"]["mla.metadata.natively_supported"].status
+              == "matched"]
+    unknown = [r["name"] for r in having if any(
+        v is None for (*_, exp), v in r["native"].items() if exp is not None)]
+    lines.append(f"native: {len(having)} tags with natively_supported; undecided with "
+                 "AITER_ENABLE_EXPERIMENTAL given on: " + (", ".join(unknown) or "none"))
     return lines
 
 
