@@ -24,6 +24,7 @@ caller gives: the methods that AITER answers by arch or dtype take them
 import os
 import re
 import threading
+from typing import Any, FrozenSet, Optional
 
 from . import _logger
 from .arch import base_arch, dtype_class, natively_supported
@@ -398,7 +399,8 @@ class Backend:
                 "(verified by a launch on %s, not on %s)" % (", ".join(ran), base)
         return answer, "%s: %s" % (why, plan_why)
 
-    def native_heads(self, arch, q_dtype, kv_dtype, heads, qlen, experimental=None):
+    def native_heads(self, arch: str, q_dtype: Any, kv_dtype: Any, heads: int, qlen: int,
+                     experimental: Optional[bool] = None) -> Optional[bool]:
         """The MLA metadata planner plans `heads` query heads at query length
         `qlen` as they are (its natively_supported; False: it folds them
         onto 16 heads when heads is a multiple of 16, else refuses them), for
@@ -451,7 +453,7 @@ class Backend:
         return self._answer(name, value, "%s, q %s, kv %s, %d heads, qlen %d: %s (%s)" % (
             arch_why, kinds[0], kinds[1], heads, qlen, why, words))
 
-    def reducer_heads(self, head_dim):
+    def reducer_heads(self, head_dim: int) -> Optional[FrozenSet[int]]:
         """The head counts the MLA reducer dispatches at head_dim (a frozenset
         of ints; empty when it has none there): at 128, the heads FP8 MLA
         prefill may take. None when the tree cannot tell (no manifest, its
