@@ -29,7 +29,15 @@ script decides on its own, and compares with `aiter-probe scan --format json`:
   to 16 (also without persistence where aiter/mla.py may drop it), and the
   key it asks is looked up in the gfx950 table; the query lengths found are
   compared with what the backend adapter (python/aiter_probe, the code under
-  test) answers from aiter-probe's rules (column lse-q).
+  test) answers from aiter-probe's rules (column lse-q); the same for gfx942
+  and its table (a disagreement is listed under the row).
+
+  The metadata planner's natively_supported (and hk_mtp_experimental, which
+  it ORs in), as declared in csrc/kernels/mla/metadata/v1_2_device.cuh, run
+  over gfx942, gfx950 and gfx1250, q/kv bf16 or FP8, 12 head counts, query
+  lengths 1 to 8 and AITER_ENABLE_EXPERIMENTAL on, off or not known, and
+  compared point by point with the adapter's native_heads (given torch's
+  arch and dtype names).
 
 The table has one row per tag (version order), ref or tree, a 1/0 column per
 capability (`!`: aiter-probe disagrees on it or on a rule under it); then the
@@ -1393,21 +1401,21 @@ def rule_ps_lse_rows(src):
     return V("unmatched", CSV_942)
 
 
-def rule_gfx950_rows(src):
-    """Every bf16 decode row of the gfx950 table without context-parallel
-    cprr, as distinct (Gqa, ps, qSeqLen, causal, lse) cells in table order
-    (as `aiter-probe history` keeps captures), "none" for a column the table
-    does not have."""
-    t = read_csv(src, CSV_950)
+def rule_decode_rows(src, table=CSV_950):
+    """Every bf16 decode row of a table (gfx950's, gfx942's) without
+    context-parallel cprr, as distinct (Gqa, ps, qSeqLen, causal, lse) cells
+    in table order (as `aiter-probe history` keeps captures), "none" for a
+    column the table does not have."""
+    t = read_csv(src, table)
     if t is None:
-        return V("missing", CSV_950)
+        return V("missing", table)
     if isinstance(t, str):
-        return V("unknown" if t.startswith("unknown") else "error", CSV_950, note=t)
+        return V("unknown" if t.startswith("unknown") else "error", table, note=t)
     header, rows = t
     need = ("qType", "kvType", "Gqa", "ps", "prefill", "qSeqLen")
     absent = [c for c in need if c not in header]
     if absent:
-        return V("error", CSV_950, note="no column " + ", ".join(absent))
+        return V("error", table, note="no column " + ", ".join(absent))
     found, first = [], None
     for n, row in enumerate(rows, 2):
         c = csv_cells(header, row, need + ("causal", "lse", "cprr"))
@@ -1419,8 +1427,8 @@ def rule_gfx950_rows(src):
                 found.append(row_key)
             first = first or n
     if not found:
-        return V("unmatched", CSV_950, caps={"rows": []})
-    return V("matched", CSV_950, f"{CSV_950}:{first}", {"rows": found})
+        return V("unmatched", table, caps={"rows": []})
+    return V("matched", table, f"{table}:{first}", {"rows": found})
 
 
 # --- The MLA decode's kernel lookup, run on the tree's own source ---------------
@@ -1899,19 +1907,20 @@ def mla_py_decode(reader, q):
 HEADS_PER_KV = 16
 
 
-def lookup_truth(reader, src, causal=1):
-    """The query lengths of LOOKUP_QLENS whose gfx950 bf16, 16-head,
-    persistent decode with an LSE buffer finds a kernel, as the tree's own
+def lookup_truth(reader, src, causal=1, arch="gfx950"):
+    """The query lengths of LOOKUP_QLENS whose bf16, 16-head, persistent
+    decode with an LSE buffer on arch finds a kernel, as the tree's own
     code asks (frozenset, how each was looked up), or (None, why) when that
     is not known; (None, None) without the decode's source or the table."""
     data = src.read(ASM_MLA)
     if data is None:
         return None, None
-    table = read_csv(src, CSV_950)
+    path = f"hsa/{arch}/mla/mla_asm.csv"
+    table = read_csv(src, path)
     if table is None:
         return None, None
     if isinstance(table, str):
-        return None, f"{CSV_950}: {table}"
+        return None, f"{path}: {table}"
     toks = live_tokens(decode(data))
     found, asked = set(), []
     try:
@@ -1922,7 +1931,7 @@ def lookup_truth(reader, src, causal=1):
                 try:
                     key = decode_key(toks, {
                         "gqa_ratio": HEADS_PER_KV, "max_seqlen_q": q, "persistent": persistent,
-                        "q_type": "bf16", "kv_type": "bf16", "arch_id": "gfx950",
+                        "q_type": "bf16", "kv_type": "bf16", "arch_id": arch,
                         "causal": causal, "lse": PTR, "g_kv_indptr": None})
                     line = table_finds(table, key)
                 except Fail as e:
@@ -1934,6 +1943,86 @@ def lookup_truth(reader, src, causal=1):
     except (Unknown, PyParseError) as e:
         return None, str(e)
     return frozenset(found), asked
+
+
+# --- The metadata planner's natively_supported, evaluated ---------------------
+#
+# csrc/kernels/mla/metadata/v1_2_device.cuh declares `const bool
+# natively_supported = COND;` (and, from v0.1.14, hk_mtp_experimental, which
+# COND reads): each COND is taken as this script's lexer splits it and run by
+# Expr over (arch, FP8 q, FP8 kv, heads, qlen), AITER_ENABLE_EXPERIMENTAL on,
+# off or not known (UNK). Compared with the backend adapter's native_heads.
+
+PLANNER_BOOLS = ("natively_supported", "hk_mtp_experimental")
+NATIVE_ARCHS = ("gfx942", "gfx950", "gfx1250")
+NATIVE_DTYPES = (("bf16", "bf16"), ("fp8", "fp8"), ("bf16", "fp8"), ("fp8", "bf16"))
+NATIVE_HEADS = (1, 8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144)
+NATIVE_QLENS = range(1, 9)
+NATIVE_EXPERIMENTAL = (None, False, True)
+
+
+def planner_bools(text):
+    """{name: [(the tokens of each declaration's condition, line)]} of the
+    planner's text, or None without its file."""
+    if text is None:
+        return None
+    toks = live_tokens(text)
+    out = {name: [] for name in PLANNER_BOOLS}
+    for i in range(len(toks) - 3):
+        if (toks[i].text, toks[i + 1].text) == ("const", "bool") and \
+                toks[i + 2].text in out and toks[i + 3].text == "=":
+            j = i + 4
+            while j < len(toks) and toks[j].text not in (";", "{", "}"):
+                j += 1
+            if j < len(toks) and toks[j].text == ";":
+                out[toks[i + 2].text].append((toks[i + 4:j], toks[i].line))
+    return out
+
+
+def rule_planner_bool(meta, name):
+    bools = planner_bools(meta)
+    if bools is None:
+        return V("missing", METADATA_PATHS[0])
+    found = bools[name]
+    if not found:
+        return V("unmatched", METADATA_PATHS[0])
+    return V("matched", METADATA_PATHS[0], f"{METADATA_PATHS[0]}:{found[0][1]}",
+             {"cond": [tuple(t.text for t in c) for c, _ in found]})
+
+
+def native_grid():
+    for arch in NATIVE_ARCHS:
+        for q, kv in NATIVE_DTYPES:
+            for heads in NATIVE_HEADS:
+                for qlen in NATIVE_QLENS:
+                    for exp in NATIVE_EXPERIMENTAL:
+                        yield arch, q, kv, heads, qlen, exp
+
+
+def native_truth(meta):
+    """{grid point: True, False or None} of the planner's natively_supported
+    (None: the tree has no one predicate, or its value needs what only a run
+    knows), or None without the planner."""
+    bools = planner_bools(meta)
+    if bools is None:
+        return None
+    ns, hk = bools["natively_supported"], bools["hk_mtp_experimental"]
+    out = {}
+    for point in native_grid():
+        arch, q, kv, heads, qlen, exp = point
+        v = UNK
+        if len(ns) == 1 and len(hk) <= 1:
+            env = {"arch_id": arch, "q_is_fp8": int(q == "fp8"), "kv_is_fp8": int(kv == "fp8"),
+                   "num_heads": heads, "max_seqlen_qo": qlen,
+                   "enable_experimental": UNK if exp is None else int(exp)}
+            if hk:
+                env["hk_mtp_experimental"] = Expr(hk[0][0], env).value()
+            try:
+                v = Expr(ns[0][0], env).value()
+            except Unknown:
+                v = UNK
+        out[point] = None if v is UNK else truthy(v)
+    return out
 
 
 def rule_tuned_config(src):
@@ -2000,6 +2089,9 @@ NEW_RULES = {
     "mla.triton_decode_fwd.binds_segmented": ["mla.segmented_decode"],
     "mla.asm.gfx942.ps_lse_rows": ["mla.asm.gfx942.ps_lse"],
     "mla.asm.gfx950.bf16_decode_rows": [],
+    "mla.asm.gfx942.bf16_decode_rows": [],
+    "mla.metadata.natively_supported": [],
+    "mla.metadata.hk_mtp_experimental": [],
     "mla.decode_fwd.persistent_gate": [],
     "moe.situv2_a4w4.tuned_config": ["moe.situv2_a4w4_tuned"],
     "moe.situv2_a4w4.env_read": ["moe.situv2_a4w4_tuned"],
@@ -2029,7 +2121,7 @@ NEW_CAPABILITIES = [c for c, _ in CAPABILITIES if c != CAPABILITY]
 OLD_RULE_CAPS = {RULE_REDUCE: [CAPABILITY], RULE_METADATA: [CAPABILITY], RULE_CASES: []}
 
 
-def new_verdicts(src):
+def new_verdicts(src, meta):
     """The new rules and capabilities of one source (GitSource/TreeSource),
     plus the probe readings vLLM and SGLang make of it."""
     reader = PyReader(src)
@@ -2057,7 +2149,10 @@ def new_verdicts(src):
         reader, TRITON_MLA_PY, "mla_decode_fwd",
         binds(10, "causal", "q_descale", "kv_descale", "skip_reduce"))
     R["mla.asm.gfx942.ps_lse_rows"] = rule_ps_lse_rows(src)
-    R["mla.asm.gfx950.bf16_decode_rows"] = rule_gfx950_rows(src)
+    R["mla.asm.gfx950.bf16_decode_rows"] = rule_decode_rows(src, CSV_950)
+    R["mla.asm.gfx942.bf16_decode_rows"] = rule_decode_rows(src, CSV_942)
+    for name in PLANNER_BOOLS:
+        R[f"mla.metadata.{name}"] = rule_planner_bool(meta, name)
     R["mla.decode_fwd.persistent_gate"] = rule_def(reader, MLA_PY, "_use_persistent_mla_decode",
                                                    always)
     R["moe.situv2_a4w4.tuned_config"] = rule_tuned_config(src)
@@ -2275,13 +2370,17 @@ def tool_captures(rid, captures):
         return {"heads": first.get("heads")}
     if rid == "mla.reduce_v1.binds_9":
         return {"param": first.get("param")}
-    if rid == "mla.asm.gfx950.bf16_decode_rows":
+    if rid in ("mla.asm.gfx950.bf16_decode_rows", "mla.asm.gfx942.bf16_decode_rows"):
         rows = []
         for c in captures:
             row = tuple(c.get(k) for k in ("gqa", "ps", "qlen", "causal", "lse"))
             if row not in rows:
                 rows.append(row)
         return {"rows": rows}
+    if rid.startswith("mla.metadata.") and rid.split(".")[-1] in PLANNER_BOOLS:
+        # Compared as this script's lexer splits the capture, whatever its
+        # spacing.
+        return {"cond": [tuple(t.text for t in live_tokens(c.get("cond", ""))) for c in captures]}
     if rid == RULE_CASES:
         try:
             return {"cases": [(int(c["heads"]), int(c["head_dim"])) for c in captures]}
@@ -2331,33 +2430,61 @@ def qlen_text(qlens):
     return ",".join(out) or "-"
 
 
-def tool_ps_lse_qlens(tool_rules):
-    """What the backend adapter (python/aiter_probe, the code under test)
-    answers from aiter-probe's rule states: (qlens, reason)."""
+def tool_backend(tool_rules):
+    """The backend adapter (python/aiter_probe, the code under test) over
+    aiter-probe's rule states."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
     try:
         from aiter_probe import Manifest
         from aiter_probe.backend import Backend
     finally:
         sys.path.pop(0)
-    rules = {rid: {"status": st, "file": CSV_950 if "gfx950" in rid else None, "reason": None,
+    rules = {rid: {"status": st, "file": "hsa/%s/mla/mla_asm.csv" % rid.split(".")[2]
+                   if rid.endswith("bf16_decode_rows") else None, "reason": None,
                    "matches": [{"line": 0, "text": "", "captures": c} for c in caps]}
              for rid, (st, caps) in tool_rules.items()}
-    b = Backend(Manifest({"rules": rules, "capabilities": {}}, "aiter-probe"))
-    qlens = b.ps_lse_qlens("gfx950")
-    return qlens, b.why("ps_lse_qlens")
+    return Backend(Manifest({"rules": rules, "capabilities": {}}, "aiter-probe"))
+
+
+# How torch names what the grid calls bf16 and fp8 (the adapter takes them).
+TORCH_NAMES = {"bf16": "torch.bfloat16", "fp8": "float8_e4m3fnuz"}
+
+
+def compare_native(row, tool_rules):
+    """The grid points where native_heads differs from the planner run, as
+    one message, or None."""
+    mine = row["native"]
+    b = tool_backend(tool_rules)
+    wrong = []
+    for point in native_grid():
+        arch, q, kv, heads, qlen, exp = point
+        want = mine.get(point) if mine is not None else None
+        got = b.native_heads(arch + ":sramecc+:xnack-", TORCH_NAMES[q], kv, heads, qlen,
+                             experimental=exp)
+        if got != want:
+            wrong.append(f"{arch} {q}/{kv} h{heads} q{qlen} exp {exp}: independent {want}, "
+                         f"aiter-probe {got} ({b.why('native_heads')})")
+    if not wrong:
+        return None
+    return f"native_heads: {len(wrong)} of the grid differ, e.g. {wrong[0]}"
 
 
 def compare_lookup(row, tool_rules):
-    """The disagreement of the decode lookup's query lengths, or None."""
-    mine, how = row["lookup"]
-    theirs, why = tool_ps_lse_qlens(tool_rules)
-    want = mine if mine is not None else frozenset()
-    if theirs == want:
-        return None
-    return (f"ps_lse_qlens: independent {qlen_text(mine)}"
-            f"{' (' + how + ')' if mine is None and how else ''}, aiter-probe "
-            f"{qlen_text(theirs)} ({why})")
+    """The disagreements of the decode lookups' query lengths (gfx950,
+    gfx942), as a list."""
+    out = []
+    b = tool_backend(tool_rules)
+    for arch, key in (("gfx950", "lookup"), ("gfx942", "lookup942")):
+        mine, how = row[key]
+        theirs = b.ps_lse_qlens(arch)
+        why = b.why("ps_lse_qlens")
+        want = mine if mine is not None else frozenset()
+        if theirs != want:
+            out.append(f"ps_lse_qlens({arch}): independent {qlen_text(mine)}"
+                       f"{' (' + how + ')' if mine is None and how else ''}, aiter-probe "
+                       f"{qlen_text(theirs)} ({why})")
+    native = compare_native(row, tool_rules)
+    return out + ([native] if native else [])
 
 
 def new_ids_present(tool_rules, tool_caps):
@@ -2594,6 +2721,23 @@ def first_releases(rows, tags):
                    and (want is None or want <= r["lookup"][0])]
         lines.append(f"lse-q gfx950 bf16 16-head persistent LSE decode, {what}: "
                      + (holding[0] if holding else "never"))
+    holding = [r["name"] for r in tag_rows if r["lookup942"][0]]
+    lines.append("lse-q gfx942 bf16 16-head persistent LSE decode, any query length: "
+                 + (holding[0] if holding else "never"))
+    # The planner's predicate at a few points of its grid, per tag.
+    for point, what in ((("gfx950", "bf16", "bf16", 24, 1, None), "gfx950 bf16 24 heads"),
+                        (("gfx942", "bf16", "bf16", 24, 1, None), "gfx942 bf16 24 heads"),
+                        (("gfx942", "fp8", "fp8", 128, 1, None), "gfx942 fp8 128 heads"),
+                        (("gfx950", "fp8", "fp8", 32, 4, None), "gfx950 fp8 32 heads qlen 4")):
+        holding = [r["name"] for r in tag_rows if r["native"] and r["native"][point]]
+        lines.append(f"native {what} (planner natively_supported): "
+                     + (holding[0] if holding else "never"))
+    having = [r for r in tag_rows if r["rules"]["mla.metadata.natively_supported"].status
+              == "matched"]
+    unknown = [r["name"] for r in having if any(
+        v is None for (*_, exp), v in r["native"].items() if exp is not None)]
+    lines.append(f"native: {len(having)} tags with natively_supported; undecided with "
+                 "AITER_ENABLE_EXPERIMENTAL given on: " + (", ".join(unknown) or "none"))
     return lines
 
 
@@ -2681,8 +2825,10 @@ def main():
 
     for row in rows:
         row["ind"] = independent(row["red"], row["meta"])
-        row["rules"], row["caps"], row["probes"] = new_verdicts(row["src"])
+        row["rules"], row["caps"], row["probes"] = new_verdicts(row["src"], row["meta"])
         row["lookup"] = lookup_truth(PyReader(row["src"]), row["src"])
+        row["lookup942"] = lookup_truth(PyReader(row["src"]), row["src"], arch="gfx942")
+        row["native"] = native_truth(row["meta"])
         row["caps"][CAPABILITY] = row["ind"]["capability"]
 
     notes = []
@@ -2714,8 +2860,7 @@ def main():
             diffs = compare_state(rules, row["caps"], *states[row["name"]], rule_ids, cap_ids)
             row["diffs"] = [m for _, m in diffs]
             if active:
-                lookup = compare_lookup(row, states[row["name"]][0])
-                row["diffs"] += [lookup] if lookup else []
+                row["diffs"] += compare_lookup(row, states[row["name"]][0])
             row["marks"] = set().union(*[k for k, _ in diffs]) if diffs else set()
         for row in rows:  # skipped rows do not count as disagreeing
             if row["diffs"] == ["(not in the history)"]:
@@ -2739,8 +2884,7 @@ def main():
             diffs = compare_state(row["rules"], row["caps"], t_rules, t_caps,
                                   list(NEW_RULES), NEW_CAPABILITIES)
             row["diffs"] += [m for _, m in diffs]
-            lookup = compare_lookup(row, t_rules)
-            row["diffs"] += [lookup] if lookup else []
+            row["diffs"] += compare_lookup(row, t_rules)
             for k, _ in diffs:
                 row["marks"] |= k
         if inactive:

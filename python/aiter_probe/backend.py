@@ -15,17 +15,20 @@ engine pip installs with the package; no manifest needed). With neither
 (the engine cannot load, the scan fails, and no usable saved manifest)
 every answer is the conservative one the backends take today: not
 supported, the Gluon head bound 16, MLA heads padded as vLLM pads them, and
-the reason is logged once (logger "aiter_probe", a warning). Answers that
-depend on the node at run time (the GPU architecture, environment switches)
-stay the caller's: these say what the AITER tree holds.
+the reason is logged once (logger "aiter_probe", a warning). What the node
+decides at run time (the GPU architecture, environment switches) the
+caller gives: the methods that AITER answers by arch or dtype take them
+(aiter_probe.arch reads torch's names) and say what the tree decides.
 """
 
 import os
 import re
 import threading
+from typing import Any, FrozenSet, Optional
 
 from . import _logger
 from .calls import CallsMixin
+from .arch import base_arch, dtype_class, natively_supported
 from .installed import scanned_or_saved
 from .mla_lookup import DecodeLookup, Unreadable
 
@@ -47,13 +50,15 @@ PLAN_MAX_HEADS = 128
 # a manifest; the rules whose matches give each architecture's decode lookup
 # (mla_lookup.DecodeLookup's arguments; None: may be unmatched).
 _PS_LSE_QLENS_TODAY = {"gfx950": frozenset({1, 4})}
-_PS_LSE_LOOKUP_RULES = {"gfx950": (
-    ("rows", "mla.asm.gfx950.bf16_decode_rows", True),
+# gfx942's lookup is gfx950's without its overrides (each asks arch_id ==
+# "gfx950"), over its own table.
+_PS_LSE_LOOKUP_RULES = {arch: (
+    ("rows", "mla.asm.%s.bf16_decode_rows" % arch, True),
     ("causal", "mla.asm.decode.causal", True),
-    ("pad", "mla.asm.decode.bf16_gqa16_pad", True),
-    ("folds", "mla.asm.decode.gfx950_bf16_ps_fold", False),
+    ("pad", "mla.asm.decode.bf16_gqa16_pad", True)) + ((
+        ("folds", "mla.asm.decode.gfx950_bf16_ps_fold", False),) if arch == "gfx950" else ()) + (
     ("lse", "mla.asm.decode.lse_flag", False),
-    ("gate", "mla.decode_fwd.persistent_gate", False))}
+    ("gate", "mla.decode_fwd.persistent_gate", False)) for arch in ("gfx942", "gfx950")}
 # The optional keywords of aiter.mla.mla_decode_fwd and the capability of each.
 _DECODE_FWD_KEYWORDS = (("q_scale", "mla.decode_fwd.fp8_scales"),
                         ("kv_scale", "mla.decode_fwd.fp8_scales"),
@@ -183,14 +188,18 @@ class Backend(CallsMixin):
         _aiter_mla_native_h24_metadata_supported)."""
         return self._rule_matched("native_h24_planner")
 
-    def mla_launch_heads(self, heads):
+    def mla_launch_heads(self, heads, arch=None):
         """(launch_heads, mode) for MLA decode with `heads` query heads, mode
-        "none", "repeat-interleave" or "tile-slice" (plans.mla_heads)."""
+        "none", "repeat-interleave" or "tile-slice" (plans.mla_heads). With
+        arch (as torch or rocminfo prints it), the plan for that
+        architecture: a launch verifies it only on a device of that arch;
+        None for a string that is no architecture."""
         _check_heads(heads)
         # Asked per layer and step: the plan is read once per head count.
-        if heads not in self._plans:
-            self._plans[heads] = self._plan(heads)
-        answer, self._why["mla_launch_heads"] = self._plans[heads]
+        key = heads if arch is None else (heads, arch)
+        if key not in self._plans:
+            self._plans[key] = self._plan(heads) if arch is None else self._arch_plan(heads, arch)
+        answer, self._why["mla_launch_heads"] = self._plans[key]
         return answer
 
     def _plan(self, heads):
@@ -307,16 +316,23 @@ class Backend(CallsMixin):
         arch's persistent bf16 MLA decode with 16 query heads per KV head
         and an LSE finds a kernel, as its lookup asks (padding, gfx950's
         folds onto other kernels, the causal it asks, the batch that drops
-        persistence): a length it lacks crashes the kernel lookup. Empty
-        when the tree cannot say. Without a manifest, vLLM's constant ({1,
-        4} on gfx950)."""
+        persistence): a length it lacks crashes the kernel lookup. arch as
+        torch or rocminfo prints it (gfx950:sramecc+:xnack- is gfx950);
+        gfx942 and gfx950. Empty when the tree cannot say; None for an
+        architecture no rule reads the table of. Without a manifest, vLLM's
+        constant ({1, 4} on gfx950, empty on gfx942)."""
         name = "ps_lse_qlens"
+        arch_name = arch
+        arch, arch_why = base_arch(arch)
+        if arch is None:
+            return self._answer(name, None, arch_why)
         today = _PS_LSE_QLENS_TODAY.get(arch, frozenset())
         rules = _PS_LSE_LOOKUP_RULES.get(arch)
         if rules is None:
-            return self._answer(name, today, "no rule reads the query lengths of %s's MLA ASM "
-                                "table" % arch)
-        args = {}
+            return self._answer(name, None, "%s: no rule reads the query lengths of its MLA ASM "
+                                "table (hsa/%s/mla/mla_asm.csv); rules read gfx942's and "
+                                "gfx950's" % (arch_why, arch))
+        args = {"folds": []}
         for key, rule_id, must_match in rules:
             rule = self._rule(name, rule_id)
             if rule is None:
@@ -345,7 +361,8 @@ class Backend(CallsMixin):
             return self._answer(name, frozenset(), "the decode's lookup cannot be read: %s: no "
                                 "query length" % (e if isinstance(e, Unreadable) else
                                                   "a match lacks its capture %s" % e))
-        return self._answer(name, qlens, "%s, %s: %s" % (
+        return self._answer(name, qlens, "%s%s, %s: %s" % (
+            "" if arch_name == arch else arch_why + ", ",
             "causal" if causal else "non-causal", rows_file, _describe_lookups(asked)))
 
     def reducer_cases(self):
@@ -367,6 +384,97 @@ class Backend(CallsMixin):
                                     % words)
         return self._answer(name, frozenset(cases), "rule %s: %d cases in %s" % (
             rule_id, len(cases), rule["file"]) if cases else words)
+
+    # --- decisions AITER takes by GPU architecture and dtype -----------------
+
+    def _arch_plan(self, heads, arch):
+        base, why = base_arch(arch)
+        if base is None:
+            return None, why
+        answer, plan_why = self._plan(heads)
+        devices = self.manifest.data.get("devices") or [] if self.manifest is not None else []
+        ran = sorted({base_arch(d.get("arch"))[0] or str(d.get("arch")) for d in devices
+                      if isinstance(d, dict)})
+        if plan_why.endswith("(verified by a launch)") and base not in ran:
+            plan_why = plan_why[:-len("(verified by a launch)")] + \
+                "(verified by a launch on %s, not on %s)" % (", ".join(ran), base)
+        return answer, "%s: %s" % (why, plan_why)
+
+    def native_heads(self, arch: str, q_dtype: Any, kv_dtype: Any, heads: int, qlen: int,
+                     experimental: Optional[bool] = None) -> Optional[bool]:
+        """The MLA metadata planner plans `heads` query heads at query length
+        `qlen` as they are (its natively_supported; False: it folds them
+        onto 16 heads when heads is a multiple of 16, else refuses them), for
+        arch (as torch or rocminfo prints it) and q and kv dtypes (torch
+        dtypes or their names). True, False, or None when the tree cannot
+        tell: no manifest, no predicate in the tree (before v0.1.7.post3),
+        one that does not read, an architecture or dtype it cannot name,
+        or an answer that depends on AITER_ENABLE_EXPERIMENTAL when
+        `experimental` (what AITER reads of it: atoi != 0) is not given."""
+        name = "native_heads"
+        for what, value in (("heads", heads), ("qlen", qlen)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError("%s must be an int, not %s" % (what, type(value).__name__))
+            if value < 1:
+                raise ValueError("%s must be at least 1, not %d" % (what, value))
+        base, arch_why = base_arch(arch)
+        if base is None:
+            return self._answer(name, None, arch_why)
+        kinds = []
+        for dtype in (q_dtype, kv_dtype):
+            kind, dtype_why = dtype_class(dtype)
+            if kind is None:
+                return self._answer(name, None, dtype_why)
+            kinds.append(kind)
+        rule_id = "mla.metadata.natively_supported"
+        rule = self._rule(name, rule_id)
+        if rule is None:
+            return None
+        words = self._rule_words(rule_id, rule)
+        if rule["status"] != "matched":
+            return self._answer(name, None, words)
+        if len(rule["matches"]) != 1:
+            return self._answer(name, None, "%s %d times: not one predicate" % (
+                words, len(rule["matches"])))
+        hk_id = "mla.metadata.hk_mtp_experimental"
+        hk_rule = self.manifest.data["rules"].get(hk_id)
+        hk = None
+        # Unmatched (or scanned without the rule): the tree defines no
+        # hk_mtp_experimental, and a predicate naming it does not read.
+        if hk_rule is not None and hk_rule["status"] == "matched":
+            if len(hk_rule["matches"]) != 1:
+                return self._answer(name, None, "%s: %s %d times: not one term" % (
+                    words, self._rule_words(hk_id, hk_rule), len(hk_rule["matches"])))
+            hk = hk_rule["matches"][0]["captures"].get("cond")
+        elif hk_rule is not None and hk_rule["status"] != "unmatched":
+            return self._answer(name, None, "%s: %s" % (words, self._rule_words(hk_id, hk_rule)))
+        value, why = natively_supported(
+            rule["matches"][0]["captures"].get("cond", ""), hk, base, kinds[0] == "fp8",
+            kinds[1] == "fp8", heads, qlen, experimental)
+        return self._answer(name, value, "%s, q %s, kv %s, %d heads, qlen %d: %s (%s)" % (
+            arch_why, kinds[0], kinds[1], heads, qlen, why, words))
+
+    def reducer_heads(self, head_dim: int) -> Optional[FrozenSet[int]]:
+        """The head counts the MLA reducer dispatches at head_dim (a frozenset
+        of ints; empty when it has none there): at 128, the heads FP8 MLA
+        prefill may take. None when the tree cannot tell (no manifest, its
+        case table not read)."""
+        if isinstance(head_dim, bool) or not isinstance(head_dim, int):
+            raise TypeError("head_dim must be an int, not %s" % type(head_dim).__name__)
+        if head_dim < 1:
+            raise ValueError("head_dim must be at least 1, not %d" % head_dim)
+        name, rule_id = "reducer_heads", "mla.reduce.cases"
+        cases = self.reducer_cases()
+        why = self._why["reducer_cases"]
+        rule = self.manifest.data["rules"].get(rule_id) if self.manifest is not None else None
+        # reducer_cases answers empty for both "no case" and "not read".
+        if rule is None or rule["status"] not in ("matched", "unmatched") or (
+                rule["status"] == "unmatched" and not rule["file"]) or (
+                    rule["status"] == "matched" and not cases):
+            return self._answer(name, None, why)
+        heads = frozenset(h for h, d in cases if d == head_dim)
+        return self._answer(name, heads, "head_dim %d: %s of %s" % (
+            head_dim, ", ".join(str(h) for h in sorted(heads)) or "no case", why))
 
     def vllm_calls_bind(self):
         """Every call vLLM makes into AITER without a guard binds."""

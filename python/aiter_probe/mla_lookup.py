@@ -11,28 +11,36 @@ persistent override (a condition over gqa_ratio and max_seqlen_q) ask another
 lse_flag condition holds. Anything these rules do not say is Unreadable:
 the answer is then no query length, never a guess."""
 
+import functools
 import re
 
-__all__ = ["Unreadable", "DecodeLookup", "QLENS", "HEADS"]
+__all__ = ["Unreadable", "DecodeLookup", "QLENS", "HEADS", "UNKNOWN", "condition"]
 
 # The query lengths answered, and the heads per KV head the rules read.
 QLENS = range(1, 17)
 HEADS = 16
 
 _TOKEN = re.compile(r"\s*(?:([0-9]+)\b|([A-Za-z_][A-Za-z_0-9]*)"
-                    r"|(\|\||&&|==|!=|<=|>=|[-+*/%<>!()]))")
+                    r"|(\|\||&&|==|!=|<=|>=|[-+*/%<>!()]|\"[A-Za-z0-9_.]*\"))")
 # A condition longer or deeper than this is not one of AITER's (and would
-# cost time, or the interpreter's stack).
-_MAX_CONDITION = 512
+# cost time, or the interpreter's stack): the planner's natively_supported
+# is some 700 characters with its line breaks.
+_MAX_CONDITION = 4096
 _MAX_DEPTH = 16
 _LEVELS = (("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="), ("+", "-"), ("*", "/", "%"))
 _NULL = object()
+# A name's value when the caller does not know it (an environment switch):
+# && and || decide without it where the other side does (false && x is
+# false), and anything else computed from it is UNKNOWN too.
+UNKNOWN = object()
 
 
 class Unreadable(ValueError):
     """What a rule read cannot be taken as the decode runs it."""
 
 
+# A backend asks the planner's one condition per (arch, dtypes, heads, qlen).
+@functools.lru_cache(maxsize=64)
 def _tokens(text):
     if len(text) > _MAX_CONDITION:
         raise Unreadable("a condition of %d characters" % len(text))
@@ -46,12 +54,14 @@ def _tokens(text):
                              % (text, text[i:].strip()))
         out.append(m.group(1) or m.group(2) or m.group(3))
         i = m.end()
-    return out
+    return tuple(out)
 
 
 def condition(text, names):
-    """The C condition `text` over integers, nullptr and `names` (name ->
-    int, or None for a null pointer), as C evaluates it: an int."""
+    """The C condition `text` over integers, string literals, nullptr and
+    `names` (name -> int, str, None for a null pointer, or UNKNOWN), as C
+    evaluates it: an int, or UNKNOWN when it depends on an UNKNOWN name.
+    Strings compare as AITER's std::string does with a literal (==, !=)."""
     toks = _tokens(text)
     pos = [0]
 
@@ -75,12 +85,13 @@ def condition(text, names):
     def unary():
         t = take() if pos[0] < len(toks) else ""
         if t == "!":
-            return int(not _truth(unary()))
+            v = unary()
+            return v if v is UNKNOWN else int(not _truth(v))
         if t == "-":
             v = unary()
-            if v is _NULL:
-                raise Unreadable("'%s' negates a pointer" % text)
-            return -v
+            if v is _NULL or isinstance(v, str):
+                raise Unreadable("'%s' negates a pointer or a string" % text)
+            return v if v is UNKNOWN else -v
         if t == "(":
             v = level(0)
             if (take() if pos[0] < len(toks) else "") != ")":
@@ -88,6 +99,8 @@ def condition(text, names):
             return v
         if t.isdigit():
             return int(t)
+        if t.startswith('"'):
+            return t[1:-1]
         if t == "nullptr":
             return _NULL
         if t in names:
@@ -104,20 +117,29 @@ def condition(text, names):
     v = level(0)
     if pos[0] != len(toks):
         raise Unreadable("'%s' is not a condition this reads (at '%s')" % (text, toks[pos[0]]))
-    return int(_truth(v))
+    return v if v is UNKNOWN else int(_truth(v))
 
 
 def _truth(v):
+    if isinstance(v, str):
+        raise Unreadable("a string '%s' taken as a truth value" % v)
     return v is not _NULL and v != 0
 
 
 def _apply(op, a, b, text):
-    if op == "||":
-        return int(_truth(a) or _truth(b))
-    if op == "&&":
-        return int(_truth(a) and _truth(b))
+    if op in ("||", "&&"):
+        known = [_truth(v) for v in (a, b) if v is not UNKNOWN]
+        if (op == "||") in known:
+            return int(op == "||")
+        return UNKNOWN if len(known) < 2 else int(op == "&&")
+    if UNKNOWN in (a, b):
+        return UNKNOWN
+    if isinstance(a, str) != isinstance(b, str):
+        raise Unreadable("'%s' compares a string with a number" % text)
     if op in ("==", "!="):
         return int((a is b if _NULL in (a, b) else a == b) == (op == "=="))
+    if isinstance(a, str):
+        raise Unreadable("'%s' computes with a string" % text)
     if _NULL in (a, b):
         raise Unreadable("'%s' computes with a pointer" % text)
     if op in ("/", "%") and b == 0:

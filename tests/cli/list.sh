@@ -22,7 +22,7 @@ case_ "list: probes and rules"
 probe list
 expect_rc 0
 expect_out_has "probes (15):"
-expect_out_has "rules (33):"
+expect_out_has "rules (36):"
 grep -q "^capabilities" "$TMP/out" && fail "capabilities listed without asking"
 
 case_ "list capabilities: golden"
@@ -34,9 +34,9 @@ diff -u "$EXP/list-capabilities.txt" "$TMP/out" >&2 || fail "stdout differs from
 case_ "list rules: the first sentence of each description"
 probe list rules
 expect_rc 0
-grep -q "^rules (33):$" "$TMP/out" || fail "no rules header"
+grep -q "^rules (36):$" "$TMP/out" || fail "no rules header"
 grep -A1 "^  mla.decode_fwd.params.fp8_scales " "$TMP/out" >"$TMP/entry"
-printf '%s\n' "  mla.decode_fwd.params.fp8_scales (./rules/mla.yaml:38)" \
+printf '%s\n' "  mla.decode_fwd.params.fp8_scales (./rules/mla.yaml:63)" \
 	"      aiter.mla.mla_decode_fwd takes q_scale and kv_scale." | diff -u - "$TMP/entry" >&2 ||
 	fail "rule entry differs"
 
@@ -65,7 +65,7 @@ expect_json '[r for r in j["rules"] if r["id"] == "mla.metadata.native_h24"][0][
 case_ "list: after -- the selector"
 probe list -- rules
 expect_rc 0
-expect_out_has "rules (33):"
+expect_out_has "rules (36):"
 
 case_ "list: fits a narrow terminal"
 COLUMNS=40 probe list capabilities

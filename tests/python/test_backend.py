@@ -363,7 +363,7 @@ class ConservativeTest(unittest.TestCase):
                          "mla.decode_fwd.causal: no manifest (test reason); "
                          "mla.decode_fwd.return_lse: no manifest (test reason)")
         self.assertEqual(b.why("ps_lse_qlens"),
-                         "no rule reads the query lengths of gfx942's MLA ASM table")
+                         "mla.asm.gfx942.bf16_decode_rows: no manifest (test reason)")
 
     def test_launch_heads_as_vllm_pads(self):
         b = quiet("test reason")
@@ -641,6 +641,211 @@ class FromManifestTest(unittest.TestCase):
 
 
 @unittest.skipUnless(HAVE_AP, NEEDS_AP)
+class ArchDtypeTest(unittest.TestCase):
+    """Answers AITER decides by GPU architecture and dtype (aiter_probe.arch
+    and the Backend methods taking them), over the fixture mla-lookup-causal1."""
+
+    def test_arch_strings(self):
+        from aiter_probe.arch import base_arch
+        for text, base in (("gfx950", "gfx950"), ("gfx950:sramecc+:xnack-", "gfx950"),
+                           ("amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-", "gfx942"),
+                           (" GFX90A:xnack+ ", "gfx90a"), ("gfx1250", "gfx1250")):
+            self.assertEqual(base_arch(text)[0], base, text)
+        self.assertEqual(base_arch("gfx950:sramecc+:xnack-"),
+                         ("gfx950", "gfx950:sramecc+:xnack- is gfx950"))
+        self.assertEqual(base_arch("gfx942"), ("gfx942", "gfx942"))
+        for bad in ("sm_90", "", "gfx", "gfx950;rm -rf", "cuda:0", "x" * 300):
+            base, why = base_arch(bad)
+            self.assertIsNone(base, bad)
+            self.assertIn("is not an AMD GPU architecture (gfx950, gfx950:sramecc+:xnack-)", why)
+        self.assertEqual(base_arch(950), (None, "the architecture must be a string such as "
+                                               "'gfx950', not int"))
+
+    def test_dtype_names(self):
+        from aiter_probe.arch import dtype_class
+
+        class FakeDtype:  # what str(torch.float8_e4m3fn) gives
+            def __str__(self):
+                return "torch.float8_e4m3fn"
+        for name, kind in (("bf16", "bf16"), ("bfloat16", "bf16"), ("torch.bfloat16", "bf16"),
+                           ("fp8", "fp8"), ("float8_e4m3fnuz", "fp8"),
+                           ("torch.float8_e4m3fnuz", "fp8"), ("float8_e4m3fn", "fp8"),
+                           (FakeDtype(), "fp8"), ("torch.float16", "fp16")):
+            self.assertEqual(dtype_class(name)[0], kind, name)
+        self.assertEqual(dtype_class("torch.bfloat16"), ("bf16", "torch.bfloat16 is bf16"))
+        self.assertEqual(dtype_class("float8_e5m2"), (None, "dtype 'float8_e5m2' is none "
+                         "AITER's MLA planner tells apart (bf16, fp16, float8_e4m3fnuz, "
+                         "float8_e4m3fn)"))
+        self.assertIsNone(dtype_class("torch.int8")[0])
+        self.assertIsNone(dtype_class(None)[0])
+
+    def test_native_heads(self):
+        b = Backend(golden("mla-lookup-causal1"))
+        where = "(rule mla.metadata.natively_supported matched at " \
+            "csrc/kernels/mla/metadata/v1_2_device.cuh:14)"
+        # bf16 on gfx950: any head count, any query length.
+        for heads in (1, 7, 24, 48, 100, 144):
+            self.assertIs(b.native_heads("gfx950:sramecc+:xnack-", "torch.bfloat16", "bf16",
+                                         heads, 3), True, heads)
+        self.assertEqual(b.why("native_heads"), "gfx950:sramecc+:xnack- is gfx950, q bf16, "
+                         "kv bf16, 144 heads, qlen 3: natively_supported is true " + where)
+        self.assertIs(b.native_heads("gfx942", "bf16", "bf16", 24, 1), False)
+        self.assertEqual(b.why("native_heads"), "gfx942, q bf16, kv bf16, 24 heads, qlen 1: "
+                         "natively_supported is false " + where)
+        self.assertIs(b.native_heads("gfx942", "bf16", "bf16", 16, 1), True)
+        self.assertIs(b.native_heads("gfx950", "fp8", "float8_e4m3fn", 32, 4), True)
+        self.assertIs(b.native_heads("gfx950", "fp8", "float8_e4m3fn", 32, 2), False)
+        self.assertIs(b.native_heads("gfx950", "bf16", "fp8", 32, 4), False)
+        self.assertIs(b.native_heads("gfx942", "float8_e4m3fnuz", "fp8", 128, 1), True)
+        # 32 x 4 = 128 on gfx942 FP8: hk_mtp_experimental, so the switch decides.
+        self.assertIsNone(b.native_heads("gfx942", "fp8", "fp8", 32, 4))
+        self.assertEqual(b.why("native_heads"), "gfx942, q fp8, kv fp8, 32 heads, qlen 4: the "
+                         "planner's natively_supported depends on AITER_ENABLE_EXPERIMENTAL "
+                         "here (hk_mtp_experimental): pass experimental= " + where)
+        self.assertIs(b.native_heads("gfx942", "fp8", "fp8", 32, 4, experimental=True), True)
+        self.assertIs(b.native_heads("gfx942", "fp8", "fp8", 32, 4, experimental=False), False)
+        # An architecture the planner names nowhere: only its unconditional heads.
+        self.assertIs(b.native_heads("gfx1250", "bf16", "bf16", 16, 1), True)
+        self.assertIs(b.native_heads("gfx1250", "bf16", "bf16", 32, 1), False)
+        self.assertIsNone(b.native_heads("sm_90", "bf16", "bf16", 16, 1))
+        self.assertEqual(b.why("native_heads"), "'sm_90' is not an AMD GPU architecture "
+                         "(gfx950, gfx950:sramecc+:xnack-)")
+        self.assertIsNone(b.native_heads("gfx950", "bf16", "torch.float8_e5m2", 16, 1))
+        self.assertIn("dtype 'torch.float8_e5m2' is none", b.why("native_heads"))
+        for bad in (True, 1.0, "16"):
+            with self.assertRaisesRegex(TypeError, "heads must be an int"):
+                b.native_heads("gfx950", "bf16", "bf16", bad, 1)
+        with self.assertRaisesRegex(ValueError, "qlen must be at least 1, not 0"):
+            b.native_heads("gfx950", "bf16", "bf16", 16, 0)
+
+    def test_native_heads_the_tree_cannot_tell(self):
+        b = Backend(golden("h24-native"))  # a planner without natively_supported
+        self.assertIsNone(b.native_heads("gfx950", "bf16", "bf16", 16, 1))
+        self.assertEqual(b.why("native_heads"), "rule mla.metadata.natively_supported did "
+                         "not match in csrc/kernels/mla/metadata/v1_2_device.cuh")
+        b = quiet("test reason")
+        self.assertIsNone(b.native_heads("gfx950", "bf16", "bf16", 16, 1))
+        self.assertEqual(b.why("native_heads"),
+                         "mla.metadata.natively_supported: no manifest (test reason)")
+
+        def answer(cond=None, hk=None, hk_status=None):
+            m = golden("mla-lookup-causal1")
+            rules = m.data["rules"]
+            if cond is not None:
+                rules["mla.metadata.natively_supported"]["matches"][0]["captures"]["cond"] = cond
+            if hk is not None:
+                rules["mla.metadata.hk_mtp_experimental"]["matches"][0]["captures"]["cond"] = hk
+            if hk_status is not None:
+                rules["mla.metadata.hk_mtp_experimental"].update(status=hk_status, matches=[])
+            b = Backend(m)
+            return b.native_heads("gfx942", "fp8", "fp8", 32, 4), b.why("native_heads")
+        got, why = answer(cond="num_heads >= MIN_HEADS")
+        self.assertIsNone(got)
+        self.assertIn("natively_supported cannot be read: 'num_heads >= MIN_HEADS' reads "
+                      "'MIN_HEADS'", why)
+        got, why = answer(cond='arch_id && num_heads == 16')
+        self.assertIsNone(got)
+        self.assertIn("a string 'gfx942' taken as a truth value", why)
+        got, why = answer(cond='arch_id == 16')
+        self.assertIn("compares a string with a number", why)
+        # The tree defines no hk_mtp_experimental, yet the predicate names it.
+        got, why = answer(hk_status="unmatched")
+        self.assertIsNone(got)
+        self.assertIn("reads 'hk_mtp_experimental'", why)
+        m = golden("mla-lookup-causal1")
+        hk_rule = m.data["rules"]["mla.metadata.hk_mtp_experimental"]
+        hk_rule["matches"].append(hk_rule["matches"][0])
+        b = Backend(m)
+        self.assertIsNone(b.native_heads("gfx942", "fp8", "fp8", 32, 4))
+        self.assertIn("rule mla.metadata.hk_mtp_experimental matched at "
+                      "csrc/kernels/mla/metadata/v1_2_device.cuh:10 2 times: not one term",
+                      b.why("native_heads"))
+        got, why = answer(hk_status="unknown")
+        self.assertIsNone(got)
+        self.assertIn("rule mla.metadata.hk_mtp_experimental is unknown", why)
+        self.assertEqual(answer(hk="0"), (False, "gfx942, q fp8, kv fp8, 32 heads, qlen 4: "
+                         "natively_supported is false (rule mla.metadata.natively_supported "
+                         "matched at csrc/kernels/mla/metadata/v1_2_device.cuh:14)"))
+        got, why = answer(cond="(" * 20 + "1" + ")" * 20)
+        self.assertIn("a condition nested 17 deep", why)
+        got, why = answer(cond="1 || " * 1000 + "1")
+        self.assertIn("a condition of 5001 characters", why)
+
+    def test_reducer_heads(self):
+        b = Backend(golden("h24-native"))
+        self.assertEqual(b.reducer_heads(512), frozenset({8, 16, 24, 32, 128}))
+        self.assertEqual(b.why("reducer_heads"), "head_dim 512: 8, 16, 24, 32, 128 of "
+                         "rule mla.reduce.cases: 7 cases in csrc/kernels/mla/reduce.cu")
+        self.assertEqual(b.reducer_heads(128), frozenset({1}))
+        self.assertEqual(b.reducer_heads(256), frozenset())
+        self.assertEqual(b.why("reducer_heads"), "head_dim 256: no case of rule "
+                         "mla.reduce.cases: 7 cases in csrc/kernels/mla/reduce.cu")
+        b = quiet("test reason")
+        self.assertIsNone(b.reducer_heads(128))
+        self.assertEqual(b.why("reducer_heads"), "mla.reduce.cases: no manifest (test reason)")
+        # A tree without the reducer cannot tell either.
+        b = Backend(golden("mla-lookup-causal1"))
+        self.assertIsNone(b.reducer_heads(128))
+        self.assertEqual(b.why("reducer_heads"), "rule mla.reduce.cases is missing: no such "
+                         "file: csrc/kernels/mla/reduce.cu")
+        m = golden("h24-native")
+        m.data["rules"]["mla.reduce.cases"].update(status="unknown", matches=[],
+                                                   reason="only a run decides")
+        b = Backend(m)
+        self.assertIsNone(b.reducer_heads(128))
+        self.assertEqual(b.why("reducer_heads"),
+                         "rule mla.reduce.cases is unknown: only a run decides")
+        with self.assertRaisesRegex(TypeError, "head_dim must be an int, not str"):
+            b.reducer_heads("128")
+        with self.assertRaisesRegex(ValueError, "head_dim must be at least 1, not 0"):
+            b.reducer_heads(0)
+
+    def test_ps_lse_qlens_per_arch(self):
+        b = Backend(golden("mla-lookup-causal1"))
+        self.assertEqual(b.ps_lse_qlens("gfx942:sramecc+:xnack-"), frozenset({1, 2, 3, 4}))
+        self.assertTrue(b.why("ps_lse_qlens").startswith(
+            "gfx942:sramecc+:xnack- is gfx942, causal, hsa/gfx942/mla/mla_asm.csv: 1 Gqa 16 "
+            "qSeqLen 4 causal 1 lse 1 (line 2)"), b.why("ps_lse_qlens"))
+        self.assertEqual(b.ps_lse_qlens("gfx950:sramecc+:xnack-"), frozenset(range(1, 17)))
+        self.assertIsNone(b.ps_lse_qlens("gfx1250"))
+        self.assertEqual(b.why("ps_lse_qlens"), "gfx1250: no rule reads the query lengths of "
+                         "its MLA ASM table (hsa/gfx1250/mla/mla_asm.csv); rules read gfx942's "
+                         "and gfx950's")
+        self.assertIsNone(b.ps_lse_qlens("sm_90"))
+        self.assertIn("'sm_90' is not an AMD GPU architecture", b.why("ps_lse_qlens"))
+        # Without the table: the lookup finds nothing.
+        self.assertEqual(Backend(golden("mla-lookup-causal0")).ps_lse_qlens("gfx942"),
+                         frozenset())
+        b = quiet("test reason")
+        self.assertEqual(b.ps_lse_qlens("gfx950:sramecc+:xnack-"), frozenset({1, 4}))
+
+    def test_launch_heads_per_arch(self):
+        m = golden("mla-lookup-causal1")
+        b = Backend(m)
+        self.assertEqual(b.mla_launch_heads(24, "gfx950:sramecc+:xnack-"), (32, "tile-slice"))
+        self.assertEqual(b.why("mla_launch_heads"), "gfx950:sramecc+:xnack- is gfx950: 24 heads "
+                         "launch as 32 (tile-slice): plans.mla_heads of %s (not verified by a "
+                         "launch)" % m.path)
+        self.assertIsNone(b.mla_launch_heads(24, "sm_90"))
+        self.assertIn("'sm_90' is not an AMD GPU architecture", b.why("mla_launch_heads"))
+        self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
+        # A launch verified the row on gfx942: not on gfx950.
+        m = golden("mla-lookup-causal1")
+        for row in m.data["plans"]["mla_heads"]:
+            row["verified"] = row["heads"] == 24
+        m.data["devices"] = [{"index": 0, "name": "MI300X", "arch": "gfx942:sramecc+:xnack-",
+                              "compute_units": 304}]
+        b = Backend(m)
+        self.assertEqual(b.mla_launch_heads(24, "gfx950"), (32, "tile-slice"))
+        self.assertTrue(b.why("mla_launch_heads").endswith(
+            "(verified by a launch on gfx942, not on gfx950)"), b.why("mla_launch_heads"))
+        b.mla_launch_heads(24, "gfx942")
+        self.assertTrue(b.why("mla_launch_heads").endswith("(verified by a launch)"))
+        b = quiet("test reason")
+        self.assertEqual(b.mla_launch_heads(24, "gfx942"), (32, "tile-slice"))
+        self.assertIn("as vLLM pads", b.why("mla_launch_heads"))
+
+
 class SampleTest(Env):
     """Every decision on the sample tree, through for_this_process."""
 
