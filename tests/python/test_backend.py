@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(SRCDIR, "python"))
 import aiter_probe  # noqa: E402
 from aiter_probe import backend  # noqa: E402
 from aiter_probe.backend import Backend, for_this_process  # noqa: E402
+from aiter_probe.discover import meta_folder  # noqa: E402
 
 AP = os.path.join(BUILDDIR or "", "aiter-probe")
 HAVE_AP = bool(BUILDDIR) and os.path.exists(AP)
@@ -838,6 +839,129 @@ class InProcessTest(Env):
             release.set()
             holder.join()
         self.assertEqual(status, 0)
+
+
+FIX = os.path.join(SRCDIR, "tests", "fixtures")
+
+
+class MetaFolderTest(Env):
+    """The meta folder, as the tree's own aiter/jit/core.py picks it
+    (aiter_probe.discover.meta_folder; src/engine/discover.c its twin): an
+    editable checkout with a stale aiter_meta/csrc builds from the root, a
+    wheel from aiter_meta/, older generations as they did."""
+
+    def laid_out(self, name, mode, core, stale=True):
+        """The sample tree, imported by this interpreter, with
+        aiter/install_mode (None: absent), aiter/jit/core.py of one
+        generation (tests/fixtures/core-py), and in aiter_meta/csrc a stale
+        copy whose reducer lacks 24 x 512 (h24-missing)."""
+        root = self.tree(name)
+        if mode is not None:
+            with open(os.path.join(root, "aiter", "install_mode"), "w") as f:
+                f.write(mode)
+        os.makedirs(os.path.join(root, "aiter", "jit"), exist_ok=True)
+        shutil.copy(os.path.join(FIX, "core-py", core + ".py"),
+                    os.path.join(root, "aiter", "jit", "core.py"))
+        if stale:
+            os.makedirs(os.path.join(root, "aiter_meta"))
+            shutil.copytree(os.path.join(FIX, "h24-missing", "csrc"),
+                            os.path.join(root, "aiter_meta", "csrc"))
+        return root
+
+    def as_wheel(self, root):
+        """root as pip installs a wheel: the sources only in aiter_meta/."""
+        os.makedirs(os.path.join(root, "aiter_meta"))
+        for folder in ("csrc", "hsa"):
+            os.rename(os.path.join(root, folder), os.path.join(root, "aiter_meta", folder))
+
+    def test_editable_checkout_builds_from_the_root(self):
+        root = self.laid_out("editable", "develop\n", "mode-env")
+        self.assertEqual(meta_folder(root), (
+            root, "aiter/jit/core.py: aiter/install_mode says 'develop'"))
+
+    def test_wheel_builds_from_aiter_meta(self):
+        root = self.laid_out("wheel", "install", "mode-env", stale=False)
+        self.as_wheel(root)
+        self.assertEqual(meta_folder(root), (
+            os.path.join(root, "aiter_meta"),
+            "aiter/jit/core.py: aiter/install_mode says 'install'"))
+
+    def test_no_install_mode_is_pip_install_e(self):
+        root = self.laid_out("no-mode", None, "mode-env")
+        self.assertEqual(meta_folder(root)[0], root)
+
+    def test_meta_dir_and_the_csrc_fallback(self):
+        root = self.laid_out("env", "install", "mode-env")
+        other = os.path.join(self.dir, "other")
+        shutil.copytree(os.path.join(FIX, "h24-native"), other)
+        os.environ["AITER_META_DIR"] = other
+        self.assertEqual(meta_folder(root), (other, "aiter/jit/core.py: AITER_META_DIR"))
+        os.environ["AITER_META_DIR"] = os.path.join(self.dir, "no-such")
+        self.assertEqual(meta_folder(root), (root, "aiter/jit/core.py: AITER_META_DIR, which "
+                                             "holds no csrc/: the root"))
+        del os.environ["AITER_META_DIR"]
+        shutil.rmtree(os.path.join(root, "aiter_meta", "csrc"))
+        self.assertEqual(meta_folder(root)[0], root)
+
+    def test_install_mode_alone_before_v0_1_7_post3(self):
+        root = self.laid_out("mode-only", "install", "mode")
+        os.environ["AITER_META_DIR"] = os.path.join(FIX, "h24-native")
+        self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
+        shutil.rmtree(os.path.join(root, "aiter_meta", "csrc"))
+        # No fallback then either: AITER builds from the empty aiter_meta/.
+        self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
+
+    def test_site_packages_before_v0_1_5_post1(self):
+        import site
+        root = self.laid_out("old", "develop", "site")
+        real = site.getsitepackages
+        self.addCleanup(setattr, site, "getsitepackages", real)
+        site.getsitepackages = lambda: [root]
+        self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
+        site.getsitepackages = lambda: [self.dir]
+        self.assertEqual(meta_folder(root)[0], root)
+        shutil.copy(os.path.join(FIX, "core-py", "site-parent.py"),
+                    os.path.join(root, "aiter", "jit", "core.py"))
+        self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
+
+    def test_without_core_py_the_layout(self):
+        root = self.tree("bare")
+        self.assertEqual(meta_folder(root)[0], root)
+        os.makedirs(os.path.join(root, "aiter_meta", "csrc"))
+        self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
+
+    @unittest.skipUnless(HAVE_AP and HAVE_LIBRARY, NEEDS_LIBRARY)
+    def test_the_engine_picks_the_same(self):
+        """The scan in process (the C API) and the command read the folder
+        meta_folder names, on every layout above."""
+        from aiter_probe.engine import scan_tree
+        self.with_engine()
+        for name, mode, core in (("a", "develop", "mode-env"), ("b", "install", "mode-env"),
+                                 ("c", None, "mode-env"), ("d", "install", "mode"),
+                                 ("e", "develop", "mode")):
+            root = self.laid_out(name, mode, core)
+            m = scan_tree(root)
+            self.assertEqual(m.meta, os.path.realpath(meta_folder(root)[0]), name)
+        os.environ["AITER_META_DIR"] = os.path.join(FIX, "h24-native")
+        for name in ("a", "b", "d"):
+            root = os.path.join(self.dir, name)
+            self.assertEqual(scan_tree(root).meta, os.path.realpath(meta_folder(root)[0]), name)
+
+    @unittest.skipUnless(HAVE_AP and HAVE_LIBRARY, NEEDS_LIBRARY)
+    def test_the_process_scans_the_editable_checkouts_root(self):
+        """The issue's case: the stale aiter_meta/csrc (no 24 x 512 case) is
+        not what answers; the root's sources are, as AITER builds them."""
+        root = self.laid_out("editable", "develop", "mode-env")
+        self.with_engine()
+        b = for_this_process()
+        self.assertEqual(b.manifest.meta, os.path.realpath(root))
+        self.assertIs(b.native_h24_reducer(), True)
+        with open(os.path.join(root, "aiter", "install_mode"), "w") as f:
+            f.write("install")
+        backend._forget()
+        b = for_this_process()
+        self.assertEqual(b.manifest.meta, os.path.join(os.path.realpath(root), "aiter_meta"))
+        self.assertIs(b.native_h24_reducer(), False)
 
 
 if __name__ == "__main__":
