@@ -34,29 +34,29 @@ def use_backend(backend):
 
 
 def _aiter_mla_native_h24_reducer_supported():
-    return aiter_backend().native_h24_reducer()
+    return aiter_backend().mla_reducer_24_heads_512()
 
 
 def _aiter_mla_native_h24_metadata_supported():
-    return aiter_backend().native_h24_planner()
+    return aiter_backend().mla_planner_24_heads()
 
 
 def _aiter_mla_native_h24_supported():
-    return aiter_backend().native_h24()
+    return aiter_backend().mla_decode_native_24_heads()
 
 
 def _fp8_mla_prefill_supported():
     """The AITER half; vLLM also requires gfx950."""
-    return aiter_backend().fp8_mla_prefill()
+    return aiter_backend().mla_prefill_fp8_persistent()
 
 
 def _segmented_mla_decode_supported():
     """The AITER half; vLLM also requires the Gluon build (gfx950)."""
-    return aiter_backend().segmented_decode()
+    return aiter_backend().mla_decode_segmented()
 
 
 def _gluon_mla_max_bh16_heads():
-    return aiter_backend().gluon_max_heads()
+    return aiter_backend().gluon_mla_decode_max_heads()
 
 
 def _as_slice(index):

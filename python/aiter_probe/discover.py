@@ -33,7 +33,12 @@ import site
 
 from . import _open_beneath
 
-__all__ = ["installed_aiter_root", "meta_folder"]
+__all__ = ["finds", "installed_aiter_root", "meta_folder"]
+
+# String annotations, typing imported for type checkers only (backend.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Tuple  # noqa: F401
 
 # Far above any core.py (60 KiB at v0.1.20); install_mode holds one word.
 _CORE_PY_MAX = 4 << 20
@@ -110,7 +115,7 @@ def _in_site_packages(real, parent):
     return False
 
 
-def meta_folder(root):
+def meta_folder(root: str) -> "Tuple[str, str]":
     """(the meta folder AITER at root builds from, how it was picked), as
     that tree's aiter/jit/core.py picks it (this module's docstring), for
     this interpreter and environment. The folder is under root as given
@@ -143,7 +148,7 @@ def meta_folder(root):
     return meta, how
 
 
-def installed_aiter_root():
+def installed_aiter_root() -> "Tuple[Optional[str], Optional[str]]":
     """(root, None): the canonical folder holding the aiter package this
     interpreter imports, found as the scan finds it (importlib's find_spec,
     which runs no aiter code); or (None, reason)."""
@@ -160,7 +165,7 @@ def installed_aiter_root():
     return os.path.realpath(os.path.dirname(where)), None
 
 
-def finds(name):
+def finds(name: str) -> "Optional[bool]":
     """Whether this interpreter finds the module (dotted) as the scan asks
     it (src/engine/pytarget.c): find_spec for the top-level name, the path
     finder for each submodule, so nothing is imported; None when that

@@ -17,6 +17,12 @@ import sys
 from . import ManifestError, StaleManifestError, _logger, load
 from .discover import finds, installed_aiter_root, meta_folder
 
+# String annotations, typing imported for type checkers only (backend.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple  # noqa: F401
+    from . import Manifest  # noqa: F401
+
 # Hex digits of the root's sha256 in the file name (the C side's NAME_HEX).
 _NAME_HEX = 16
 _NO_FOLDER = ("no folder for saved manifests: set AITER_PROBE_MANIFEST_DIR, XDG_CACHE_HOME "
@@ -47,13 +53,13 @@ def _manifest_dir():
     return None, _NO_FOLDER
 
 
-def default_manifest_dir():
+def default_manifest_dir() -> "Optional[str]":
     """The folder of saved manifests, or None when no variable names one (or
     AITER_PROBE_MANIFEST_DIR is relative)."""
     return _manifest_dir()[0]
 
 
-def default_manifest_path(root):
+def default_manifest_path(root: str) -> "Optional[str]":
     """Where `aiter-probe scan --save` writes the manifest of the AITER tree at
     root (canonical, as the manifest's aiter.root records it); None when no
     variable names the folder."""
@@ -72,7 +78,7 @@ def _same_path(a, b):
     return a == b or os.path.realpath(a) == os.path.realpath(b)
 
 
-def interpreter_changes(recorded):
+def interpreter_changes(recorded: object) -> "List[str]":
     """What differs between the facts a manifest's answers read (its
     "python": the version, release level, platform, os.name, the modules
     found) and this interpreter's, one line each ("version 3.12.3 when
@@ -147,7 +153,7 @@ def _manifest_for_root(root, path=None):
     return m, None
 
 
-def for_installed_aiter():
+def for_installed_aiter() -> "Tuple[Optional[Manifest], Optional[str]]":
     """(Manifest, None) for the AITER this interpreter imports, or (None, reason).
 
     The manifest is $AITER_PROBE_MANIFEST when set, else the one
@@ -159,7 +165,7 @@ def for_installed_aiter():
     return _manifest_for_root(root, _env("AITER_PROBE_MANIFEST"))
 
 
-def scanned_or_saved():
+def scanned_or_saved() -> "Tuple[Optional[Manifest], Optional[str]]":
     """(Manifest, None) for the AITER this interpreter imports, or (None,
     reason): the saved manifest when for_installed_aiter accepts it (it may
     hold GPU launches), else the tree scanned in process by the engine

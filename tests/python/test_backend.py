@@ -223,7 +223,7 @@ class ForInstalledAiterTest(Env):
         self.assertEqual(aiter_probe.for_installed_aiter(), (None, why))
         with LogCapture() as log:
             b = for_this_process()
-        self.assertIs(b.native_h24(), False)
+        self.assertIs(b.mla_decode_native_24_heads(), False)
         self.assertEqual(log.lines(), ["no AITER capability manifest, so every AITER decision "
                                        "takes the conservative answer: "
                                        + self.engine_fails(why)])
@@ -344,32 +344,32 @@ class ConservativeTest(unittest.TestCase):
 
     def test_answers(self):
         b = quiet("test reason")
-        for name in ("native_h24", "native_h24_reducer", "native_h24_planner",
-                     "fp8_mla_prefill", "gluon_small_heads", "segmented_decode", "fused_moe_gate_mode",
-                     "dsv4_shared_expert", "topk_softmax_shared_experts", "hipb_mm",
+        for name in ("mla_decode_native_24_heads", "mla_reducer_24_heads_512", "mla_planner_24_heads",
+                     "mla_prefill_fp8_persistent", "gluon_mla_decode_small_heads", "mla_decode_segmented", "fused_moe_gate_mode",
+                     "fused_moe_dsv4_shared_expert", "topk_softmax_shared_experts", "hipb_mm",
                      "qr_all_reduce_rmsnorm", "vllm_calls_bind"):
             self.assertIs(getattr(b, name)(), False, name)
-        self.assertEqual(b.gluon_max_heads(), 16)
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 16)
         self.assertEqual(b.mla_decode_fwd_keywords(), frozenset())
         self.assertEqual(b.reducer_cases(), frozenset())
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset({1, 4}))
         self.assertEqual(b.ps_lse_qlens("gfx942"), frozenset())
-        self.assertEqual(b.why("native_h24"), "mla.decode.native_h24: no manifest (test reason)")
-        self.assertEqual(b.why("native_h24_reducer"),
+        self.assertEqual(b.why("mla_decode_native_24_heads"), "mla.decode.native_h24: no manifest (test reason)")
+        self.assertEqual(b.why("mla_reducer_24_heads_512"),
                          "mla.reduce.native_h24_d512: no manifest (test reason)")
-        self.assertEqual(b.why("gluon_max_heads"),
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
                          "mla.gluon_decode.max_heads: no manifest (test reason)")
         self.assertEqual(b.why("mla_decode_fwd_keywords"),
                          "mla.decode_fwd.fp8_scales: no manifest (test reason); "
                          "mla.decode_fwd.causal: no manifest (test reason); "
                          "mla.decode_fwd.return_lse: no manifest (test reason)")
-        self.assertEqual(b.why("ps_lse_qlens"),
+        self.assertEqual(b.why("ps_lse_qlens", "gfx942"),
                          "no rule reads the query lengths of gfx942's MLA ASM table")
 
     def test_launch_heads_as_vllm_pads(self):
         b = quiet("test reason")
         self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
-        self.assertEqual(b.why("mla_launch_heads"),
+        self.assertEqual(b.why("mla_launch_heads", 24),
                          "24 heads launch as 32 (tile-slice), as vLLM pads: no manifest "
                          "(test reason)")
         self.assertEqual(b.mla_launch_heads(8), (16, "repeat-interleave"))
@@ -412,26 +412,65 @@ class ConservativeTest(unittest.TestCase):
             b.why("frobnicate")
         with self.assertRaisesRegex(KeyError, "no decision named 'why'"):
             b.why("why")
-        with self.assertRaisesRegex(KeyError, "decision 'mla_launch_heads' has not been asked"):
+        with self.assertRaisesRegex(KeyError, "no decision named 'answer'"):
+            b.why("answer")
+        with self.assertRaisesRegex(KeyError, "no decision named '_rule'"):
+            b.why("_rule", "x", "y")
+        # The decision's own arguments, or its own TypeError: no answer is
+        # remembered to give instead.
+        with self.assertRaisesRegex(TypeError, "heads"):
             b.why("mla_launch_heads")
+        self.assertEqual(b.answer("mla_launch_heads", 8), (
+            (16, "repeat-interleave"),
+            "8 heads launch as 16 (repeat-interleave), as vLLM pads: no manifest (test reason)"))
+        self.assertEqual(b.why("mla_pad_index", 8), b.why("mla_launch_heads", 8))
+        self.assertEqual(b.answer("hipb_mm"), (False, "aiter.hipb_mm: no manifest (test reason)"))
+
+    def test_each_thread_its_own_reason(self):
+        """One Backend shared by threads, each asking about its own head count
+        and arch at once: each gets the reason of its own question."""
+        b = Backend(golden("h24-native"))
+        asks = [("mla_launch_heads", h) for h in (1, 5, 8, 12, 24, 48, 64, 100)] + [
+            ("ps_lse_qlens", arch) for arch in ("gfx950", "gfx942")]
+        want = {ask: b.answer(*ask) for ask in asks}
+        self.assertEqual(len(set(r for _, r in want.values())), len(asks))
+        start, wrong = threading.Barrier(len(asks)), []
+        # Threads switch between any two bytecodes, not every 5 ms.
+        self.addCleanup(sys.setswitchinterval, sys.getswitchinterval())
+        sys.setswitchinterval(1e-6)
+
+        def ask(question):
+            start.wait()
+            for _ in range(300):
+                got = b.answer(*question)
+                # Another thread's answers in between must not change this one's.
+                b.why(*asks[(asks.index(question) + 1) % len(asks)])
+                if got != want[question] or b.why(*question) != want[question][1]:
+                    wrong.append((question, got))
+        threads = [threading.Thread(target=ask, args=(q,)) for q in asks]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(wrong, [])
 
 
 class FromManifestTest(unittest.TestCase):
     def test_native_h24_both_halves(self):
         b = Backend(golden("h24-reducer-only"))
-        self.assertEqual((b.native_h24(), b.native_h24_reducer(), b.native_h24_planner()),
+        self.assertEqual((b.mla_decode_native_24_heads(), b.mla_reducer_24_heads_512(), b.mla_planner_24_heads()),
                          (False, True, False))
         path = b.manifest.path
-        self.assertEqual(b.why("native_h24_reducer"), "rule mla.reduce.native_h24_d512 matched "
+        self.assertEqual(b.why("mla_reducer_24_heads_512"), "rule mla.reduce.native_h24_d512 matched "
                          "at csrc/kernels/mla/reduce.cu:14")
-        self.assertEqual(b.why("native_h24_planner"),
+        self.assertEqual(b.why("mla_planner_24_heads"),
                          "rule mla.metadata.native_h24 did not match in "
                          "csrc/kernels/mla/metadata/v1_2_device.cuh")
         self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
-        self.assertEqual(b.why("mla_launch_heads"), "24 heads launch as 32 (tile-slice): "
+        self.assertEqual(b.why("mla_launch_heads", 24), "24 heads launch as 32 (tile-slice): "
                          "plans.mla_heads of %s (not verified by a launch)" % path)
         b = Backend(golden("h24-native"))
-        self.assertEqual((b.native_h24(), b.native_h24_reducer(), b.native_h24_planner()),
+        self.assertEqual((b.mla_decode_native_24_heads(), b.mla_reducer_24_heads_512(), b.mla_planner_24_heads()),
                          (True, True, True))
         self.assertEqual(b.mla_launch_heads(24), (24, "none"))
         self.assertIsNone(b.mla_pad_index(24))
@@ -476,37 +515,37 @@ class FromManifestTest(unittest.TestCase):
                                         if r["heads"] != 5]
         b = Backend(m)
         self.assertEqual(b.mla_launch_heads(5), (16, "tile-slice"))
-        self.assertEqual(b.why("mla_launch_heads"), "5 heads launch as 16 (tile-slice), as "
+        self.assertEqual(b.why("mla_launch_heads", 5), "5 heads launch as 16 (tile-slice), as "
                          "vLLM pads: plans.mla_heads of %s has no row for 5 heads" % m.path)
 
     def test_gluon_bound(self):
         m = golden("h24-native")
         b = Backend(m)
         # No entry: nothing goes to Gluon (vLLM's 16 is for no manifest only).
-        self.assertEqual(b.gluon_max_heads(), 0)
-        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads is missing: "
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"), "rule mla.gluon_decode.max_heads is missing: "
                          "none of the files exists: aiter/ops/triton/gluon/mla_gluon.py, "
                          "aiter/ops/triton/gluon/mla_decode_gluon.py: no bound read, 0")
-        self.assertIs(b.gluon_small_heads(), False)
+        self.assertIs(b.gluon_mla_decode_small_heads(), False)
         m.data["rules"]["mla.gluon_decode.max_heads"] = {
             "status": "matched", "file": "aiter/ops/triton/gluon/mla_gluon.py",
             "matches": [{"line": 9, "text": "assert nhead <= 8", "captures": {"heads": "8"}}]}
         b = Backend(m)
-        self.assertEqual(b.gluon_max_heads(), 8)
-        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 8)
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"), "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9, bound 8")
         # An entry whose body bounds nothing (only nhead in (64, 128), as on
         # v0.1.14): vLLM's regex assumes 16 there and trips the assertion.
         m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "0"
         b = Backend(m)
-        self.assertEqual(b.gluon_max_heads(), 0)
-        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"), "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9, bound 0")
         # A digit that int() refuses is no bound either, not a crash at start.
         m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "\u00b2"
         b = Backend(m)
-        self.assertEqual(b.gluon_max_heads(), 0)
-        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"), "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9: no bound read, 0")
 
     def test_unknown_is_never_support(self):
@@ -527,16 +566,16 @@ class FromManifestTest(unittest.TestCase):
             "reason": "unknown, so unsupported: rule mla.decode_fwd.params.causal is unknown: "
                       "aiter/mla.py: only a run decides"}
         b = Backend(m)
-        self.assertIs(b.native_h24_reducer(), False)
-        self.assertEqual(b.why("native_h24_reducer"),
+        self.assertIs(b.mla_reducer_24_heads_512(), False)
+        self.assertEqual(b.why("mla_reducer_24_heads_512"),
                          "rule %s is unknown: only a run decides" % reducer)
         self.assertEqual(b.reducer_cases(), frozenset())
         self.assertEqual(b.why("reducer_cases"), "rule %s is unknown: only a run decides" % cases)
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"),
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"),
                          "rule %s is unknown: only a run decides: no query length" % qlens)
-        self.assertEqual(b.gluon_max_heads(), 0)
-        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads is unknown: "
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"), "rule mla.gluon_decode.max_heads is unknown: "
                          "only a run decides: no bound read, 0")
         self.assertNotIn("causal", b.mla_decode_fwd_keywords())
         self.assertIn("mla.decode_fwd.causal not supported: unknown, so unsupported: rule "
@@ -550,13 +589,13 @@ class FromManifestTest(unittest.TestCase):
         asks an LSE kernel without it, which the table lacks."""
         b = Backend(golden("mla-lookup-causal0"))
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset(range(2, 8)))
-        self.assertEqual(b.why("ps_lse_qlens"), (
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"), (
             "causal, hsa/gfx950/mla/mla_asm.csv: 1 Gqa 16 qSeqLen 4 causal 0 lse 1 (line 3); "
             "1 without persistence Gqa 16 qSeqLen 1 causal 0 lse 1 not in the table; 2-3 Gqa "
             "16 qSeqLen 4 causal 0 lse 1 (line 3); 4-7 Gqa 64 qSeqLen 1 causal 0 lse 1 (line "
             "5); 8-16 Gqa 32 qSeqLen 4 causal 0 lse 1 not in the table"))
         self.assertEqual(b.ps_lse_qlens("gfx950", causal=False), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"), "the decode's lookup asks causal 0 whatever "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950", causal=False), "the decode's lookup asks causal 0 whatever "
                          "the caller (rule mla.asm.decode.causal): no non-causal query length")
 
     def test_lse_qlens_as_the_lookup_asks_the_callers_causal(self):
@@ -564,14 +603,14 @@ class FromManifestTest(unittest.TestCase):
         single-token batch gate asks a non-persistent kernel without LSE."""
         b = Backend(golden("mla-lookup-causal1"))
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset(range(1, 17)))
-        self.assertEqual(b.why("ps_lse_qlens"), (
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"), (
             "causal, hsa/gfx950/mla/mla_asm.csv: 1 Gqa 64 qSeqLen 1 causal 1 lse 1 (line 4); "
             "1 without persistence Gqa 16 qSeqLen 1 causal 1 lse 0 (line 3); 2-7 Gqa 64 "
             "qSeqLen 1 causal 1 lse 1 (line 4); 8-16 Gqa 32 qSeqLen 4 causal 1 lse 1 (line 6)"))
         # Non-causal 8 on: only a context-parallel (cprr) causal-0 row.
         self.assertEqual(b.ps_lse_qlens("gfx950", causal=False), frozenset(range(1, 8)))
         self.assertIn("8-16 Gqa 32 qSeqLen 4 causal 0 lse 1 not in the table",
-                      b.why("ps_lse_qlens"))
+                      b.why("ps_lse_qlens", "gfx950", causal=False))
 
     def test_lse_qlens_the_tree_cannot_give(self):
         """What the rules read that is not the decode as the model runs it:
@@ -580,7 +619,7 @@ class FromManifestTest(unittest.TestCase):
             m = golden("mla-lookup-causal1")
             edit(m.data["rules"])
             b = Backend(m)
-            return b.ps_lse_qlens("gfx950"), b.why("ps_lse_qlens")
+            return b.ps_lse_qlens("gfx950"), b.why("ps_lse_qlens", "gfx950")
 
         def fold_cond(text):
             def edit(rules):
@@ -627,7 +666,7 @@ class FromManifestTest(unittest.TestCase):
         # A table without causal (py-traps): the lookup compares it.
         b = Backend(golden("py-traps"))
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"), "rule mla.asm.decode.causal is missing: no "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"), "rule mla.asm.decode.causal is missing: no "
                          "such file: csrc/py_itfs_cu/asm_mla.cu: no query length")
         m = golden("py-traps")
         good = golden("mla-lookup-causal1")
@@ -636,7 +675,7 @@ class FromManifestTest(unittest.TestCase):
             m.data["rules"][rid] = good.data["rules"][rid]
         b = Backend(m)
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"), "the decode's lookup cannot be read: the "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"), "the decode's lookup cannot be read: the "
                          "table has no causal column, which the decode's lookup compares: no "
                          "query length")
 
@@ -651,16 +690,16 @@ class SampleTest(Env):
         b = for_this_process()
         self.assertIsNone(b.reason)
         got = {name: getattr(b, name)() for name in (
-            "native_h24", "native_h24_reducer", "native_h24_planner", "fp8_mla_prefill",
-            "gluon_small_heads", "gluon_max_heads", "segmented_decode", "mla_decode_fwd_keywords",
-            "fused_moe_gate_mode", "dsv4_shared_expert", "topk_softmax_shared_experts",
+            "mla_decode_native_24_heads", "mla_reducer_24_heads_512", "mla_planner_24_heads", "mla_prefill_fp8_persistent",
+            "gluon_mla_decode_small_heads", "gluon_mla_decode_max_heads", "mla_decode_segmented", "mla_decode_fwd_keywords",
+            "fused_moe_gate_mode", "fused_moe_dsv4_shared_expert", "topk_softmax_shared_experts",
             "hipb_mm", "qr_all_reduce_rmsnorm", "reducer_cases", "vllm_calls_bind")}
         self.assertEqual(got, {
-            "native_h24": True, "native_h24_reducer": True, "native_h24_planner": True,
-            "fp8_mla_prefill": False, "gluon_small_heads": True, "gluon_max_heads": 16,
-            "segmented_decode": False,
+            "mla_decode_native_24_heads": True, "mla_reducer_24_heads_512": True, "mla_planner_24_heads": True,
+            "mla_prefill_fp8_persistent": False, "gluon_mla_decode_small_heads": True, "gluon_mla_decode_max_heads": 16,
+            "mla_decode_segmented": False,
             "mla_decode_fwd_keywords": frozenset({"q_scale", "kv_scale", "return_lse"}),
-            "fused_moe_gate_mode": False, "dsv4_shared_expert": False,
+            "fused_moe_gate_mode": False, "fused_moe_dsv4_shared_expert": False,
             "topk_softmax_shared_experts": True, "hipb_mm": True,
             "qr_all_reduce_rmsnorm": False,
             "reducer_cases": frozenset({(16, 128), (16, 512), (24, 512), (32, 512),
@@ -668,11 +707,11 @@ class SampleTest(Env):
             "vllm_calls_bind": False})
         # The sample has a gfx950 table but not the decode that reads it.
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"), "rule mla.asm.decode.causal is missing: no "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"), "rule mla.asm.decode.causal is missing: no "
                          "such file: csrc/py_itfs_cu/asm_mla.cu: no query length")
         self.assertEqual(b.why("hipb_mm"), "aiter.hipb_mm supported: rule export.hipb_mm "
                          "matched in aiter/ops/gradlib.py")
-        self.assertEqual(b.why("segmented_decode"), "mla.segmented_decode not supported: "
+        self.assertEqual(b.why("mla_decode_segmented"), "mla.segmented_decode not supported: "
                          "unknown, so unsupported: rule mla.triton_decode_fwd.binds_segmented: "
                          "no such file: aiter/ops/triton/attention/mla.py")
         self.assertEqual(b.mla_launch_heads(24), (24, "none"))
@@ -689,9 +728,9 @@ class SampleTest(Env):
         self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
 
 
-DECISIONS = ("native_h24", "native_h24_reducer", "native_h24_planner", "fp8_mla_prefill",
-             "gluon_small_heads", "gluon_max_heads", "segmented_decode",
-             "mla_decode_fwd_keywords", "fused_moe_gate_mode", "dsv4_shared_expert",
+DECISIONS = ("mla_decode_native_24_heads", "mla_reducer_24_heads_512", "mla_planner_24_heads", "mla_prefill_fp8_persistent",
+             "gluon_mla_decode_small_heads", "gluon_mla_decode_max_heads", "mla_decode_segmented",
+             "mla_decode_fwd_keywords", "fused_moe_gate_mode", "fused_moe_dsv4_shared_expert",
              "topk_softmax_shared_experts", "hipb_mm", "qr_all_reduce_rmsnorm", "reducer_cases",
              "vllm_calls_bind")
 
@@ -726,7 +765,7 @@ class InProcessTest(Env):
         for key in ("aiter", "inputs", "rules", "capabilities", "plans"):
             self.assertEqual(b.manifest.data[key], want.data[key], key)
         self.assertEqual(decisions(b), decisions(Backend(want)))
-        self.assertIs(b.native_h24(), True)
+        self.assertIs(b.mla_decode_native_24_heads(), True)
         self.assertIs(for_this_process(), b)
 
     def test_this_interpreters_facts(self):
@@ -783,7 +822,7 @@ class InProcessTest(Env):
         self.assertRegex(b.reason, "^no manifest at [^;]*; and no rule packs in %s [(]set "
                          "AITER_PROBE_DATADIR, or pass --rules PATH[)]$" % re.escape(self.dir))
         self.assertEqual(len(log.lines()), 1)
-        self.assertIs(b.native_h24(), False)
+        self.assertIs(b.mla_decode_native_24_heads(), False)
 
     def test_once_from_many_threads(self):
         self.tree()
@@ -830,7 +869,7 @@ class InProcessTest(Env):
         if pid == 0:  # the child: exits 0 when it answers within 20 s
             signal.alarm(20)
             try:
-                ok = for_this_process().native_h24() is True
+                ok = for_this_process().mla_decode_native_24_heads() is True
             finally:
                 os._exit(0 if ok else 1)
         try:
@@ -955,13 +994,13 @@ class MetaFolderTest(Env):
         self.with_engine()
         b = for_this_process()
         self.assertEqual(b.manifest.meta, os.path.realpath(root))
-        self.assertIs(b.native_h24_reducer(), True)
+        self.assertIs(b.mla_reducer_24_heads_512(), True)
         with open(os.path.join(root, "aiter", "install_mode"), "w") as f:
             f.write("install")
         backend._forget()
         b = for_this_process()
         self.assertEqual(b.manifest.meta, os.path.join(os.path.realpath(root), "aiter_meta"))
-        self.assertIs(b.native_h24_reducer(), False)
+        self.assertIs(b.mla_reducer_24_heads_512(), False)
 
 
 if __name__ == "__main__":
