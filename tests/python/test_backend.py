@@ -344,8 +344,9 @@ class ConservativeTest(unittest.TestCase):
 
     def test_answers(self):
         b = quiet("test reason")
-        for name in ("mla_decode_native_24_heads", "mla_reducer_24_heads_512", "mla_planner_24_heads",
-                     "mla_prefill_fp8_persistent", "gluon_mla_decode_small_heads", "mla_decode_segmented", "fused_moe_gate_mode",
+        for name in ("mla_decode_native_24_heads", "mla_reducer_24_heads_512",
+                     "mla_planner_24_heads", "mla_prefill_fp8_persistent",
+                     "gluon_mla_decode_small_heads", "mla_decode_segmented", "fused_moe_gate_mode",
                      "fused_moe_dsv4_shared_expert", "topk_softmax_shared_experts", "hipb_mm",
                      "qr_all_reduce_rmsnorm", "vllm_calls_bind"):
             self.assertIs(getattr(b, name)(), False, name)
@@ -354,7 +355,8 @@ class ConservativeTest(unittest.TestCase):
         self.assertEqual(b.reducer_cases(), frozenset())
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset({1, 4}))
         self.assertEqual(b.ps_lse_qlens("gfx942"), frozenset())
-        self.assertEqual(b.why("mla_decode_native_24_heads"), "mla.decode.native_h24: no manifest (test reason)")
+        self.assertEqual(b.why("mla_decode_native_24_heads"),
+                         "mla.decode.native_h24: no manifest (test reason)")
         self.assertEqual(b.why("mla_reducer_24_heads_512"),
                          "mla.reduce.native_h24_d512: no manifest (test reason)")
         self.assertEqual(b.why("gluon_mla_decode_max_heads"),
@@ -458,10 +460,12 @@ class ConservativeTest(unittest.TestCase):
 class FromManifestTest(unittest.TestCase):
     def test_native_h24_both_halves(self):
         b = Backend(golden("h24-reducer-only"))
-        self.assertEqual((b.mla_decode_native_24_heads(), b.mla_reducer_24_heads_512(), b.mla_planner_24_heads()),
+        self.assertEqual((b.mla_decode_native_24_heads(), b.mla_reducer_24_heads_512(),
+                          b.mla_planner_24_heads()),
                          (False, True, False))
         path = b.manifest.path
-        self.assertEqual(b.why("mla_reducer_24_heads_512"), "rule mla.reduce.native_h24_d512 matched "
+        self.assertEqual(b.why("mla_reducer_24_heads_512"),
+                         "rule mla.reduce.native_h24_d512 matched "
                          "at csrc/kernels/mla/reduce.cu:14")
         self.assertEqual(b.why("mla_planner_24_heads"),
                          "rule mla.metadata.native_h24 did not match in "
@@ -470,7 +474,8 @@ class FromManifestTest(unittest.TestCase):
         self.assertEqual(b.why("mla_launch_heads", 24), "24 heads launch as 32 (tile-slice): "
                          "plans.mla_heads of %s (not verified by a launch)" % path)
         b = Backend(golden("h24-native"))
-        self.assertEqual((b.mla_decode_native_24_heads(), b.mla_reducer_24_heads_512(), b.mla_planner_24_heads()),
+        self.assertEqual((b.mla_decode_native_24_heads(), b.mla_reducer_24_heads_512(),
+                          b.mla_planner_24_heads()),
                          (True, True, True))
         self.assertEqual(b.mla_launch_heads(24), (24, "none"))
         self.assertIsNone(b.mla_pad_index(24))
@@ -523,7 +528,8 @@ class FromManifestTest(unittest.TestCase):
         b = Backend(m)
         # No entry: nothing goes to Gluon (vLLM's 16 is for no manifest only).
         self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
-        self.assertEqual(b.why("gluon_mla_decode_max_heads"), "rule mla.gluon_decode.max_heads is missing: "
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
+                         "rule mla.gluon_decode.max_heads is missing: "
                          "none of the files exists: aiter/ops/triton/gluon/mla_gluon.py, "
                          "aiter/ops/triton/gluon/mla_decode_gluon.py: no bound read, 0")
         self.assertIs(b.gluon_mla_decode_small_heads(), False)
@@ -532,20 +538,23 @@ class FromManifestTest(unittest.TestCase):
             "matches": [{"line": 9, "text": "assert nhead <= 8", "captures": {"heads": "8"}}]}
         b = Backend(m)
         self.assertEqual(b.gluon_mla_decode_max_heads(), 8)
-        self.assertEqual(b.why("gluon_mla_decode_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
+                         "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9, bound 8")
         # An entry whose body bounds nothing (only nhead in (64, 128), as on
         # v0.1.14): vLLM's regex assumes 16 there and trips the assertion.
         m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "0"
         b = Backend(m)
         self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
-        self.assertEqual(b.why("gluon_mla_decode_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
+                         "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9, bound 0")
         # A digit that int() refuses is no bound either, not a crash at start.
         m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "\u00b2"
         b = Backend(m)
         self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
-        self.assertEqual(b.why("gluon_mla_decode_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
+                         "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9: no bound read, 0")
 
     def test_unknown_is_never_support(self):
@@ -575,7 +584,8 @@ class FromManifestTest(unittest.TestCase):
         self.assertEqual(b.why("ps_lse_qlens", "gfx950"),
                          "rule %s is unknown: only a run decides: no query length" % qlens)
         self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
-        self.assertEqual(b.why("gluon_mla_decode_max_heads"), "rule mla.gluon_decode.max_heads is unknown: "
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
+                         "rule mla.gluon_decode.max_heads is unknown: "
                          "only a run decides: no bound read, 0")
         self.assertNotIn("causal", b.mla_decode_fwd_keywords())
         self.assertIn("mla.decode_fwd.causal not supported: unknown, so unsupported: rule "
@@ -595,7 +605,8 @@ class FromManifestTest(unittest.TestCase):
             "16 qSeqLen 4 causal 0 lse 1 (line 3); 4-7 Gqa 64 qSeqLen 1 causal 0 lse 1 (line "
             "5); 8-16 Gqa 32 qSeqLen 4 causal 0 lse 1 not in the table"))
         self.assertEqual(b.ps_lse_qlens("gfx950", causal=False), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens", "gfx950", causal=False), "the decode's lookup asks causal 0 whatever "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950", causal=False),
+                         "the decode's lookup asks causal 0 whatever "
                          "the caller (rule mla.asm.decode.causal): no non-causal query length")
 
     def test_lse_qlens_as_the_lookup_asks_the_callers_causal(self):
@@ -666,7 +677,8 @@ class FromManifestTest(unittest.TestCase):
         # A table without causal (py-traps): the lookup compares it.
         b = Backend(golden("py-traps"))
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens", "gfx950"), "rule mla.asm.decode.causal is missing: no "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"),
+                         "rule mla.asm.decode.causal is missing: no "
                          "such file: csrc/py_itfs_cu/asm_mla.cu: no query length")
         m = golden("py-traps")
         good = golden("mla-lookup-causal1")
@@ -675,7 +687,8 @@ class FromManifestTest(unittest.TestCase):
             m.data["rules"][rid] = good.data["rules"][rid]
         b = Backend(m)
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens", "gfx950"), "the decode's lookup cannot be read: the "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"),
+                         "the decode's lookup cannot be read: the "
                          "table has no causal column, which the decode's lookup compares: no "
                          "query length")
 
@@ -690,13 +703,17 @@ class SampleTest(Env):
         b = for_this_process()
         self.assertIsNone(b.reason)
         got = {name: getattr(b, name)() for name in (
-            "mla_decode_native_24_heads", "mla_reducer_24_heads_512", "mla_planner_24_heads", "mla_prefill_fp8_persistent",
-            "gluon_mla_decode_small_heads", "gluon_mla_decode_max_heads", "mla_decode_segmented", "mla_decode_fwd_keywords",
+            "mla_decode_native_24_heads", "mla_reducer_24_heads_512", "mla_planner_24_heads",
+            "mla_prefill_fp8_persistent",
+            "gluon_mla_decode_small_heads", "gluon_mla_decode_max_heads", "mla_decode_segmented",
+            "mla_decode_fwd_keywords",
             "fused_moe_gate_mode", "fused_moe_dsv4_shared_expert", "topk_softmax_shared_experts",
             "hipb_mm", "qr_all_reduce_rmsnorm", "reducer_cases", "vllm_calls_bind")}
         self.assertEqual(got, {
-            "mla_decode_native_24_heads": True, "mla_reducer_24_heads_512": True, "mla_planner_24_heads": True,
-            "mla_prefill_fp8_persistent": False, "gluon_mla_decode_small_heads": True, "gluon_mla_decode_max_heads": 16,
+            "mla_decode_native_24_heads": True, "mla_reducer_24_heads_512": True,
+            "mla_planner_24_heads": True,
+            "mla_prefill_fp8_persistent": False, "gluon_mla_decode_small_heads": True,
+            "gluon_mla_decode_max_heads": 16,
             "mla_decode_segmented": False,
             "mla_decode_fwd_keywords": frozenset({"q_scale", "kv_scale", "return_lse"}),
             "fused_moe_gate_mode": False, "fused_moe_dsv4_shared_expert": False,
@@ -707,7 +724,8 @@ class SampleTest(Env):
             "vllm_calls_bind": False})
         # The sample has a gfx950 table but not the decode that reads it.
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens", "gfx950"), "rule mla.asm.decode.causal is missing: no "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"),
+                         "rule mla.asm.decode.causal is missing: no "
                          "such file: csrc/py_itfs_cu/asm_mla.cu: no query length")
         self.assertEqual(b.why("hipb_mm"), "aiter.hipb_mm supported: rule export.hipb_mm "
                          "matched in aiter/ops/gradlib.py")
@@ -728,7 +746,8 @@ class SampleTest(Env):
         self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
 
 
-DECISIONS = ("mla_decode_native_24_heads", "mla_reducer_24_heads_512", "mla_planner_24_heads", "mla_prefill_fp8_persistent",
+DECISIONS = ("mla_decode_native_24_heads", "mla_reducer_24_heads_512", "mla_planner_24_heads",
+             "mla_prefill_fp8_persistent",
              "gluon_mla_decode_small_heads", "gluon_mla_decode_max_heads", "mla_decode_segmented",
              "mla_decode_fwd_keywords", "fused_moe_gate_mode", "fused_moe_dsv4_shared_expert",
              "topk_softmax_shared_experts", "hipb_mm", "qr_all_reduce_rmsnorm", "reducer_cases",
