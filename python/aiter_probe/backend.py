@@ -6,7 +6,9 @@ this interpreter imports.
 
     aiter = for_this_process()          # the process's, made on first call
     launch_heads, mode = aiter.mla_launch_heads(24)
-    q = q[:, aiter.mla_pad_index(24)] if aiter.mla_pad_index(24) is not None else q
+    pad = aiter.mla_pad_index(24)       # once per head count, not per step:
+    index = None if pad is None else torch.tensor(pad, device=q.device)
+    q = q if index is None else q.index_select(1, index)
     aiter.why("mla_launch_heads", 24)   # the reason of that answer
     heads, why = aiter.answer("mla_launch_heads", 24)  # both at once
 
