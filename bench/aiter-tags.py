@@ -2344,8 +2344,7 @@ def tool_ps_lse_qlens(tool_rules):
                    "matches": [{"line": 0, "text": "", "captures": c} for c in caps]}
              for rid, (st, caps) in tool_rules.items()}
     b = Backend(Manifest({"rules": rules, "capabilities": {}}, "aiter-probe"))
-    qlens = b.ps_lse_qlens("gfx950")
-    return qlens, b.why("ps_lse_qlens")
+    return b.answer("ps_lse_qlens", "gfx950")
 
 
 def compare_lookup(row, tool_rules):

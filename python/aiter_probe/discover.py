@@ -20,9 +20,10 @@ rule has (README, Usage: the table of generations):
 - v0.1.7.post3 on (main of 2026-08 too): that, then $AITER_META_DIR over
   it, then the root whenever the folder picked has no csrc/.
 
-A tree without aiter/jit/core.py (a stripped copy, a test fixture) is taken
-as the newest AITER when it has aiter/install_mode, else by its layout:
-$AITER_META_DIR, else aiter_meta/ when it holds csrc/, else the root.
+A tree whose aiter/jit/core.py has none of these statements (a stub, a
+copy trimmed for tests), or that has none, is taken as the newest AITER
+when it has aiter/install_mode, else by its layout: $AITER_META_DIR, else
+aiter_meta/ when it holds csrc/, else the root.
 """
 
 import errno
@@ -78,18 +79,18 @@ def _read_under(root, rel, limit):
 
 
 def _rule_of(real):
-    """The generation of the rule the tree at real (canonical) follows."""
-    kind, core = _read_under(real, "aiter/jit/core.py", _CORE_PY_MAX)
-    if core is None:
-        kind, _ = _read_under(real, "aiter/install_mode", 0)
-        return LAYOUT if kind == "absent" else MODE_ENV
-    if b"install_mode" in core:
+    """The generation of the rule the tree at real (canonical) follows: a
+    core.py with none of the statements (a stub, a copy trimmed for tests),
+    or none, is of the generations that read aiter/install_mode when the
+    tree has one, else the layout tells."""
+    _, core = _read_under(real, "aiter/jit/core.py", _CORE_PY_MAX)
+    if core is not None and b"install_mode" in core:
         return MODE_ENV if b'os.environ.get("AITER_META_DIR")' in core else MODE
-    if b"getsitepackages" in core:
+    if core is not None and b"getsitepackages" in core:
         return SITE_PARENT if b"package_parent_path not in site_packages_dirs" in core \
             else SITE
-    # None of the statements: the newest AITER.
-    return MODE_ENV
+    kind, _ = _read_under(real, "aiter/install_mode", 0)
+    return LAYOUT if kind == "absent" else MODE_ENV
 
 
 def _develop_mode(real):
@@ -126,10 +127,10 @@ def meta_folder(root: str) -> "Tuple[str, str]":
     wheel = os.path.join(root, "aiter_meta")
     if rule == LAYOUT:
         if env is not None:
-            return env, "AITER_META_DIR (no aiter/jit/core.py)"
+            return env, "AITER_META_DIR (no rule in aiter/jit/core.py)"
         if os.path.isdir(os.path.join(wheel, "csrc")):
-            return wheel, "aiter_meta/ holds csrc/ (no aiter/jit/core.py)"
-        return root, "aiter_meta/ holds no csrc/ (no aiter/jit/core.py)"
+            return wheel, "aiter_meta/ holds csrc/ (no rule in aiter/jit/core.py)"
+        return root, "aiter_meta/ holds no csrc/ (no rule in aiter/jit/core.py)"
     if rule in (SITE, SITE_PARENT):
         installed = _in_site_packages(real, rule == SITE_PARENT)
         how = "aiter/jit/core.py: %s site-packages%s" % (

@@ -94,7 +94,7 @@ static bool holds(const char *dir, const char *name)
  * folder, each told by a statement only it has (README, Usage: "the meta
  * folder"). */
 typedef enum {
-	META_LAYOUT,      /* no core.py: aiter_meta/ when it holds csrc/ */
+	META_LAYOUT,      /* none of them, no install_mode: aiter_meta/ when it holds csrc/ */
 	META_SITE,        /* v0.1.1-v0.1.4: the root is a site-packages folder */
 	META_SITE_PARENT, /* v0.1.5: the root or its parent is one */
 	META_MODE,        /* v0.1.5.post1-v0.1.7.post2: aiter/install_mode */
@@ -138,37 +138,35 @@ static bool has(const char *text, size_t len, const char *what)
 	return memmem(text, len, what, strlen(what)) != NULL;
 }
 
-/* Which rule root's aiter/jit/core.py follows; -1: memory ran out. A
- * core.py that has none of the statements is taken as the newest AITER. */
+/* Which rule root's aiter/jit/core.py follows; -1: memory ran out. A tree
+ * whose core.py has none of the statements (a stub, a copy trimmed for
+ * tests) or has none is of the generations that read aiter/install_mode
+ * when it has one, else its layout tells. */
 static int meta_rule_of(const char *root)
 {
 	ap_confined_kind kind;
 	size_t len;
 	char *core = read_under(root, "aiter/jit/core.py", CORE_PY_MAX, &len, &kind);
-	int rule;
+	char *mode;
+	int rule = -2;
 
 	if (core == NULL && kind == AP_CONFINED_FILE)
 		return -1;
-	if (core == NULL) {
-		/* No AITER code decides: a tree that says its install mode is of
-		 * the generations that read it; else its layout tells. */
-		char *mode = read_under(root, "aiter/install_mode", 0, &len, &kind);
-		if (mode == NULL && kind == AP_CONFINED_FILE)
-			return -1;
-		free(mode);
-		return kind == AP_CONFINED_MISSING ? META_LAYOUT : META_MODE_ENV;
-	}
-	if (has(core, len, "install_mode"))
+	if (core != NULL && has(core, len, "install_mode"))
 		rule = has(core, len, "os.environ.get(\"AITER_META_DIR\")") ? META_MODE_ENV
 		                                                            : META_MODE;
-	else if (has(core, len, "getsitepackages"))
+	else if (core != NULL && has(core, len, "getsitepackages"))
 		rule = has(core, len, "package_parent_path not in site_packages_dirs")
 		           ? META_SITE_PARENT
 		           : META_SITE;
-	else
-		rule = META_MODE_ENV;
 	free(core);
-	return rule;
+	if (rule != -2)
+		return rule;
+	mode = read_under(root, "aiter/install_mode", 0, &len, &kind);
+	if (mode == NULL && kind == AP_CONFINED_FILE)
+		return -1;
+	free(mode);
+	return kind == AP_CONFINED_MISSING ? META_LAYOUT : META_MODE_ENV;
 }
 
 /* Whether aiter/install_mode says "develop" once stripped as Python's

@@ -30,9 +30,10 @@ int ap_discover_tree(const char *flag_root, const char *python, bool imported,
  * site.getsitepackages() (python run only then), v0.1.5 when root or its
  * parent is; v0.1.5.post1 on aiter_meta/ unless aiter/install_mode says
  * "develop" or is absent; v0.1.7.post3 on also $AITER_META_DIR (with env)
- * over that, and root whenever the pick holds no csrc. A tree without
- * core.py: $AITER_META_DIR (with env), else aiter_meta/ when it holds
- * csrc/, else root; with aiter/install_mode, the newest rule. A new string;
+ * over that, and root whenever the pick holds no csrc. A tree whose core.py
+ * has none of these rules (or that has none): with aiter/install_mode the
+ * newest rule, else $AITER_META_DIR (with env), else aiter_meta/ when it
+ * holds csrc/, else root. A new string;
  * NULL with errno ENOMEM when memory ran out, else NULL with the error set
  * (python cannot be asked). */
 char *ap_discover_meta(const char *root, const char *python, bool env);

@@ -142,14 +142,14 @@ expect_rc 0
 expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' True
 
 # A tree in the shape AITER's setup.py leaves: aiter/ with its install_mode
-# and a core.py of one generation (tests/fixtures/core-py), the sources in
+# and a core.py of one generation (tests/python/core-py), the sources in
 # the root (h24-native) and a stale copy in aiter_meta/ (h24-missing).
 meta_tree() { # DIR MODE CORE
 	mkdir -p "$1/aiter/jit" "$1/aiter_meta"
 	cp -R "$FIX/h24-native/csrc" "$1/"
 	cp -R "$FIX/h24-missing/csrc" "$1/aiter_meta/"
 	[ "$2" = none ] || printf '%s\n' "$2" >"$1/aiter/install_mode"
-	cp "$FIX/core-py/$3.py" "$1/aiter/jit/core.py"
+	cp "$AP_SRCDIR/tests/python/core-py/$3.py" "$1/aiter/jit/core.py"
 	printf '#!/bin/sh\ncase "$2" in *getsitepackages*) echo %s ;; *) echo %s/aiter ;; esac\n' \
 		"${4:-/nowhere}" "$1" >"$1.python"
 	chmod +x "$1.python"

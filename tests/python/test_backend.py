@@ -900,6 +900,7 @@ class InProcessTest(Env):
 
 
 FIX = os.path.join(SRCDIR, "tests", "fixtures")
+CORE_PY = os.path.join(SRCDIR, "tests", "python", "core-py")
 
 
 class MetaFolderTest(Env):
@@ -911,14 +912,14 @@ class MetaFolderTest(Env):
     def laid_out(self, name, mode, core, stale=True):
         """The sample tree, imported by this interpreter, with
         aiter/install_mode (None: absent), aiter/jit/core.py of one
-        generation (tests/fixtures/core-py), and in aiter_meta/csrc a stale
+        generation (tests/python/core-py), and in aiter_meta/csrc a stale
         copy whose reducer lacks 24 x 512 (h24-missing)."""
         root = self.tree(name)
         if mode is not None:
             with open(os.path.join(root, "aiter", "install_mode"), "w") as f:
                 f.write(mode)
         os.makedirs(os.path.join(root, "aiter", "jit"), exist_ok=True)
-        shutil.copy(os.path.join(FIX, "core-py", core + ".py"),
+        shutil.copy(os.path.join(CORE_PY, core + ".py"),
                     os.path.join(root, "aiter", "jit", "core.py"))
         if stale:
             os.makedirs(os.path.join(root, "aiter_meta"))
@@ -978,15 +979,26 @@ class MetaFolderTest(Env):
         self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
         site.getsitepackages = lambda: [self.dir]
         self.assertEqual(meta_folder(root)[0], root)
-        shutil.copy(os.path.join(FIX, "core-py", "site-parent.py"),
+        shutil.copy(os.path.join(CORE_PY, "site-parent.py"),
                     os.path.join(root, "aiter", "jit", "core.py"))
         self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
 
-    def test_without_core_py_the_layout(self):
+    def test_without_a_rule_the_layout(self):
+        """No core.py, or a stub with none of the rules (wheel-layout's):
+        the layout; with an install_mode, the newest rule."""
         root = self.tree("bare")
         self.assertEqual(meta_folder(root)[0], root)
         os.makedirs(os.path.join(root, "aiter_meta", "csrc"))
+        self.assertEqual(meta_folder(root), (
+            os.path.join(root, "aiter_meta"),
+            "aiter_meta/ holds csrc/ (no rule in aiter/jit/core.py)"))
+        os.makedirs(os.path.join(root, "aiter", "jit"), exist_ok=True)
+        with open(os.path.join(root, "aiter", "jit", "core.py"), "w") as f:
+            f.write("def compile_ops(module):\n    return lambda f: f\n")
         self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
+        with open(os.path.join(root, "aiter", "install_mode"), "w") as f:
+            f.write("develop")
+        self.assertEqual(meta_folder(root)[0], root)
 
     @unittest.skipUnless(HAVE_AP and HAVE_LIBRARY, NEEDS_LIBRARY)
     def test_the_engine_picks_the_same(self):
