@@ -2459,11 +2459,11 @@ def compare_native(row, tool_rules):
     for point in native_grid():
         arch, q, kv, heads, qlen, exp = point
         want = mine.get(point) if mine is not None else None
-        got = b.native_heads(arch + ":sramecc+:xnack-", TORCH_NAMES[q], kv, heads, qlen,
-                             experimental=exp)
+        got, why = b.answer("native_heads", arch + ":sramecc+:xnack-", TORCH_NAMES[q], kv,
+                            heads, qlen, experimental=exp)
         if got != want:
             wrong.append(f"{arch} {q}/{kv} h{heads} q{qlen} exp {exp}: independent {want}, "
-                         f"aiter-probe {got} ({b.why('native_heads')})")
+                         f"aiter-probe {got} ({why})")
     if not wrong:
         return None
     return f"native_heads: {len(wrong)} of the grid differ, e.g. {wrong[0]}"
@@ -2476,8 +2476,7 @@ def compare_lookup(row, tool_rules):
     b = tool_backend(tool_rules)
     for arch, key in (("gfx950", "lookup"), ("gfx942", "lookup942")):
         mine, how = row[key]
-        theirs = b.ps_lse_qlens(arch)
-        why = b.why("ps_lse_qlens")
+        theirs, why = b.answer("ps_lse_qlens", arch)
         want = mine if mine is not None else frozenset()
         if theirs != want:
             out.append(f"ps_lse_qlens({arch}): independent {qlen_text(mine)}"

@@ -25,9 +25,10 @@ import aiter_probe  # noqa: E402
 from aiter_probe.backend import Backend  # noqa: E402
 import_ms = (time.perf_counter() - t0) * 1e3
 
-DECISIONS = ("native_h24", "native_h24_reducer", "native_h24_planner", "fp8_mla_prefill",
-             "gluon_small_heads", "gluon_max_heads", "segmented_decode",
-             "mla_decode_fwd_keywords", "fused_moe_gate_mode", "dsv4_shared_expert",
+DECISIONS = ("mla_decode_native_24_heads", "mla_reducer_24_heads_512", "mla_planner_24_heads",
+             "mla_prefill_fp8_persistent", "gluon_mla_decode_small_heads",
+             "gluon_mla_decode_max_heads", "mla_decode_segmented",
+             "mla_decode_fwd_keywords", "fused_moe_gate_mode", "fused_moe_dsv4_shared_expert",
              "topk_softmax_shared_experts", "hipb_mm", "qr_all_reduce_rmsnorm",
              "reducer_cases", "vllm_calls_bind")
 

@@ -47,7 +47,7 @@ ADAPTER = """import time
 t = time.perf_counter()
 from aiter_probe.backend import for_this_process
 b = for_this_process()
-answer = b.native_h24()
+answer = b.mla_decode_native_24_heads()
 ms = (time.perf_counter() - t) * 1e3
 assert b.manifest is not None, b.reason
 print("%.3f" % ms)

@@ -241,9 +241,10 @@ int aiter_probe_manifest_default_path(const char *aiter_root, char **path);
  * AITER_PROBE_STALE "P is stale: aiter/mla.py changed: run 'aiter-probe scan
  * --save'", AITER_PROBE_ERROR "P was made for /a/site-packages, not
  * /b/site-packages" (or "P was made for the AITER sources in /a, not /b":
- * aiter.meta must be the meta folder AITER at aiter_root builds from,
- * $AITER_META_DIR, else aiter_root/aiter_meta when it holds csrc/, else
- * aiter_root), or the manifest's own error. */
+ * aiter.meta must be the meta folder AITER at aiter_root builds from, as
+ * its aiter/jit/core.py picks it: aiter/install_mode, $AITER_META_DIR, the
+ * root when the pick has no csrc/, older tags as they did; README, Usage),
+ * or the manifest's own error. */
 int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_root,
                                   const char **reason);
 
@@ -277,7 +278,8 @@ typedef struct aiter_probe_scan_options {
 	unsigned int version; /* AITER_PROBE_SCAN_OPTIONS_VERSION */
 	/* The folder holding the aiter package (site-packages, or a checkout);
 	 * NULL: found as AITER finds itself, by `python`'s find_spec (which does
-	 * not import it), else $AITER_META_DIR. */
+	 * not import it), else $AITER_META_DIR. Its meta folder (csrc/, hsa/)
+	 * is the one its aiter/jit/core.py picks, $AITER_META_DIR included. */
 	const char *aiter_root;
 	/* The interpreter that will import AITER; NULL: $AITER_PROBE_PYTHON,
 	 * else python3 on PATH. It finds the package when aiter_root is NULL,

@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: MIT
 """What SGLang's own tests pin about its reducer head table and the FP8
 prefill head count, over the manifest instead of a hard-coded copy; and
-where the copy and the tree disagree.
+where the copy and the tree disagree. Then the decode's head padding: the
+index tensor made once in the constructor, the padded query gathered into
+the buffer init_cuda_graph_state made, the decode over padded heads
+cropped back equal to the decode over the real ones. With numpy, and with
+torch (on the GPU when there is one) where it is installed; a class whose
+library is absent is skipped, saying so.
 
 The manifests are the golden scans of fixture trees (tests/golden/, which
 tests/cli/golden.sh keeps equal to a scan of tests/fixtures/<tree>/).
@@ -21,7 +26,17 @@ import aiter_probe  # noqa: E402
 from aiter_probe.backend import Backend  # noqa: E402
 
 import aiter_backend  # noqa: E402
-from aiter_backend import _fp8_prefill_num_head, mla_reduce_v1_heads  # noqa: E402
+from aiter_backend import (AiterAttnBackend, _fp8_prefill_num_head,  # noqa: E402
+                           _use_fp8_prefill_attn, mla_reduce_v1_heads)
+
+try:
+    import numpy
+except ImportError:
+    numpy = None
+try:
+    import torch
+except ImportError:
+    torch = None
 
 
 def use(tree):
@@ -78,6 +93,99 @@ class ReducerHeadsTest(unittest.TestCase):
         aiter_backend.use_backend(Backend(None, "no manifest saved"))
         self.assertEqual(mla_reduce_v1_heads(), {})
         self.assertIsNone(_fp8_prefill_num_head(num_head=16, num_kv_head=16, v_head_dim=128))
+
+
+    def test_fp8_prefill_gate_takes_the_callers_arch(self):
+        use("old-layout")
+        self.assertIs(_use_fp8_prefill_attn("gfx950:sramecc+:xnack-", 16, 16, 128), True)
+        self.assertIs(_use_fp8_prefill_attn("gfx942:sramecc+:xnack-", 16, 16, 128), False)
+        self.assertIs(_use_fp8_prefill_attn("gfx950", 12, 3, 128), False)
+
+
+class Arrays:
+    """The decode's padding over one array library (lib, device)."""
+    lib = device = None
+
+    def heads(self, n, tokens=3):
+        if self.lib is torch:
+            return torch.arange(tokens * n * 4, dtype=torch.float32,
+                                device=self.device).view(tokens, n, 4)
+        return numpy.arange(tokens * n * 4, dtype=numpy.float32).reshape(tokens, n, 4)
+
+    def same(self, a, b):
+        if self.lib is torch:
+            return a.shape == b.shape and bool(torch.equal(a, b))
+        return a.shape == b.shape and bool((a == b).all())
+
+    def same_memory(self, a, b):
+        if self.lib is torch:
+            return a.data_ptr() == b.data_ptr()
+        return bool(numpy.shares_memory(a, b))
+
+    def tearDown(self):
+        aiter_backend.use_backend(None)
+
+    def test_padding_as_the_plan_says(self):
+        use("h24-missing")
+        for n, padded, factor in ((8, 16, 2), (4, 16, 4), (6, 16, 1), (24, 32, 1),
+                                  (16, 16, 1), (128, 128, 1)):
+            with self.subTest(heads=n):
+                b = AiterAttnBackend(n, lambda q: q, like=self.heads(n))
+                self.assertEqual((b.num_head_padded, b.head_repeat_factor), (padded, factor))
+                self.assertEqual(b.need_pad_heads, padded != n)
+
+    def test_decode_pads_into_the_graph_buffer_and_crops(self):
+        use("h24-missing")
+        seen = []
+
+        def decode(q):
+            seen.append(q)
+            return q * 3 - 1
+        for n in (2, 6, 8, 24, 32):
+            with self.subTest(heads=n):
+                del seen[:]
+                like = self.heads(n)
+                b = AiterAttnBackend(n, decode, like=like)
+                index = b._pad_index
+                b.init_cuda_graph_state(max_bs=8, head_dim=4, like=like)
+                for step in range(3):
+                    q = self.heads(n) + step
+                    self.assertTrue(self.same(b.forward_decode(q), q * 3 - 1))
+                self.assertIs(b._pad_index, index)
+                if b.need_pad_heads:
+                    self.assertTrue(all(self.same_memory(s, b._q_buffer) for s in seen))
+                    self.assertEqual(tuple(seen[0].shape), (3, b.num_head_padded, 4))
+                else:
+                    self.assertIsNone(index)
+
+    def test_valid_heads(self):
+        use("h24-missing")
+        self.assertTrue(all(AiterAttnBackend._valid_heads(n) for n in range(1, 129)))
+        self.assertTrue(AiterAttnBackend._valid_heads(144))
+        self.assertFalse(AiterAttnBackend._valid_heads(0))
+        self.assertFalse(AiterAttnBackend._valid_heads(130))
+        with self.assertRaisesRegex(AssertionError, "not 130"):
+            AiterAttnBackend(130, lambda q: q)
+
+    def test_gluon_decode_is_the_trees(self):
+        for tree, want in (("py-positive", None), ("h24-native", False)):
+            use(tree)
+            b = aiter_backend.aiter_backend()
+            self.assertIs(AiterAttnBackend.gluon_decode_available(),
+                          b.gluon_mla_decode_small_heads())
+            if want is not None:
+                self.assertIs(AiterAttnBackend.gluon_decode_available(), want)
+
+
+@unittest.skipIf(numpy is None, "numpy is not installed (python3-numpy)")
+class NumpyTest(Arrays, unittest.TestCase):
+    lib = numpy
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class TorchTest(Arrays, unittest.TestCase):
+    lib = torch
+    device = "cuda" if torch is not None and torch.cuda.is_available() else "cpu"
 
 
 if __name__ == "__main__":

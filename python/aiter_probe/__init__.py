@@ -39,6 +39,12 @@ from . import signatures as _signatures
 
 __version__ = "0.1.0"
 
+# String annotations, typing imported for type checkers only: it would cost
+# a fresh interpreter 10 ms (aiter_probe.backend answers in less).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Tuple, Union  # noqa: F401
+
 __all__ = ["SCHEMA", "ManifestError", "SchemaVersionError", "StaleManifestError",
            "Manifest", "load"]
 
@@ -523,16 +529,17 @@ def _look_at(root, rel, want_bytes):
 class Manifest:
     """A loaded manifest. `data` is the parsed JSON, `path` where it came from."""
 
-    def __init__(self, data, path):
+    def __init__(self, data: "Dict[str, Any]", path: str) -> None:
         self.data = data
         self.path = path
 
     @property
-    def root(self):
+    def root(self) -> str:
+        """The scanned AITER root (aiter.root): absolute, canonical."""
         return self.data["aiter"]["root"]
 
     @property
-    def meta(self):
+    def meta(self) -> str:
         """Where csrc/, hsa/, 3rdparty/ and gradlib/ inputs are (older manifests: the root)."""
         return self.data["aiter"].get("meta", self.root)
 
@@ -545,14 +552,14 @@ class Manifest:
             raise ManifestError("%s: aiter %s '%s': not a folder" % (self.path, what, recorded))
         return real
 
-    def supported(self, capability):
+    def supported(self, capability: str) -> bool:
         """True or False; KeyError for a capability the manifest does not have."""
         try:
             return self.data["capabilities"][capability]["supported"]
         except KeyError:
             raise KeyError("unknown capability '%s'" % capability) from None
 
-    def verdict(self, capability):
+    def verdict(self, capability: str) -> str:
         """"supported", "unsupported", or "unknown": unsupported because nothing
         could decide it (an input absent or unreadable, or a rule "unknown"), its
         reason beginning "unknown, so unsupported: "; KeyError as supported()."""
@@ -561,17 +568,17 @@ class Manifest:
         reason = self.data["capabilities"][capability]["reason"]
         return "unknown" if reason.startswith(_UNKNOWN_PREFIX) else "unsupported"
 
-    def rule_status(self, rule_id):
+    def rule_status(self, rule_id: str) -> str:
         """"matched", "unmatched", "missing", "error" or "unknown" (the file was
         read, but what it binds is known only by running it; never a match);
         KeyError for a rule the manifest does not have."""
         return self._rule(rule_id)["status"]
 
-    def captures(self, rule_id):
+    def captures(self, rule_id: str) -> "List[Dict[str, str]]":
         """The named captures of each match of the rule, in order (a list of dicts)."""
         return [dict(m["captures"]) for m in self._rule(rule_id)["matches"]]
 
-    def launch_heads(self, heads):
+    def launch_heads(self, heads: int) -> "Tuple[int, str, bool]":
         """(launch_heads, mode, verified) for `heads` query heads, from plans.mla_heads."""
         if not isinstance(heads, int) or isinstance(heads, bool):
             raise TypeError("heads must be an int, not %s" % type(heads).__name__)
@@ -595,7 +602,7 @@ class Manifest:
         row = next(r for r in self.data["plans"]["mla_heads"] if r["heads"] == heads)
         return row.get("kernel") if row["verified"] else None
 
-    def stale_inputs(self):
+    def stale_inputs(self) -> "List[Tuple[str, str]]":
         """[(path, "changed"|"vanished"|"appeared"|"unverifiable"), ...] in input order;
         [] when fresh.
 
@@ -637,7 +644,7 @@ class Manifest:
                 stale.append((rel, "changed"))
         return stale
 
-    def verify(self):
+    def verify(self) -> "Manifest":
         """Raises StaleManifestError naming each stale input; returns self when fresh."""
         stale = self.stale_inputs()
         if stale:
@@ -826,7 +833,7 @@ def _read_manifest(path):
         os.close(fd)
 
 
-def load(path, verify_fresh=False):
+def load(path: "Union[str, os.PathLike]", verify_fresh: bool = False) -> "Manifest":
     """Loads and checks the manifest at path; with verify_fresh, re-hashes its inputs."""
     path = os.fspath(path)
     try:

@@ -9,10 +9,17 @@ compares, or None with the reason; the MLA metadata planner's
 natively_supported predicate is evaluated here from the condition the rule
 mla.metadata.natively_supported reads in the tree."""
 
+from __future__ import annotations
+
 import re
-from typing import Any, Dict, Optional, Tuple
 
 from .mla_lookup import UNKNOWN, Unreadable, condition
+
+# Annotations are strings (PEP 563), their names imported for type checkers
+# only: typing costs a fresh interpreter as much as the answers.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional, Tuple  # noqa: F401
 
 __all__ = ["base_arch", "dtype_class", "natively_supported"]
 

@@ -6,8 +6,11 @@ this interpreter imports.
 
     aiter = for_this_process()          # the process's, made on first call
     launch_heads, mode = aiter.mla_launch_heads(24)
-    q = q[:, aiter.mla_pad_index(24)] if aiter.mla_pad_index(24) is not None else q
-    aiter.why("mla_launch_heads")       # the reason of the last answer
+    pad = aiter.mla_pad_index(24)       # once per head count, not per step:
+    index = None if pad is None else torch.tensor(pad, device=q.device)
+    q = q if index is None else q.index_select(1, index)
+    aiter.why("mla_launch_heads", 24)   # the reason of that answer
+    heads, why = aiter.answer("mla_launch_heads", 24)  # both at once
 
 One method per decision, over a manifest: the saved one when it is fresh,
 trusted and made for this AITER, else the tree scanned in process (the
@@ -24,7 +27,6 @@ caller gives: the methods that AITER answers by arch or dtype take them
 import os
 import re
 import threading
-from typing import Any, FrozenSet, Optional
 
 from . import _logger
 from .calls import CallsMixin
@@ -33,6 +35,13 @@ from .installed import scanned_or_saved
 from .mla_lookup import DecodeLookup, Unreadable
 
 __all__ = ["Backend", "for_this_process"]
+
+# The annotations are strings, their names imported for type checkers only:
+# typing would cost a fresh interpreter 10 ms, as much as the answers.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, FrozenSet, List, Optional, Tuple  # noqa: F401
+    from . import Manifest  # noqa: F401
 
 # Reasons already logged: a server builds several backends from one state.
 _LOGGED = set()
@@ -67,12 +76,12 @@ _DECODE_FWD_KEYWORDS = (("q_scale", "mla.decode_fwd.fp8_scales"),
 
 # Decisions that are a capability's verdict: method name -> capability id.
 _CAPABILITIES = {
-    "native_h24": "mla.decode.native_h24",
-    "fp8_mla_prefill": "mla.fp8_prefill_ps",
-    "gluon_small_heads": "mla.gluon_decode.small_heads",
-    "segmented_decode": "mla.segmented_decode",
+    "mla_decode_native_24_heads": "mla.decode.native_h24",
+    "mla_prefill_fp8_persistent": "mla.fp8_prefill_ps",
+    "gluon_mla_decode_small_heads": "mla.gluon_decode.small_heads",
+    "mla_decode_segmented": "mla.segmented_decode",
     "fused_moe_gate_mode": "fused_moe.gate_mode",
-    "dsv4_shared_expert": "fused_moe.dsv4_shared_expert",
+    "fused_moe_dsv4_shared_expert": "fused_moe.dsv4_shared_expert",
     "topk_softmax_shared_experts": "topk_softmax.num_shared_experts",
     "hipb_mm": "aiter.hipb_mm",
     "qr_all_reduce_rmsnorm": "aiter.qr_all_reduce_rmsnorm",
@@ -80,8 +89,8 @@ _CAPABILITIES = {
 }
 # Decisions that are one rule's status: method name -> rule id.
 _RULES = {
-    "native_h24_reducer": "mla.reduce.native_h24_d512",
-    "native_h24_planner": "mla.metadata.native_h24",
+    "mla_reducer_24_heads_512": "mla.reduce.native_h24_d512",
+    "mla_planner_24_heads": "mla.metadata.native_h24",
 }
 
 
@@ -109,10 +118,15 @@ class Backend(CallsMixin):
     AITER (for_installed_aiter does both) or scanned in process
     (aiter_probe.engine.scan_tree), or None; reason: why there is none."""
 
-    def __init__(self, manifest, reason=None):
+    def __init__(self, manifest: "Optional[Manifest]", reason: "Optional[str]" = None) -> None:
         self.manifest = manifest
         self.reason = reason
-        self._why = {}
+        # The reasons a decision records while it answers, per thread: why()
+        # asks the decision again and reads what that very call recorded, so
+        # a Backend shared by threads gives each caller its own reason.
+        self._reasons = threading.local()
+        # Launch plans by head count: the answer and its reason, the same
+        # for every caller (the manifest does not change).
         self._plans = {}
         if manifest is None:
             self._none = "no manifest (%s)" % (reason or "none given")
@@ -123,6 +137,17 @@ class Backend(CallsMixin):
                 _logger().warning("%s", message)
 
     # --- how an answer is found and its reason kept --------------------------
+
+    @property
+    def _why(self):
+        """This thread's record of reasons (name -> reason): written by the
+        decisions as they answer, read only by answer(), which gives each
+        call a fresh one."""
+        try:
+            return self._reasons.of
+        except AttributeError:
+            self._reasons.of = {}
+            return self._reasons.of
 
     def _answer(self, name, value, why):
         self._why[name] = why
@@ -172,21 +197,21 @@ class Backend(CallsMixin):
 
     # --- the decisions ------------------------------------------------------
 
-    def native_h24(self):
+    def mla_decode_native_24_heads(self) -> bool:
         """MLA decode runs 24 heads natively: the reducer and the planner both
         take 24 (and a launch, where one ran, agreed). vLLM's
         _aiter_mla_native_h24_supported."""
-        return self._capability("native_h24")
+        return self._capability("mla_decode_native_24_heads")
 
-    def native_h24_reducer(self):
+    def mla_reducer_24_heads_512(self) -> bool:
         """The reducer half: a 24 x 512 dispatch case (vLLM's
         _aiter_mla_native_h24_reducer_supported)."""
-        return self._rule_matched("native_h24_reducer")
+        return self._rule_matched("mla_reducer_24_heads_512")
 
-    def native_h24_planner(self):
+    def mla_planner_24_heads(self) -> bool:
         """The planner half: a num_heads == 24 branch (vLLM's
         _aiter_mla_native_h24_metadata_supported)."""
-        return self._rule_matched("native_h24_planner")
+        return self._rule_matched("mla_planner_24_heads")
 
     def mla_launch_heads(self, heads, arch=None):
         """(launch_heads, mode) for MLA decode with `heads` query heads, mode
@@ -222,7 +247,7 @@ class Backend(CallsMixin):
             heads, launch, mode, self.manifest.path,
             "verified by a launch" if verified else "not verified by a launch")
 
-    def mla_pad_index(self, heads):
+    def mla_pad_index(self, heads: int) -> "Optional[List[int]]":
         """For each launch head, the query head it holds (q[:, index]); None
         when heads run as they are (no copy)."""
         launch, mode = self.mla_launch_heads(heads)
@@ -234,7 +259,7 @@ class Backend(CallsMixin):
             return [j // step for j in range(launch)]
         return [j % heads for j in range(launch)]
 
-    def mla_unpad_index(self, heads):
+    def mla_unpad_index(self, heads: int) -> "Optional[List[int]]":
         """The launch heads that hold the real heads, in order (o[:, index]);
         None when no copy is needed."""
         launch, mode = self.mla_launch_heads(heads)
@@ -245,23 +270,23 @@ class Backend(CallsMixin):
             return list(range(0, launch, launch // heads))
         return list(range(heads))
 
-    def fp8_mla_prefill(self):
+    def mla_prefill_fp8_persistent(self) -> bool:
         """FP8 persistent ASM MLA prefill binds vLLM's calls (the AITER half of
         vLLM's _fp8_mla_prefill_supported; gfx950 is the caller's)."""
-        return self._capability("fp8_mla_prefill")
+        return self._capability("mla_prefill_fp8_persistent")
 
-    def gluon_small_heads(self):
+    def gluon_mla_decode_small_heads(self) -> bool:
         """Gluon MLA decode exists and takes at least 15 heads: small-head
         decode may go to it (vLLM's _get_mla_gluon, SGLang's _gluon_fn)."""
-        return self._capability("gluon_small_heads")
+        return self._capability("gluon_mla_decode_small_heads")
 
-    def gluon_max_heads(self):
+    def gluon_mla_decode_max_heads(self) -> int:
         """The most heads the Gluon MLA decode entry takes (vLLM's
         _gluon_mla_max_bh16_heads): the tree's bound, 0 when the tree has no
         entry or its entry bounds nothing (an entry that takes only 64 or 128
         heads); vLLM's 16 only without a manifest, or with one scanned
         without the rule's pack."""
-        name, rule_id = "gluon_max_heads", "mla.gluon_decode.max_heads"
+        name, rule_id = "gluon_mla_decode_max_heads", "mla.gluon_decode.max_heads"
         rule = self._rule(name, rule_id)
         if rule is None:
             return GLUON_MAX_HEADS
@@ -273,11 +298,11 @@ class Backend(CallsMixin):
         # slower ASM path.
         return self._answer(name, 0, "%s: no bound read, 0" % words)
 
-    def segmented_decode(self):
+    def mla_decode_segmented(self) -> bool:
         """The Triton MLA decode binds vLLM's segmented (DCP verify) call."""
-        return self._capability("segmented_decode")
+        return self._capability("mla_decode_segmented")
 
-    def mla_decode_fwd_keywords(self):
+    def mla_decode_fwd_keywords(self) -> "FrozenSet[str]":
         """The optional keywords aiter.mla.mla_decode_fwd takes, of q_scale,
         kv_scale, causal and return_lse (a frozenset)."""
         taken, reasons = set(), []
@@ -289,25 +314,25 @@ class Backend(CallsMixin):
                 reasons.append(why)
         return self._answer("mla_decode_fwd_keywords", frozenset(taken), "; ".join(reasons))
 
-    def fused_moe_gate_mode(self):
+    def fused_moe_gate_mode(self) -> bool:
         """aiter.fused_moe.fused_moe takes gate_mode."""
         return self._capability("fused_moe_gate_mode")
 
-    def dsv4_shared_expert(self):
+    def fused_moe_dsv4_shared_expert(self) -> bool:
         """Fused MoE with the DSV4 shared expert (the static half of vLLM's
         _probe_dsv4_i384_fhmoe_capability)."""
-        return self._capability("dsv4_shared_expert")
+        return self._capability("fused_moe_dsv4_shared_expert")
 
-    def topk_softmax_shared_experts(self):
+    def topk_softmax_shared_experts(self) -> bool:
         """The exported topk_softmax takes num_shared_experts (vLLM's
         topk_softmax_supports_fused_sigmoid)."""
         return self._capability("topk_softmax_shared_experts")
 
-    def hipb_mm(self):
+    def hipb_mm(self) -> bool:
         """aiter exports hipb_mm (vLLM's hasattr(aiter, "hipb_mm"))."""
         return self._capability("hipb_mm")
 
-    def qr_all_reduce_rmsnorm(self):
+    def qr_all_reduce_rmsnorm(self) -> bool:
         """aiter exports the fused quick all-reduce + RMSNorm."""
         return self._capability("qr_all_reduce_rmsnorm")
 
@@ -365,7 +390,7 @@ class Backend(CallsMixin):
             "" if arch_name == arch else arch_why + ", ",
             "causal" if causal else "non-causal", rows_file, _describe_lookups(asked)))
 
-    def reducer_cases(self):
+    def reducer_cases(self) -> "FrozenSet[Tuple[int, int]]":
         """Every (heads, head_dim) case the MLA reducer dispatches (a frozenset
         of int pairs); empty without a manifest (no case assumed)."""
         name, rule_id = "reducer_cases", "mla.reduce.cases"
@@ -400,8 +425,8 @@ class Backend(CallsMixin):
                 "(verified by a launch on %s, not on %s)" % (", ".join(ran), base)
         return answer, "%s: %s" % (why, plan_why)
 
-    def native_heads(self, arch: str, q_dtype: Any, kv_dtype: Any, heads: int, qlen: int,
-                     experimental: Optional[bool] = None) -> Optional[bool]:
+    def native_heads(self, arch: str, q_dtype: "Any", kv_dtype: "Any", heads: int, qlen: int,
+                     experimental: "Optional[bool]" = None) -> "Optional[bool]":
         """The MLA metadata planner plans `heads` query heads at query length
         `qlen` as they are (its natively_supported; False: it folds them
         onto 16 heads when heads is a multiple of 16, else refuses them), for
@@ -454,7 +479,7 @@ class Backend(CallsMixin):
         return self._answer(name, value, "%s, q %s, kv %s, %d heads, qlen %d: %s (%s)" % (
             arch_why, kinds[0], kinds[1], heads, qlen, why, words))
 
-    def reducer_heads(self, head_dim: int) -> Optional[FrozenSet[int]]:
+    def reducer_heads(self, head_dim: int) -> "Optional[FrozenSet[int]]":
         """The head counts the MLA reducer dispatches at head_dim (a frozenset
         of ints; empty when it has none there): at 128, the heads FP8 MLA
         prefill may take. None when the tree cannot tell (no manifest, its
@@ -476,23 +501,39 @@ class Backend(CallsMixin):
         return self._answer(name, heads, "head_dim %d: %s of %s" % (
             head_dim, ", ".join(str(h) for h in sorted(heads)) or "no case", why))
 
-    def vllm_calls_bind(self):
+    def vllm_calls_bind(self) -> bool:
         """Every call vLLM makes into AITER without a guard binds."""
         return self._capability("vllm_calls_bind")
 
-    def why(self, name):
-        """The reason of the last answer of the decision `name` (a method
-        name). A decision without arguments not asked yet is asked now."""
-        if name in self._why:
-            return self._why[name]
-        method = getattr(self, name, None) if not name.startswith("_") else None
-        if method is None or name == "why" or not callable(method):
+    def answer(self, name: str, *args: "Any", **kwargs: "Any") -> "Tuple[Any, Optional[str]]":
+        """(the answer, its reason) of the decision `name` (a method name)
+        asked with args: the same answer as the method's, and the reason of
+        this very call, whatever other threads ask meanwhile. KeyError for
+        a name that is no decision; TypeError when the arguments do not fit
+        it."""
+        method = None
+        if not name.startswith("_") and name not in _NOT_DECISIONS:
+            method = getattr(self, name, None)
+        if method is None or not callable(method):
             raise KeyError("no decision named '%s'" % name)
+        # A fresh record for this call (one decision may ask another, and
+        # a decision of another Backend may be asked meanwhile).
+        outer = self._why
+        self._reasons.of = reasons = {}
         try:
-            method()
-        except TypeError:
-            raise KeyError("decision '%s' has not been asked yet" % name) from None
-        return self._why[name]
+            value = method(*args, **kwargs)
+        finally:
+            self._reasons.of = outer
+        return value, reasons.get(name)
+
+    def why(self, name: str, *args: "Any", **kwargs: "Any") -> "Optional[str]":
+        """The reason of the decision `name` asked with args (the method's
+        own arguments: why("ps_lse_qlens", "gfx950")): answer()'s reason."""
+        return self.answer(name, *args, **kwargs)[1]
+
+
+# Public methods that are not decisions.
+_NOT_DECISIONS = frozenset({"answer", "why"})
 
 
 def _describe_lookups(asked):
@@ -528,7 +569,7 @@ if hasattr(os, "register_at_fork"):  # Python 3.7
     os.register_at_fork(after_in_child=_lock_again)
 
 
-def _forget():
+def _forget() -> None:
     """Drops the process's Backend (tests: another tree, another environment)."""
     global _backend
     with _lock:

@@ -14,11 +14,18 @@ process with them (once per Backend, about 50 to 100 ms on a real AITER),
 and without the engine every answer is None, with the reason.
 """
 
+from __future__ import annotations
+
 import os
 import threading
-from typing import Iterable, Optional, Tuple
 
 from .signatures import Signatures
+
+# Annotations are strings (PEP 563), their names imported for type checkers
+# only: typing costs a fresh interpreter as much as the answers.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable, Optional, Tuple  # noqa: F401
 
 __all__ = ["CallsMixin"]
 

@@ -22,7 +22,7 @@ import sys
 import threading
 
 from . import Manifest, _checked
-from .installed import _finds
+from .discover import finds
 
 __all__ = ["EngineError", "library_path", "scan_tree"]
 
@@ -119,7 +119,7 @@ def _finds_here(context, module):
     (not known). It must not raise: nothing could carry the exception
     through the C frames."""
     try:
-        found = _finds(module.decode("utf-8"))
+        found = finds(module.decode("utf-8"))
     except Exception:  # noqa: BLE001: see above
         return -1
     return -1 if found is None else int(found)

@@ -5,17 +5,23 @@
 tree, in one folder: $AITER_PROBE_MANIFEST_DIR when set, else
 ${XDG_CACHE_HOME:-$HOME/.cache}/aiter-probe (src/core/manifest-path.c computes the
 same path). for_installed_aiter() finds the tree the way the scan does,
-without importing aiter, and accepts a manifest only when it was made for
-that tree and its inputs are unchanged.
+without importing aiter (aiter_probe.discover), and accepts a manifest only
+when it was made for that tree, its meta folder is the one that tree builds
+from now, and its inputs are unchanged.
 """
 
 import hashlib
-import importlib.machinery
-import importlib.util
 import os
 import sys
 
 from . import ManifestError, StaleManifestError, _logger, load
+from .discover import finds, installed_aiter_root, meta_folder
+
+# String annotations, typing imported for type checkers only (backend.py).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple  # noqa: F401
+    from . import Manifest  # noqa: F401
 
 # Hex digits of the root's sha256 in the file name (the C side's NAME_HEX).
 _NAME_HEX = 16
@@ -47,13 +53,13 @@ def _manifest_dir():
     return None, _NO_FOLDER
 
 
-def default_manifest_dir():
+def default_manifest_dir() -> "Optional[str]":
     """The folder of saved manifests, or None when no variable names one (or
     AITER_PROBE_MANIFEST_DIR is relative)."""
     return _manifest_dir()[0]
 
 
-def default_manifest_path(root):
+def default_manifest_path(root: str) -> "Optional[str]":
     """Where `aiter-probe scan --save` writes the manifest of the AITER tree at
     root (canonical, as the manifest's aiter.root records it); None when no
     variable names the folder."""
@@ -68,58 +74,11 @@ def _saved_name(folder, root):
     return "%s%saiter-%s.json" % (folder, "" if folder.endswith("/") else "/", digest)
 
 
-def meta_of_root(root):
-    """The meta folder (csrc/, hsa/) the AITER installed at root builds from,
-    as aiter/jit/core.py finds it (src/core/manifest-path.c ap_meta_of_root):
-    $AITER_META_DIR, else root/aiter_meta when it holds csrc/, else root."""
-    env = _env("AITER_META_DIR")
-    if env is not None:
-        return env
-    if os.path.isdir(os.path.join(root, "aiter_meta", "csrc")):
-        return os.path.join(root, "aiter_meta")
-    return root
-
-
 def _same_path(a, b):
     return a == b or os.path.realpath(a) == os.path.realpath(b)
 
 
-def installed_aiter_root():
-    """(root, None): the canonical folder holding the aiter package this
-    interpreter imports, found as the scan finds it (importlib's find_spec,
-    which runs no aiter code); or (None, reason)."""
-    try:
-        spec = importlib.util.find_spec("aiter")
-    except (ImportError, ValueError) as e:
-        return None, "cannot look for the aiter package: %s" % e
-    if spec is None:
-        return None, "aiter is not installed for this interpreter"
-    locations = list(spec.submodule_search_locations or ())
-    where = locations[0] if locations else spec.origin
-    if not where:
-        return None, "aiter is not installed for this interpreter"
-    return os.path.realpath(os.path.dirname(where)), None
-
-
-def _finds(name):
-    """Whether this interpreter finds the module (dotted) as the scan asks
-    it (src/engine/pytarget.c): find_spec for the top-level name, the path
-    finder for each submodule, so nothing is imported; None when that
-    raises."""
-    parts = name.split(".")
-    try:
-        spec = importlib.util.find_spec(parts[0])
-        for k in range(1, len(parts)):
-            if spec is None or spec.submodule_search_locations is None:
-                return False
-            spec = importlib.machinery.PathFinder.find_spec(
-                ".".join(parts[:k + 1]), list(spec.submodule_search_locations))
-    except (ImportError, ValueError, AttributeError):
-        return None
-    return spec is not None
-
-
-def interpreter_changes(recorded):
+def interpreter_changes(recorded: object) -> "List[str]":
     """What differs between the facts a manifest's answers read (its
     "python": the version, release level, platform, os.name, the modules
     found) and this interpreter's, one line each ("version 3.12.3 when
@@ -138,7 +97,7 @@ def interpreter_changes(recorded):
         if key in recorded and recorded[key] != now:
             changes.append("%s %s when scanned, now %s" % (key, recorded[key], now))
     for name, found in (recorded.get("finds") or {}).items():
-        now = _finds(name)
+        now = finds(name)
         if now is not found:
             changes.append("finds %s: %s when scanned, now %s" % (
                 name, "yes" if found else "no",
@@ -175,7 +134,7 @@ def _manifest_for_root(root, path=None):
             path, recorded, real)
     # The same package over other sources (AITER_META_DIR elsewhere) is
     # another AITER: its kernels are built from what the scan never read.
-    meta = meta_of_root(real)
+    meta, _ = meta_folder(real)
     if not _same_path(m.meta, meta):
         return None, "%s was made for the AITER sources in %s, this interpreter's aiter " \
                      "builds from %s" % (path, m.meta, meta)
@@ -194,7 +153,7 @@ def _manifest_for_root(root, path=None):
     return m, None
 
 
-def for_installed_aiter():
+def for_installed_aiter() -> "Tuple[Optional[Manifest], Optional[str]]":
     """(Manifest, None) for the AITER this interpreter imports, or (None, reason).
 
     The manifest is $AITER_PROBE_MANIFEST when set, else the one
@@ -206,7 +165,7 @@ def for_installed_aiter():
     return _manifest_for_root(root, _env("AITER_PROBE_MANIFEST"))
 
 
-def scanned_or_saved():
+def scanned_or_saved() -> "Tuple[Optional[Manifest], Optional[str]]":
     """(Manifest, None) for the AITER this interpreter imports, or (None,
     reason): the saved manifest when for_installed_aiter accepts it (it may
     hold GPU launches), else the tree scanned in process by the engine

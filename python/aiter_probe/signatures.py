@@ -10,8 +10,16 @@ them, and whether a call of a given shape binds to them as CPython binds it
     sigs.binds("aiter.mla.mla_decode_fwd", 8, {"sm_scale", "causal"})  # (True, None)
 """
 
+from __future__ import annotations
+
 import re
-from typing import Dict, Iterable, List, NamedTuple, Optional, Tuple
+from collections import namedtuple
+
+# Annotations are strings (PEP 563), their names imported for type checkers
+# only: typing costs a fresh interpreter as much as the answers.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, List, Optional, Tuple  # noqa: F401
 
 __all__ = ["Param", "Signatures", "parse_params", "call_binds"]
 
@@ -46,12 +54,9 @@ NO_MODULE_PART = ("a name must follow its module: aiter.mla.mla_decode_fwd, or "
                   "aiter.mla:mla_decode_fwd")
 
 
-class Param(NamedTuple):
-    """One parameter: its name, its kind (inspect.Parameter's kind names,
-    lower case) and whether it has a default."""
-    name: str
-    kind: str
-    has_default: bool
+# One parameter: its name, its kind (inspect.Parameter's kind names, lower
+# case) and whether it has a default.
+Param = namedtuple("Param", ["name", "kind", "has_default"])
 
 
 def _plain(name: str) -> bool:

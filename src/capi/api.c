@@ -16,6 +16,7 @@
 #include "core/manifest-read.h"
 #include "core/mla-route.h"
 #include "core/verify.h"
+#include "engine/discover.h"
 
 /* The ids in manifest order, kept once at open so that the i-th id costs no
  * walk of the object and the manifest stays read-only for its threads. */
@@ -507,8 +508,8 @@ static int accept_for_root(const json_t *doc, const char *path, const char *real
 	}
 	/* The same package over other sources (AITER_META_DIR elsewhere) is
 	 * another AITER: its kernels are built from what the scan never read. */
-	if ((want = ap_meta_of_root(real)) == NULL)
-		return out_of_memory(path);
+	if ((want = ap_discover_meta(real, NULL, true)) == NULL)
+		return errno == ENOMEM ? out_of_memory(path) : AITER_PROBE_ERROR;
 	if ((same = same_path(recorded_meta(doc), want)) == 0)
 		ap_error_set("%s was made for the AITER sources in %s, not %s", path,
 		             recorded_meta(doc), want);

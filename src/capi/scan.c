@@ -73,6 +73,7 @@ int aiter_probe_scan(aiter_probe_manifest **out, const aiter_probe_scan_options 
 	}
 	req = (ap_scan_request){
 		.aiter_root = opts->aiter_root,
+		.root_imported = true,
 		.python = opts->python,
 		.rules = opts->rule_paths,
 		.nrules = opts->rule_path_count,

@@ -25,23 +25,6 @@ static const char *set_env(const char *name)
 	return v != NULL && *v != '\0' ? v : NULL;
 }
 
-char *ap_meta_of_root(const char *root)
-{
-	const char *env = set_env("AITER_META_DIR");
-	char *wheel;
-
-	if (env != NULL)
-		return ap_strdup(env);
-	if ((wheel = ap_asprintf("%s/aiter_meta/csrc", root)) == NULL)
-		return NULL;
-	if (ap_is_folder(wheel)) {
-		free(wheel);
-		return ap_asprintf("%s/aiter_meta", root);
-	}
-	free(wheel);
-	return ap_strdup(root);
-}
-
 /* ap_manifest_default_dir, with the reason it has none: AP_EINPUT or
  * AP_ENOMEM. */
 static int default_dir(char **out)

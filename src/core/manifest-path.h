@@ -19,12 +19,6 @@ char *ap_manifest_default_dir(void);
  * set. */
 int ap_manifest_default_path(const char *root, char **path);
 
-/* The meta folder (csrc/, hsa/) that AITER installed at root builds from, as
- * aiter/jit/core.py finds it: $AITER_META_DIR when set and not empty, else
- * root/aiter_meta when it holds csrc/ (a wheel), else root. A new string,
- * or NULL with the error set when memory runs out. */
-char *ap_meta_of_root(const char *root);
-
 /* Creates dir and its missing parents (mode 0755, less the umask, never
  * group or others writable). Every component of dir must be a folder (a
  * symlink to one is followed: a /home that links to /var/home), and dir

@@ -376,7 +376,7 @@ int ap_scan_tree(const ap_scan_request *req, ap_ruleset **rs, json_t **manifest)
 		             "not '%s'", AP_SOURCE_DATE_MAX, epoch);
 		return AP_EINPUT;
 	}
-	if ((rc = ap_discover_tree(req->aiter_root, req->python, &loc)) < 0)
+	if ((rc = ap_discover_tree(req->aiter_root, req->python, req->root_imported, &loc)) < 0)
 		return rc;
 	if ((rc = ap_reader_new_fs(&r, loc.root, loc.meta,
 	                           req->max_file_size ? req->max_file_size

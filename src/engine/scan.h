@@ -23,6 +23,10 @@ typedef struct ap_scan_request {
 	/* The folder holding the aiter package (or a checkout); NULL: found as
 	 * AITER finds itself (engine/discover.h). */
 	const char *aiter_root;
+	/* aiter_root is the tree the caller imports (the C API): its meta
+	 * folder follows $AITER_META_DIR as AITER's does. Else a root named on
+	 * the command line is taken as named. */
+	bool root_imported;
 	/* The interpreter that will import AITER, which finds its package when
 	 * aiter_root is NULL and gives the facts the tree's conditions and
 	 * imports need (engine/pytarget.h); NULL: $AITER_PROBE_PYTHON, else

@@ -141,6 +141,78 @@ AITER_META_DIR="$FIX/h24-missing" probe scan --aiter-root "$FIX/h24-native" --no
 expect_rc 0
 expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' True
 
+# A tree in the shape AITER's setup.py leaves: aiter/ with its install_mode
+# and a core.py of one generation (tests/python/core-py), the sources in
+# the root (h24-native) and a stale copy in aiter_meta/ (h24-missing).
+meta_tree() { # DIR MODE CORE
+	mkdir -p "$1/aiter/jit" "$1/aiter_meta"
+	cp -R "$FIX/h24-native/csrc" "$1/"
+	cp -R "$FIX/h24-missing/csrc" "$1/aiter_meta/"
+	[ "$2" = none ] || printf '%s\n' "$2" >"$1/aiter/install_mode"
+	cp "$AP_SRCDIR/tests/python/core-py/$3.py" "$1/aiter/jit/core.py"
+	printf '#!/bin/sh\ncase "$2" in *getsitepackages*) echo %s ;; *) echo %s/aiter ;; esac\n' \
+		"${4:-/nowhere}" "$1" >"$1.python"
+	chmod +x "$1.python"
+}
+
+case_ "meta folder: an editable checkout (install_mode develop) builds from the root, not a stale aiter_meta/"
+meta_tree "$TMP/editable" develop mode-env
+AITER_PROBE_PYTHON="$TMP/editable.python" probe scan --no-launch --format json
+expect_rc 0
+expect_json 'j["aiter"]["meta"]' "$TMP/editable"
+expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' True
+probe scan --aiter-root "$TMP/editable" --no-launch --format json
+expect_json 'j["aiter"]["meta"]' "$TMP/editable"
+
+case_ "meta folder: a wheel (install_mode install) builds from aiter_meta/"
+meta_tree "$TMP/wheel" " install" mode-env
+AITER_PROBE_PYTHON="$TMP/wheel.python" probe scan --no-launch --format json
+expect_rc 0
+expect_json 'j["aiter"]["meta"]' "$TMP/wheel/aiter_meta"
+expect_json 'j["capabilities"]["mla.decode.native_h24"]["supported"]' False
+
+case_ "meta folder: no install_mode is pip install -e to AITER: the root"
+meta_tree "$TMP/no-mode" none mode-env
+probe scan --aiter-root "$TMP/no-mode" --no-launch --format json
+expect_json 'j["aiter"]["meta"]' "$TMP/no-mode"
+rm -r "$TMP/no-mode/csrc"
+AITER_PROBE_PYTHON="$TMP/no-mode.python" probe scan --no-launch --format json
+expect_rc 2
+expect_err "aiter-probe: found the aiter package at $TMP/no-mode/aiter, but $TMP/no-mode holds no csrc/; use --aiter-root DIR or set AITER_META_DIR"
+
+case_ "meta folder: AITER_META_DIR, and the root when the folder picked has no csrc/ (v0.1.7.post3 on)"
+mkdir -p "$TMP/env-meta"
+cp -R "$FIX/h24-missing/csrc" "$TMP/env-meta/"
+AITER_META_DIR="$TMP/env-meta" AITER_PROBE_PYTHON="$TMP/editable.python" \
+	probe scan --no-launch --format json
+expect_json 'j["aiter"]["meta"]' "$TMP/env-meta"
+AITER_META_DIR="$TMP/no-such" AITER_PROBE_PYTHON="$TMP/editable.python" \
+	probe scan --no-launch --format json
+expect_json 'j["aiter"]["meta"]' "$TMP/editable"
+rm -r "$TMP/wheel/aiter_meta/csrc"
+probe scan --aiter-root "$TMP/wheel" --no-launch --format json
+expect_json 'j["aiter"]["meta"]' "$TMP/wheel"
+
+case_ "meta folder: v0.1.5.post1 to v0.1.7.post2 read install_mode alone, not AITER_META_DIR"
+meta_tree "$TMP/mode-only" install mode
+AITER_META_DIR="$TMP/env-meta" AITER_PROBE_PYTHON="$TMP/mode-only.python" \
+	probe scan --no-launch --format json
+expect_json 'j["aiter"]["meta"]' "$TMP/mode-only/aiter_meta"
+
+case_ "meta folder: v0.1.1 to v0.1.5 ask the interpreter's site-packages"
+meta_tree "$TMP/site4" develop site "$TMP/site4"
+AITER_PROBE_PYTHON="$TMP/site4.python" probe scan --no-launch --format json
+expect_json 'j["aiter"]["meta"]' "$TMP/site4/aiter_meta"
+meta_tree "$TMP/site4-dev" install site "$TMP"
+AITER_PROBE_PYTHON="$TMP/site4-dev.python" probe scan --no-launch --format json
+expect_json 'j["aiter"]["meta"]' "$TMP/site4-dev"
+meta_tree "$TMP/site5" develop site-parent "$TMP"
+AITER_PROBE_PYTHON="$TMP/site5.python" probe scan --no-launch --format json
+expect_json 'j["aiter"]["meta"]' "$TMP/site5/aiter_meta"
+AITER_PROBE_PYTHON="$TMP/bin/no-such-python" probe scan --aiter-root "$TMP/site5" --no-launch
+expect_rc 2
+expect_err "aiter-probe: cannot ask $TMP/bin/no-such-python for its site-packages, which this AITER's meta folder depends on: No such file or directory"
+
 case_ "the commit of a git work tree, loose, packed and linked"
 if command -v git >/dev/null; then
 	cp -R "$FIX/h24-native" "$TMP/repo"

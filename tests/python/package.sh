@@ -144,7 +144,7 @@ for cap in want.data["capabilities"]:
     if b.manifest.data["capabilities"][cap] != want.data["capabilities"][cap]:
         print("differs:", cap)
 cli = Backend(want)
-for name in list(_CAPABILITIES) + list(_RULES) + ["gluon_max_heads", "reducer_cases",
+for name in list(_CAPABILITIES) + list(_RULES) + ["gluon_mla_decode_max_heads", "reducer_cases",
                                                   "mla_decode_fwd_keywords"]:
     if getattr(b, name)() != getattr(cli, name)():
         print("differs:", name)
@@ -161,7 +161,7 @@ rc=0
 sys.path.insert(0, sys.argv[1])
 from aiter_probe.backend import for_this_process
 b = for_this_process()
-print(b.native_h24(), b.mla_launch_heads(24))
+print(b.mla_decode_native_24_heads(), b.mla_launch_heads(24))
 for_this_process()' "$TMP/tree") >"$TMP/out" 2>"$TMP/err" || rc=$?
 expect_rc 0
 expect_out "False (32, 'tile-slice')"

@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(SRCDIR, "python"))
 import aiter_probe  # noqa: E402
 from aiter_probe import backend  # noqa: E402
 from aiter_probe.backend import Backend, for_this_process  # noqa: E402
+from aiter_probe.discover import meta_folder  # noqa: E402
 
 AP = os.path.join(BUILDDIR or "", "aiter-probe")
 HAVE_AP = bool(BUILDDIR) and os.path.exists(AP)
@@ -222,7 +223,7 @@ class ForInstalledAiterTest(Env):
         self.assertEqual(aiter_probe.for_installed_aiter(), (None, why))
         with LogCapture() as log:
             b = for_this_process()
-        self.assertIs(b.native_h24(), False)
+        self.assertIs(b.mla_decode_native_24_heads(), False)
         self.assertEqual(log.lines(), ["no AITER capability manifest, so every AITER decision "
                                        "takes the conservative answer: "
                                        + self.engine_fails(why)])
@@ -343,32 +344,34 @@ class ConservativeTest(unittest.TestCase):
 
     def test_answers(self):
         b = quiet("test reason")
-        for name in ("native_h24", "native_h24_reducer", "native_h24_planner",
-                     "fp8_mla_prefill", "gluon_small_heads", "segmented_decode", "fused_moe_gate_mode",
-                     "dsv4_shared_expert", "topk_softmax_shared_experts", "hipb_mm",
+        for name in ("mla_decode_native_24_heads", "mla_reducer_24_heads_512",
+                     "mla_planner_24_heads", "mla_prefill_fp8_persistent",
+                     "gluon_mla_decode_small_heads", "mla_decode_segmented", "fused_moe_gate_mode",
+                     "fused_moe_dsv4_shared_expert", "topk_softmax_shared_experts", "hipb_mm",
                      "qr_all_reduce_rmsnorm", "vllm_calls_bind"):
             self.assertIs(getattr(b, name)(), False, name)
-        self.assertEqual(b.gluon_max_heads(), 16)
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 16)
         self.assertEqual(b.mla_decode_fwd_keywords(), frozenset())
         self.assertEqual(b.reducer_cases(), frozenset())
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset({1, 4}))
         self.assertEqual(b.ps_lse_qlens("gfx942"), frozenset())
-        self.assertEqual(b.why("native_h24"), "mla.decode.native_h24: no manifest (test reason)")
-        self.assertEqual(b.why("native_h24_reducer"),
+        self.assertEqual(b.why("mla_decode_native_24_heads"),
+                         "mla.decode.native_h24: no manifest (test reason)")
+        self.assertEqual(b.why("mla_reducer_24_heads_512"),
                          "mla.reduce.native_h24_d512: no manifest (test reason)")
-        self.assertEqual(b.why("gluon_max_heads"),
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
                          "mla.gluon_decode.max_heads: no manifest (test reason)")
         self.assertEqual(b.why("mla_decode_fwd_keywords"),
                          "mla.decode_fwd.fp8_scales: no manifest (test reason); "
                          "mla.decode_fwd.causal: no manifest (test reason); "
                          "mla.decode_fwd.return_lse: no manifest (test reason)")
-        self.assertEqual(b.why("ps_lse_qlens"),
+        self.assertEqual(b.why("ps_lse_qlens", "gfx942"),
                          "mla.asm.gfx942.bf16_decode_rows: no manifest (test reason)")
 
     def test_launch_heads_as_vllm_pads(self):
         b = quiet("test reason")
         self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
-        self.assertEqual(b.why("mla_launch_heads"),
+        self.assertEqual(b.why("mla_launch_heads", 24),
                          "24 heads launch as 32 (tile-slice), as vLLM pads: no manifest "
                          "(test reason)")
         self.assertEqual(b.mla_launch_heads(8), (16, "repeat-interleave"))
@@ -411,26 +414,68 @@ class ConservativeTest(unittest.TestCase):
             b.why("frobnicate")
         with self.assertRaisesRegex(KeyError, "no decision named 'why'"):
             b.why("why")
-        with self.assertRaisesRegex(KeyError, "decision 'mla_launch_heads' has not been asked"):
+        with self.assertRaisesRegex(KeyError, "no decision named 'answer'"):
+            b.why("answer")
+        with self.assertRaisesRegex(KeyError, "no decision named '_rule'"):
+            b.why("_rule", "x", "y")
+        # The decision's own arguments, or its own TypeError: no answer is
+        # remembered to give instead.
+        with self.assertRaisesRegex(TypeError, "heads"):
             b.why("mla_launch_heads")
+        self.assertEqual(b.answer("mla_launch_heads", 8), (
+            (16, "repeat-interleave"),
+            "8 heads launch as 16 (repeat-interleave), as vLLM pads: no manifest (test reason)"))
+        self.assertEqual(b.why("mla_pad_index", 8), b.why("mla_launch_heads", 8))
+        self.assertEqual(b.answer("hipb_mm"), (False, "aiter.hipb_mm: no manifest (test reason)"))
+
+    def test_each_thread_its_own_reason(self):
+        """One Backend shared by threads, each asking about its own head count
+        and arch at once: each gets the reason of its own question."""
+        b = Backend(golden("h24-native"))
+        asks = [("mla_launch_heads", h) for h in (1, 5, 8, 12, 24, 48, 64, 100)] + [
+            ("ps_lse_qlens", arch) for arch in ("gfx950", "gfx942")]
+        want = {ask: b.answer(*ask) for ask in asks}
+        self.assertEqual(len(set(r for _, r in want.values())), len(asks))
+        start, wrong = threading.Barrier(len(asks)), []
+        # Threads switch between any two bytecodes, not every 5 ms.
+        self.addCleanup(sys.setswitchinterval, sys.getswitchinterval())
+        sys.setswitchinterval(1e-6)
+
+        def ask(question):
+            start.wait()
+            for _ in range(300):
+                got = b.answer(*question)
+                # Another thread's answers in between must not change this one's.
+                b.why(*asks[(asks.index(question) + 1) % len(asks)])
+                if got != want[question] or b.why(*question) != want[question][1]:
+                    wrong.append((question, got))
+        threads = [threading.Thread(target=ask, args=(q,)) for q in asks]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(wrong, [])
 
 
 class FromManifestTest(unittest.TestCase):
     def test_native_h24_both_halves(self):
         b = Backend(golden("h24-reducer-only"))
-        self.assertEqual((b.native_h24(), b.native_h24_reducer(), b.native_h24_planner()),
+        self.assertEqual((b.mla_decode_native_24_heads(), b.mla_reducer_24_heads_512(),
+                          b.mla_planner_24_heads()),
                          (False, True, False))
         path = b.manifest.path
-        self.assertEqual(b.why("native_h24_reducer"), "rule mla.reduce.native_h24_d512 matched "
+        self.assertEqual(b.why("mla_reducer_24_heads_512"),
+                         "rule mla.reduce.native_h24_d512 matched "
                          "at csrc/kernels/mla/reduce.cu:14")
-        self.assertEqual(b.why("native_h24_planner"),
+        self.assertEqual(b.why("mla_planner_24_heads"),
                          "rule mla.metadata.native_h24 did not match in "
                          "csrc/kernels/mla/metadata/v1_2_device.cuh")
         self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
-        self.assertEqual(b.why("mla_launch_heads"), "24 heads launch as 32 (tile-slice): "
+        self.assertEqual(b.why("mla_launch_heads", 24), "24 heads launch as 32 (tile-slice): "
                          "plans.mla_heads of %s (not verified by a launch)" % path)
         b = Backend(golden("h24-native"))
-        self.assertEqual((b.native_h24(), b.native_h24_reducer(), b.native_h24_planner()),
+        self.assertEqual((b.mla_decode_native_24_heads(), b.mla_reducer_24_heads_512(),
+                          b.mla_planner_24_heads()),
                          (True, True, True))
         self.assertEqual(b.mla_launch_heads(24), (24, "none"))
         self.assertIsNone(b.mla_pad_index(24))
@@ -475,37 +520,41 @@ class FromManifestTest(unittest.TestCase):
                                         if r["heads"] != 5]
         b = Backend(m)
         self.assertEqual(b.mla_launch_heads(5), (16, "tile-slice"))
-        self.assertEqual(b.why("mla_launch_heads"), "5 heads launch as 16 (tile-slice), as "
+        self.assertEqual(b.why("mla_launch_heads", 5), "5 heads launch as 16 (tile-slice), as "
                          "vLLM pads: plans.mla_heads of %s has no row for 5 heads" % m.path)
 
     def test_gluon_bound(self):
         m = golden("h24-native")
         b = Backend(m)
         # No entry: nothing goes to Gluon (vLLM's 16 is for no manifest only).
-        self.assertEqual(b.gluon_max_heads(), 0)
-        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads is missing: "
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
+                         "rule mla.gluon_decode.max_heads is missing: "
                          "none of the files exists: aiter/ops/triton/gluon/mla_gluon.py, "
                          "aiter/ops/triton/gluon/mla_decode_gluon.py: no bound read, 0")
-        self.assertIs(b.gluon_small_heads(), False)
+        self.assertIs(b.gluon_mla_decode_small_heads(), False)
         m.data["rules"]["mla.gluon_decode.max_heads"] = {
             "status": "matched", "file": "aiter/ops/triton/gluon/mla_gluon.py",
             "matches": [{"line": 9, "text": "assert nhead <= 8", "captures": {"heads": "8"}}]}
         b = Backend(m)
-        self.assertEqual(b.gluon_max_heads(), 8)
-        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 8)
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
+                         "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9, bound 8")
         # An entry whose body bounds nothing (only nhead in (64, 128), as on
         # v0.1.14): vLLM's regex assumes 16 there and trips the assertion.
         m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "0"
         b = Backend(m)
-        self.assertEqual(b.gluon_max_heads(), 0)
-        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
+                         "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9, bound 0")
         # A digit that int() refuses is no bound either, not a crash at start.
         m.data["rules"]["mla.gluon_decode.max_heads"]["matches"][0]["captures"]["heads"] = "\u00b2"
         b = Backend(m)
-        self.assertEqual(b.gluon_max_heads(), 0)
-        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads matched at "
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
+                         "rule mla.gluon_decode.max_heads matched at "
                          "aiter/ops/triton/gluon/mla_gluon.py:9: no bound read, 0")
 
     def test_unknown_is_never_support(self):
@@ -526,16 +575,17 @@ class FromManifestTest(unittest.TestCase):
             "reason": "unknown, so unsupported: rule mla.decode_fwd.params.causal is unknown: "
                       "aiter/mla.py: only a run decides"}
         b = Backend(m)
-        self.assertIs(b.native_h24_reducer(), False)
-        self.assertEqual(b.why("native_h24_reducer"),
+        self.assertIs(b.mla_reducer_24_heads_512(), False)
+        self.assertEqual(b.why("mla_reducer_24_heads_512"),
                          "rule %s is unknown: only a run decides" % reducer)
         self.assertEqual(b.reducer_cases(), frozenset())
         self.assertEqual(b.why("reducer_cases"), "rule %s is unknown: only a run decides" % cases)
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"),
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"),
                          "rule %s is unknown: only a run decides: no query length" % qlens)
-        self.assertEqual(b.gluon_max_heads(), 0)
-        self.assertEqual(b.why("gluon_max_heads"), "rule mla.gluon_decode.max_heads is unknown: "
+        self.assertEqual(b.gluon_mla_decode_max_heads(), 0)
+        self.assertEqual(b.why("gluon_mla_decode_max_heads"),
+                         "rule mla.gluon_decode.max_heads is unknown: "
                          "only a run decides: no bound read, 0")
         self.assertNotIn("causal", b.mla_decode_fwd_keywords())
         self.assertIn("mla.decode_fwd.causal not supported: unknown, so unsupported: rule "
@@ -549,13 +599,14 @@ class FromManifestTest(unittest.TestCase):
         asks an LSE kernel without it, which the table lacks."""
         b = Backend(golden("mla-lookup-causal0"))
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset(range(2, 8)))
-        self.assertEqual(b.why("ps_lse_qlens"), (
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"), (
             "causal, hsa/gfx950/mla/mla_asm.csv: 1 Gqa 16 qSeqLen 4 causal 0 lse 1 (line 3); "
             "1 without persistence Gqa 16 qSeqLen 1 causal 0 lse 1 not in the table; 2-3 Gqa "
             "16 qSeqLen 4 causal 0 lse 1 (line 3); 4-7 Gqa 64 qSeqLen 1 causal 0 lse 1 (line "
             "5); 8-16 Gqa 32 qSeqLen 4 causal 0 lse 1 not in the table"))
         self.assertEqual(b.ps_lse_qlens("gfx950", causal=False), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"), "the decode's lookup asks causal 0 whatever "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950", causal=False),
+                         "the decode's lookup asks causal 0 whatever "
                          "the caller (rule mla.asm.decode.causal): no non-causal query length")
 
     def test_lse_qlens_as_the_lookup_asks_the_callers_causal(self):
@@ -563,14 +614,14 @@ class FromManifestTest(unittest.TestCase):
         single-token batch gate asks a non-persistent kernel without LSE."""
         b = Backend(golden("mla-lookup-causal1"))
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset(range(1, 17)))
-        self.assertEqual(b.why("ps_lse_qlens"), (
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"), (
             "causal, hsa/gfx950/mla/mla_asm.csv: 1 Gqa 64 qSeqLen 1 causal 1 lse 1 (line 4); "
             "1 without persistence Gqa 16 qSeqLen 1 causal 1 lse 0 (line 3); 2-7 Gqa 64 "
             "qSeqLen 1 causal 1 lse 1 (line 4); 8-16 Gqa 32 qSeqLen 4 causal 1 lse 1 (line 6)"))
         # Non-causal 8 on: only a context-parallel (cprr) causal-0 row.
         self.assertEqual(b.ps_lse_qlens("gfx950", causal=False), frozenset(range(1, 8)))
         self.assertIn("8-16 Gqa 32 qSeqLen 4 causal 0 lse 1 not in the table",
-                      b.why("ps_lse_qlens"))
+                      b.why("ps_lse_qlens", "gfx950", causal=False))
 
     def test_lse_qlens_the_tree_cannot_give(self):
         """What the rules read that is not the decode as the model runs it:
@@ -579,7 +630,7 @@ class FromManifestTest(unittest.TestCase):
             m = golden("mla-lookup-causal1")
             edit(m.data["rules"])
             b = Backend(m)
-            return b.ps_lse_qlens("gfx950"), b.why("ps_lse_qlens")
+            return b.ps_lse_qlens("gfx950"), b.why("ps_lse_qlens", "gfx950")
 
         def fold_cond(text):
             def edit(rules):
@@ -626,7 +677,8 @@ class FromManifestTest(unittest.TestCase):
         # A table without causal (py-traps): the lookup compares it.
         b = Backend(golden("py-traps"))
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"), "rule mla.asm.decode.causal is missing: no "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"),
+                         "rule mla.asm.decode.causal is missing: no "
                          "such file: csrc/py_itfs_cu/asm_mla.cu: no query length")
         m = golden("py-traps")
         good = golden("mla-lookup-causal1")
@@ -635,7 +687,8 @@ class FromManifestTest(unittest.TestCase):
             m.data["rules"][rid] = good.data["rules"][rid]
         b = Backend(m)
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"), "the decode's lookup cannot be read: the "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"),
+                         "the decode's lookup cannot be read: the "
                          "table has no causal column, which the decode's lookup compares: no "
                          "query length")
 
@@ -687,10 +740,13 @@ class ArchDtypeTest(unittest.TestCase):
         for heads in (1, 7, 24, 48, 100, 144):
             self.assertIs(b.native_heads("gfx950:sramecc+:xnack-", "torch.bfloat16", "bf16",
                                          heads, 3), True, heads)
-        self.assertEqual(b.why("native_heads"), "gfx950:sramecc+:xnack- is gfx950, q bf16, "
+        self.assertEqual(b.why("native_heads", "gfx950:sramecc+:xnack-", "torch.bfloat16",
+                               "bf16", heads, 3),
+                         "gfx950:sramecc+:xnack- is gfx950, q bf16, "
                          "kv bf16, 144 heads, qlen 3: natively_supported is true " + where)
         self.assertIs(b.native_heads("gfx942", "bf16", "bf16", 24, 1), False)
-        self.assertEqual(b.why("native_heads"), "gfx942, q bf16, kv bf16, 24 heads, qlen 1: "
+        self.assertEqual(b.why("native_heads", "gfx942", "bf16", "bf16", 24, 1),
+                         "gfx942, q bf16, kv bf16, 24 heads, qlen 1: "
                          "natively_supported is false " + where)
         self.assertIs(b.native_heads("gfx942", "bf16", "bf16", 16, 1), True)
         self.assertIs(b.native_heads("gfx950", "fp8", "float8_e4m3fn", 32, 4), True)
@@ -699,7 +755,8 @@ class ArchDtypeTest(unittest.TestCase):
         self.assertIs(b.native_heads("gfx942", "float8_e4m3fnuz", "fp8", 128, 1), True)
         # 32 x 4 = 128 on gfx942 FP8: hk_mtp_experimental, so the switch decides.
         self.assertIsNone(b.native_heads("gfx942", "fp8", "fp8", 32, 4))
-        self.assertEqual(b.why("native_heads"), "gfx942, q fp8, kv fp8, 32 heads, qlen 4: the "
+        self.assertEqual(b.why("native_heads", "gfx942", "fp8", "fp8", 32, 4),
+                         "gfx942, q fp8, kv fp8, 32 heads, qlen 4: the "
                          "planner's natively_supported depends on AITER_ENABLE_EXPERIMENTAL "
                          "here (hk_mtp_experimental): pass experimental= " + where)
         self.assertIs(b.native_heads("gfx942", "fp8", "fp8", 32, 4, experimental=True), True)
@@ -708,10 +765,12 @@ class ArchDtypeTest(unittest.TestCase):
         self.assertIs(b.native_heads("gfx1250", "bf16", "bf16", 16, 1), True)
         self.assertIs(b.native_heads("gfx1250", "bf16", "bf16", 32, 1), False)
         self.assertIsNone(b.native_heads("sm_90", "bf16", "bf16", 16, 1))
-        self.assertEqual(b.why("native_heads"), "'sm_90' is not an AMD GPU architecture "
+        self.assertEqual(b.why("native_heads", "sm_90", "bf16", "bf16", 16, 1),
+                         "'sm_90' is not an AMD GPU architecture "
                          "(gfx950, gfx950:sramecc+:xnack-)")
         self.assertIsNone(b.native_heads("gfx950", "bf16", "torch.float8_e5m2", 16, 1))
-        self.assertIn("dtype 'torch.float8_e5m2' is none", b.why("native_heads"))
+        self.assertIn("dtype 'torch.float8_e5m2' is none",
+                      b.why("native_heads", "gfx950", "bf16", "torch.float8_e5m2", 16, 1))
         for bad in (True, 1.0, "16"):
             with self.assertRaisesRegex(TypeError, "heads must be an int"):
                 b.native_heads("gfx950", "bf16", "bf16", bad, 1)
@@ -721,11 +780,12 @@ class ArchDtypeTest(unittest.TestCase):
     def test_native_heads_the_tree_cannot_tell(self):
         b = Backend(golden("h24-native"))  # a planner without natively_supported
         self.assertIsNone(b.native_heads("gfx950", "bf16", "bf16", 16, 1))
-        self.assertEqual(b.why("native_heads"), "rule mla.metadata.natively_supported did "
+        self.assertEqual(b.why("native_heads", "gfx950", "bf16", "bf16", 16, 1),
+                         "rule mla.metadata.natively_supported did "
                          "not match in csrc/kernels/mla/metadata/v1_2_device.cuh")
         b = quiet("test reason")
         self.assertIsNone(b.native_heads("gfx950", "bf16", "bf16", 16, 1))
-        self.assertEqual(b.why("native_heads"),
+        self.assertEqual(b.why("native_heads", "gfx950", "bf16", "bf16", 16, 1),
                          "mla.metadata.natively_supported: no manifest (test reason)")
 
         def answer(cond=None, hk=None, hk_status=None):
@@ -738,7 +798,7 @@ class ArchDtypeTest(unittest.TestCase):
             if hk_status is not None:
                 rules["mla.metadata.hk_mtp_experimental"].update(status=hk_status, matches=[])
             b = Backend(m)
-            return b.native_heads("gfx942", "fp8", "fp8", 32, 4), b.why("native_heads")
+            return b.answer("native_heads", "gfx942", "fp8", "fp8", 32, 4)
         got, why = answer(cond="num_heads >= MIN_HEADS")
         self.assertIsNone(got)
         self.assertIn("natively_supported cannot be read: 'num_heads >= MIN_HEADS' reads "
@@ -759,7 +819,7 @@ class ArchDtypeTest(unittest.TestCase):
         self.assertIsNone(b.native_heads("gfx942", "fp8", "fp8", 32, 4))
         self.assertIn("rule mla.metadata.hk_mtp_experimental matched at "
                       "csrc/kernels/mla/metadata/v1_2_device.cuh:10 2 times: not one term",
-                      b.why("native_heads"))
+                      b.why("native_heads", "gfx942", "fp8", "fp8", 32, 4))
         got, why = answer(hk_status="unknown")
         self.assertIsNone(got)
         self.assertIn("rule mla.metadata.hk_mtp_experimental is unknown", why)
@@ -774,26 +834,27 @@ class ArchDtypeTest(unittest.TestCase):
     def test_reducer_heads(self):
         b = Backend(golden("h24-native"))
         self.assertEqual(b.reducer_heads(512), frozenset({8, 16, 24, 32, 128}))
-        self.assertEqual(b.why("reducer_heads"), "head_dim 512: 8, 16, 24, 32, 128 of "
+        self.assertEqual(b.why("reducer_heads", 512), "head_dim 512: 8, 16, 24, 32, 128 of "
                          "rule mla.reduce.cases: 7 cases in csrc/kernels/mla/reduce.cu")
         self.assertEqual(b.reducer_heads(128), frozenset({1}))
         self.assertEqual(b.reducer_heads(256), frozenset())
-        self.assertEqual(b.why("reducer_heads"), "head_dim 256: no case of rule "
+        self.assertEqual(b.why("reducer_heads", 256), "head_dim 256: no case of rule "
                          "mla.reduce.cases: 7 cases in csrc/kernels/mla/reduce.cu")
         b = quiet("test reason")
         self.assertIsNone(b.reducer_heads(128))
-        self.assertEqual(b.why("reducer_heads"), "mla.reduce.cases: no manifest (test reason)")
+        self.assertEqual(b.why("reducer_heads", 128),
+                         "mla.reduce.cases: no manifest (test reason)")
         # A tree without the reducer cannot tell either.
         b = Backend(golden("mla-lookup-causal1"))
         self.assertIsNone(b.reducer_heads(128))
-        self.assertEqual(b.why("reducer_heads"), "rule mla.reduce.cases is missing: no such "
+        self.assertEqual(b.why("reducer_heads", 128), "rule mla.reduce.cases is missing: no such "
                          "file: csrc/kernels/mla/reduce.cu")
         m = golden("h24-native")
         m.data["rules"]["mla.reduce.cases"].update(status="unknown", matches=[],
                                                    reason="only a run decides")
         b = Backend(m)
         self.assertIsNone(b.reducer_heads(128))
-        self.assertEqual(b.why("reducer_heads"),
+        self.assertEqual(b.why("reducer_heads", 128),
                          "rule mla.reduce.cases is unknown: only a run decides")
         with self.assertRaisesRegex(TypeError, "head_dim must be an int, not str"):
             b.reducer_heads("128")
@@ -803,16 +864,17 @@ class ArchDtypeTest(unittest.TestCase):
     def test_ps_lse_qlens_per_arch(self):
         b = Backend(golden("mla-lookup-causal1"))
         self.assertEqual(b.ps_lse_qlens("gfx942:sramecc+:xnack-"), frozenset({1, 2, 3, 4}))
-        self.assertTrue(b.why("ps_lse_qlens").startswith(
+        self.assertTrue(b.why("ps_lse_qlens", "gfx942:sramecc+:xnack-").startswith(
             "gfx942:sramecc+:xnack- is gfx942, causal, hsa/gfx942/mla/mla_asm.csv: 1 Gqa 16 "
-            "qSeqLen 4 causal 1 lse 1 (line 2)"), b.why("ps_lse_qlens"))
+            "qSeqLen 4 causal 1 lse 1 (line 2)"), b.why("ps_lse_qlens", "gfx942:sramecc+:xnack-"))
         self.assertEqual(b.ps_lse_qlens("gfx950:sramecc+:xnack-"), frozenset(range(1, 17)))
         self.assertIsNone(b.ps_lse_qlens("gfx1250"))
-        self.assertEqual(b.why("ps_lse_qlens"), "gfx1250: no rule reads the query lengths of "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx1250"),
+                         "gfx1250: no rule reads the query lengths of "
                          "its MLA ASM table (hsa/gfx1250/mla/mla_asm.csv); rules read gfx942's "
                          "and gfx950's")
         self.assertIsNone(b.ps_lse_qlens("sm_90"))
-        self.assertIn("'sm_90' is not an AMD GPU architecture", b.why("ps_lse_qlens"))
+        self.assertIn("'sm_90' is not an AMD GPU architecture", b.why("ps_lse_qlens", "sm_90"))
         # Without the table: the lookup finds nothing.
         self.assertEqual(Backend(golden("mla-lookup-causal0")).ps_lse_qlens("gfx942"),
                          frozenset())
@@ -855,16 +917,20 @@ class SampleTest(Env):
         b = for_this_process()
         self.assertIsNone(b.reason)
         got = {name: getattr(b, name)() for name in (
-            "native_h24", "native_h24_reducer", "native_h24_planner", "fp8_mla_prefill",
-            "gluon_small_heads", "gluon_max_heads", "segmented_decode", "mla_decode_fwd_keywords",
-            "fused_moe_gate_mode", "dsv4_shared_expert", "topk_softmax_shared_experts",
+            "mla_decode_native_24_heads", "mla_reducer_24_heads_512", "mla_planner_24_heads",
+            "mla_prefill_fp8_persistent",
+            "gluon_mla_decode_small_heads", "gluon_mla_decode_max_heads", "mla_decode_segmented",
+            "mla_decode_fwd_keywords",
+            "fused_moe_gate_mode", "fused_moe_dsv4_shared_expert", "topk_softmax_shared_experts",
             "hipb_mm", "qr_all_reduce_rmsnorm", "reducer_cases", "vllm_calls_bind")}
         self.assertEqual(got, {
-            "native_h24": True, "native_h24_reducer": True, "native_h24_planner": True,
-            "fp8_mla_prefill": False, "gluon_small_heads": True, "gluon_max_heads": 16,
-            "segmented_decode": False,
+            "mla_decode_native_24_heads": True, "mla_reducer_24_heads_512": True,
+            "mla_planner_24_heads": True,
+            "mla_prefill_fp8_persistent": False, "gluon_mla_decode_small_heads": True,
+            "gluon_mla_decode_max_heads": 16,
+            "mla_decode_segmented": False,
             "mla_decode_fwd_keywords": frozenset({"q_scale", "kv_scale", "return_lse"}),
-            "fused_moe_gate_mode": False, "dsv4_shared_expert": False,
+            "fused_moe_gate_mode": False, "fused_moe_dsv4_shared_expert": False,
             "topk_softmax_shared_experts": True, "hipb_mm": True,
             "qr_all_reduce_rmsnorm": False,
             "reducer_cases": frozenset({(16, 128), (16, 512), (24, 512), (32, 512),
@@ -872,11 +938,12 @@ class SampleTest(Env):
             "vllm_calls_bind": False})
         # The sample has a gfx950 table but not the decode that reads it.
         self.assertEqual(b.ps_lse_qlens("gfx950"), frozenset())
-        self.assertEqual(b.why("ps_lse_qlens"), "rule mla.asm.decode.causal is missing: no "
+        self.assertEqual(b.why("ps_lse_qlens", "gfx950"),
+                         "rule mla.asm.decode.causal is missing: no "
                          "such file: csrc/py_itfs_cu/asm_mla.cu: no query length")
         self.assertEqual(b.why("hipb_mm"), "aiter.hipb_mm supported: rule export.hipb_mm "
                          "matched in aiter/ops/gradlib.py")
-        self.assertEqual(b.why("segmented_decode"), "mla.segmented_decode not supported: "
+        self.assertEqual(b.why("mla_decode_segmented"), "mla.segmented_decode not supported: "
                          "unknown, so unsupported: rule mla.triton_decode_fwd.binds_segmented: "
                          "no such file: aiter/ops/triton/attention/mla.py")
         self.assertEqual(b.mla_launch_heads(24), (24, "none"))
@@ -893,9 +960,10 @@ class SampleTest(Env):
         self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
 
 
-DECISIONS = ("native_h24", "native_h24_reducer", "native_h24_planner", "fp8_mla_prefill",
-             "gluon_small_heads", "gluon_max_heads", "segmented_decode",
-             "mla_decode_fwd_keywords", "fused_moe_gate_mode", "dsv4_shared_expert",
+DECISIONS = ("mla_decode_native_24_heads", "mla_reducer_24_heads_512", "mla_planner_24_heads",
+             "mla_prefill_fp8_persistent",
+             "gluon_mla_decode_small_heads", "gluon_mla_decode_max_heads", "mla_decode_segmented",
+             "mla_decode_fwd_keywords", "fused_moe_gate_mode", "fused_moe_dsv4_shared_expert",
              "topk_softmax_shared_experts", "hipb_mm", "qr_all_reduce_rmsnorm", "reducer_cases",
              "vllm_calls_bind")
 
@@ -930,7 +998,7 @@ class InProcessTest(Env):
         for key in ("aiter", "inputs", "rules", "capabilities", "plans"):
             self.assertEqual(b.manifest.data[key], want.data[key], key)
         self.assertEqual(decisions(b), decisions(Backend(want)))
-        self.assertIs(b.native_h24(), True)
+        self.assertIs(b.mla_decode_native_24_heads(), True)
         self.assertIs(for_this_process(), b)
 
     def test_this_interpreters_facts(self):
@@ -987,7 +1055,7 @@ class InProcessTest(Env):
         self.assertRegex(b.reason, "^no manifest at [^;]*; and no rule packs in %s [(]set "
                          "AITER_PROBE_DATADIR, or pass --rules PATH[)]$" % re.escape(self.dir))
         self.assertEqual(len(log.lines()), 1)
-        self.assertIs(b.native_h24(), False)
+        self.assertIs(b.mla_decode_native_24_heads(), False)
 
     def test_once_from_many_threads(self):
         self.tree()
@@ -1034,7 +1102,7 @@ class InProcessTest(Env):
         if pid == 0:  # the child: exits 0 when it answers within 20 s
             signal.alarm(20)
             try:
-                ok = for_this_process().native_h24() is True
+                ok = for_this_process().mla_decode_native_24_heads() is True
             finally:
                 os._exit(0 if ok else 1)
         try:
@@ -1043,6 +1111,141 @@ class InProcessTest(Env):
             release.set()
             holder.join()
         self.assertEqual(status, 0)
+
+
+FIX = os.path.join(SRCDIR, "tests", "fixtures")
+CORE_PY = os.path.join(SRCDIR, "tests", "python", "core-py")
+
+
+class MetaFolderTest(Env):
+    """The meta folder, as the tree's own aiter/jit/core.py picks it
+    (aiter_probe.discover.meta_folder; src/engine/discover.c its twin): an
+    editable checkout with a stale aiter_meta/csrc builds from the root, a
+    wheel from aiter_meta/, older generations as they did."""
+
+    def laid_out(self, name, mode, core, stale=True):
+        """The sample tree, imported by this interpreter, with
+        aiter/install_mode (None: absent), aiter/jit/core.py of one
+        generation (tests/python/core-py), and in aiter_meta/csrc a stale
+        copy whose reducer lacks 24 x 512 (h24-missing)."""
+        root = self.tree(name)
+        if mode is not None:
+            with open(os.path.join(root, "aiter", "install_mode"), "w") as f:
+                f.write(mode)
+        os.makedirs(os.path.join(root, "aiter", "jit"), exist_ok=True)
+        shutil.copy(os.path.join(CORE_PY, core + ".py"),
+                    os.path.join(root, "aiter", "jit", "core.py"))
+        if stale:
+            os.makedirs(os.path.join(root, "aiter_meta"))
+            shutil.copytree(os.path.join(FIX, "h24-missing", "csrc"),
+                            os.path.join(root, "aiter_meta", "csrc"))
+        return root
+
+    def as_wheel(self, root):
+        """root as pip installs a wheel: the sources only in aiter_meta/."""
+        os.makedirs(os.path.join(root, "aiter_meta"))
+        for folder in ("csrc", "hsa"):
+            os.rename(os.path.join(root, folder), os.path.join(root, "aiter_meta", folder))
+
+    def test_editable_checkout_builds_from_the_root(self):
+        root = self.laid_out("editable", "develop\n", "mode-env")
+        self.assertEqual(meta_folder(root), (
+            root, "aiter/jit/core.py: aiter/install_mode says 'develop'"))
+
+    def test_wheel_builds_from_aiter_meta(self):
+        root = self.laid_out("wheel", "install", "mode-env", stale=False)
+        self.as_wheel(root)
+        self.assertEqual(meta_folder(root), (
+            os.path.join(root, "aiter_meta"),
+            "aiter/jit/core.py: aiter/install_mode says 'install'"))
+
+    def test_no_install_mode_is_pip_install_e(self):
+        root = self.laid_out("no-mode", None, "mode-env")
+        self.assertEqual(meta_folder(root)[0], root)
+
+    def test_meta_dir_and_the_csrc_fallback(self):
+        root = self.laid_out("env", "install", "mode-env")
+        other = os.path.join(self.dir, "other")
+        shutil.copytree(os.path.join(FIX, "h24-native"), other)
+        os.environ["AITER_META_DIR"] = other
+        self.assertEqual(meta_folder(root), (other, "aiter/jit/core.py: AITER_META_DIR"))
+        os.environ["AITER_META_DIR"] = os.path.join(self.dir, "no-such")
+        self.assertEqual(meta_folder(root), (root, "aiter/jit/core.py: AITER_META_DIR, which "
+                                             "holds no csrc/: the root"))
+        del os.environ["AITER_META_DIR"]
+        shutil.rmtree(os.path.join(root, "aiter_meta", "csrc"))
+        self.assertEqual(meta_folder(root)[0], root)
+
+    def test_install_mode_alone_before_v0_1_7_post3(self):
+        root = self.laid_out("mode-only", "install", "mode")
+        os.environ["AITER_META_DIR"] = os.path.join(FIX, "h24-native")
+        self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
+        shutil.rmtree(os.path.join(root, "aiter_meta", "csrc"))
+        # No fallback then either: AITER builds from the empty aiter_meta/.
+        self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
+
+    def test_site_packages_before_v0_1_5_post1(self):
+        import site
+        root = self.laid_out("old", "develop", "site")
+        real = site.getsitepackages
+        self.addCleanup(setattr, site, "getsitepackages", real)
+        site.getsitepackages = lambda: [root]
+        self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
+        site.getsitepackages = lambda: [self.dir]
+        self.assertEqual(meta_folder(root)[0], root)
+        shutil.copy(os.path.join(CORE_PY, "site-parent.py"),
+                    os.path.join(root, "aiter", "jit", "core.py"))
+        self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
+
+    def test_without_a_rule_the_layout(self):
+        """No core.py, or a stub with none of the rules (wheel-layout's):
+        the layout; with an install_mode, the newest rule."""
+        root = self.tree("bare")
+        self.assertEqual(meta_folder(root)[0], root)
+        os.makedirs(os.path.join(root, "aiter_meta", "csrc"))
+        self.assertEqual(meta_folder(root), (
+            os.path.join(root, "aiter_meta"),
+            "aiter_meta/ holds csrc/ (no rule in aiter/jit/core.py)"))
+        os.makedirs(os.path.join(root, "aiter", "jit"), exist_ok=True)
+        with open(os.path.join(root, "aiter", "jit", "core.py"), "w") as f:
+            f.write("def compile_ops(module):\n    return lambda f: f\n")
+        self.assertEqual(meta_folder(root)[0], os.path.join(root, "aiter_meta"))
+        with open(os.path.join(root, "aiter", "install_mode"), "w") as f:
+            f.write("develop")
+        self.assertEqual(meta_folder(root)[0], root)
+
+    @unittest.skipUnless(HAVE_AP and HAVE_LIBRARY, NEEDS_LIBRARY)
+    def test_the_engine_picks_the_same(self):
+        """The scan in process (the C API) and the command read the folder
+        meta_folder names, on every layout above."""
+        from aiter_probe.engine import scan_tree
+        self.with_engine()
+        for name, mode, core in (("a", "develop", "mode-env"), ("b", "install", "mode-env"),
+                                 ("c", None, "mode-env"), ("d", "install", "mode"),
+                                 ("e", "develop", "mode")):
+            root = self.laid_out(name, mode, core)
+            m = scan_tree(root)
+            self.assertEqual(m.meta, os.path.realpath(meta_folder(root)[0]), name)
+        os.environ["AITER_META_DIR"] = os.path.join(FIX, "h24-native")
+        for name in ("a", "b", "d"):
+            root = os.path.join(self.dir, name)
+            self.assertEqual(scan_tree(root).meta, os.path.realpath(meta_folder(root)[0]), name)
+
+    @unittest.skipUnless(HAVE_AP and HAVE_LIBRARY, NEEDS_LIBRARY)
+    def test_the_process_scans_the_editable_checkouts_root(self):
+        """The issue's case: the stale aiter_meta/csrc (no 24 x 512 case) is
+        not what answers; the root's sources are, as AITER builds them."""
+        root = self.laid_out("editable", "develop", "mode-env")
+        self.with_engine()
+        b = for_this_process()
+        self.assertEqual(b.manifest.meta, os.path.realpath(root))
+        self.assertIs(b.mla_reducer_24_heads_512(), True)
+        with open(os.path.join(root, "aiter", "install_mode"), "w") as f:
+            f.write("install")
+        backend._forget()
+        b = for_this_process()
+        self.assertEqual(b.manifest.meta, os.path.join(os.path.realpath(root), "aiter_meta"))
+        self.assertIs(b.mla_reducer_24_heads_512(), False)
 
 
 if __name__ == "__main__":
