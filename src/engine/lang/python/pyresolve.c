@@ -75,6 +75,7 @@ static struct resolver *resolver_new(ap_reader *r, const ap_pyconf *c, const cha
 static void resolver_free(struct resolver *rs);
 static void resolve_top(struct resolver *rs, const char *module, const char *name, ap_pyref *out,
                         bool *missing);
+static bool fails_on_import(struct resolver *rs, const char *module, unsigned depth);
 
 /* A parse's questions to the tree and to the interpreter that will import
  * it (the reader's), about the file f. */
@@ -87,21 +88,33 @@ struct asking {
 	const struct busy *chain; /* f, and the files being read around it */
 };
 
+/* The resolver of a's questions about the tree's modules (module's tree);
+ * NULL past NAMES_MAX_NESTING parses one inside another. */
+static struct resolver *asked_resolver(struct asking *a, const char *module)
+{
+	size_t nested = 0;
+
+	for (const struct busy *b = a->chain; b != NULL; b = b->outer)
+		nested++;
+	if (nested > NAMES_MAX_NESTING)
+		return NULL;
+	if (a->rs == NULL)
+		a->rs = resolver_new(a->r, a->c, module, a->chain);
+	return a->rs;
+}
+
 /* Whether `from module import name` (module of the tree, found) gets name:
  * what the module binds to it, else its submodule of that name. */
 static int name_found(struct asking *a, const char *module, const char *name)
 {
 	ap_pyref ref;
 	bool missing;
-	size_t nested = 0;
 	int found;
 
-	for (const struct busy *b = a->chain; b != NULL; b = b->outer)
-		nested++;
-	if (nested > NAMES_MAX_NESTING)
+	if (asked_resolver(a, module) == NULL)
 		return -1;
-	if (a->rs == NULL)
-		a->rs = resolver_new(a->r, a->c, module, a->chain);
+	if (fails_on_import(a->rs, module, 0))
+		return 0;
 	resolve_top(a->rs, module, name, &ref, &missing);
 	if (missing) {
 		/* a namespace package: only its submodules */
@@ -139,6 +152,9 @@ static int import_found(struct asking *a, const char *written, const char *what)
 			found = inside      ? ap_pypath_in_tree(a->r, name)
 			        : t != NULL ? ap_pytarget_finds(t, name)
 			                    : -1;
+		if (what == NULL && inside && found == 1 && asked_resolver(a, name) != NULL &&
+		    fails_on_import(a->rs, name, 0))
+			found = 0;
 	}
 	free(of);
 	free(name);
@@ -496,6 +512,72 @@ static char *absolute(const struct resolver *rs, const struct module *mod, const
 	if (len > 0 && (strlen(rs->top) != len || strncmp(written, rs->top, len) != 0))
 		return NULL;
 	return ap_pypath_absolute(mod->name, mod->package, written);
+}
+
+/* Whether the import at binding b (module level) is of a module that is not
+ * there: of the tree, missing from it or failing so in turn; from outside,
+ * one whose top-level name the interpreter does not find. */
+static bool import_missing(struct resolver *rs, const struct module *mod, const ap_py_binding *b,
+                           unsigned depth)
+{
+	struct ap_pytarget *t;
+	char *name = absolute(rs, mod, b->module);
+	bool missing;
+
+	if (name != NULL) {
+		missing = ap_pypath_in_tree(rs->r, name) == 0 || fails_on_import(rs, name, depth + 1);
+		free(name);
+		return missing;
+	}
+	if (b->module[0] == '.')
+		return false; /* above the top: not read here */
+	/* only the top-level name: importing a module may put its submodules in
+	 * sys.modules (os.path), where no finder finds them */
+	t = ap_reader_python(rs->r);
+	name = ap_xstrndup(b->module, strcspn(b->module, "."));
+	missing = t != NULL && ap_pytarget_finds(t, name) == 0;
+	free(name);
+	return missing;
+}
+
+/* Whether importing module (of the tree, found) fails for certain with
+ * ModuleNotFoundError: a module-level import that runs whatever the
+ * conditions (in no block that may not run) is of a module that is not
+ * there (import_missing). What else may raise is not read, as for any
+ * module found; a module being asked about again (a cycle), one that cannot
+ * be read, or imports nesting deeper than RESOLVE_MAX_DEPTH are not known
+ * to fail. Kept per resolution, under a key no module name starts. */
+static bool fails_on_import(struct resolver *rs, const char *module, unsigned depth)
+{
+	ap_buf key = AP_BUF_INIT;
+	struct module mod;
+	ap_pyref err = {0};
+	bool fails = false;
+	size_t at;
+
+	ap_buf_putc(&key, '\2');
+	ap_buf_puts(&key, module);
+	at = ap_map_get(rs->loaded, key.data, key.len);
+	if (at != AP_MAP_ABSENT || depth > RESOLVE_MAX_DEPTH) {
+		ap_buf_free(&key);
+		return at == 2;
+	}
+	ap_xok(ap_map_put(rs->loaded, key.data, key.len, 0));
+	if (find_module(rs, module, &mod, &err) == FOUND) {
+		for (size_t i = 0; i < mod.m->nbindings && !fails; i++) {
+			const ap_py_binding *b = &mod.m->bindings[i];
+			rs->visits++;
+			fails = !b->maybe && b->module != NULL &&
+			        strcmp(b->module, AP_PY_NAMESPACE_WRITE) != 0 &&
+			        (b->kind == AP_PY_BIND_IMPORT || b->kind == AP_PY_BIND_FROM ||
+			         b->kind == AP_PY_BIND_STAR) &&
+			        rs->visits <= RESOLVE_MAX_VISITS && import_missing(rs, &mod, b, depth);
+		}
+	}
+	ap_pyref_free(&err);
+	ap_xok(ap_map_put(rs->loaded, key.data, key.len, fails ? 2 : 1));
+	ap_buf_free(&key);
+	return fails;
 }
 
 static void resolve_in(struct resolver *rs, const char *module, const char *name, unsigned depth,
