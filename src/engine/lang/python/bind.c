@@ -179,7 +179,7 @@ static int ask_import(const struct parser *p, const char *module, const char *na
 {
 	const ap_py_options *o = p->opt;
 
-	return o != NULL && o->can_import != NULL ? o->can_import(o->ctx, module, name) : -1;
+	return o != NULL && o->can_import != NULL ? o->can_import(o->ctx, module, name, p->m) : -1;
 }
 
 /* `from MODULE import name` where MODULE is the module being read: it gets

@@ -75,7 +75,7 @@ static struct resolver *resolver_new(ap_reader *r, const ap_pyconf *c, const cha
 static void resolver_free(struct resolver *rs);
 static void resolve_top(struct resolver *rs, const char *module, const char *name, ap_pyref *out,
                         bool *missing);
-static bool fails_on_import(struct resolver *rs, const char *module, unsigned depth);
+static bool fails_on_import(struct resolver *rs, const char *module, const ap_py_module *running);
 
 /* A parse's questions to the tree and to the interpreter that will import
  * it (the reader's), about the file f. */
@@ -86,6 +86,7 @@ struct asking {
 	struct parsed *into; /* the parse's record of its answers; NULL: none */
 	struct resolver *rs; /* the names asked resolved; NULL until one is */
 	const struct busy *chain; /* f, and the files being read around it */
+	const ap_py_module *running; /* f's bindings so far, when known */
 };
 
 /* The resolver of a's questions about the tree's modules (module's tree);
@@ -113,7 +114,7 @@ static int name_found(struct asking *a, const char *module, const char *name)
 
 	if (asked_resolver(a, module) == NULL)
 		return -1;
-	if (fails_on_import(a->rs, module, 0))
+	if (fails_on_import(a->rs, module, a->running))
 		return 0;
 	resolve_top(a->rs, module, name, &ref, &missing);
 	if (missing) {
@@ -153,7 +154,7 @@ static int import_found(struct asking *a, const char *written, const char *what)
 			        : t != NULL ? ap_pytarget_finds(t, name)
 			                    : -1;
 		if (what == NULL && inside && found == 1 && asked_resolver(a, name) != NULL &&
-		    fails_on_import(a->rs, name, 0))
+		    fails_on_import(a->rs, name, a->running))
 			found = 0;
 	}
 	free(of);
@@ -161,11 +162,14 @@ static int import_found(struct asking *a, const char *written, const char *what)
 	return found;
 }
 
-static int can_import(void *ctx, const char *written, const char *name)
+static int can_import(void *ctx, const char *written, const char *name, const ap_py_module *so_far)
 {
 	struct asking *a = ctx;
-	int found = import_found(a, written, name);
 	struct parsed *p = a->into;
+	int found;
+
+	a->running = so_far;
+	found = import_found(a, written, name);
 
 	p->assumed = ap_xrealloc(p->assumed, (p->nassumed + 1) * sizeof *p->assumed);
 	p->assumed[p->nassumed++] =
@@ -186,7 +190,7 @@ static const ap_py_facts *facts(void *ctx, unsigned need)
 static bool still_holds(ap_reader *r, const ap_pyconf *c, const struct busy *chain,
                         const struct parsed *p)
 {
-	struct asking a = {r, c, chain->f, NULL, NULL, chain};
+	struct asking a = {r, c, chain->f, NULL, NULL, chain, p->m};
 	bool holds = true;
 
 	for (size_t i = 0; i < p->nassumed && holds; i++)
@@ -223,7 +227,7 @@ static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_py
 	if (p != NULL && ap_reader_derived(r, f, held) == NULL && !still_holds(r, c, &here, p))
 		p = NULL;
 	if (p == NULL) {
-		struct asking a = {r, c, f, NULL, NULL, &here};
+		struct asking a = {r, c, f, NULL, NULL, &here, NULL};
 		ap_py_options opt = {.false_names = (const char *const *)c->false_names,
 		                     .facts = facts, .can_import = can_import, .ctx = &a};
 		p = a.into = ap_xcalloc(1, sizeof *p);
@@ -514,18 +518,45 @@ static char *absolute(const struct resolver *rs, const struct module *mod, const
 	return ap_pypath_absolute(mod->name, mod->package, written);
 }
 
-/* Whether the import at binding b (module level) is of a module that is not
- * there: of the tree, missing from it or failing so in turn; from outside,
- * one whose top-level name the interpreter does not find. */
-static bool import_missing(struct resolver *rs, const struct module *mod, const ap_py_binding *b,
-                           unsigned depth)
+/* Modules of the standard library that every CPython 3 from 3.8 on has:
+ * found without asking. */
+static const char *const stdlib_modules[] = {
+	"abc", "argparse", "array", "ast", "asyncio", "base64", "bisect", "builtins",
+	"collections", "contextlib", "copy", "csv", "ctypes", "dataclasses", "datetime", "enum",
+	"errno", "functools", "gc", "glob", "hashlib", "heapq", "importlib", "inspect", "io",
+	"itertools", "json", "logging", "math", "multiprocessing", "operator", "os", "pathlib",
+	"pickle", "platform", "queue", "random", "re", "shutil", "signal", "socket", "string",
+	"struct", "subprocess", "sys", "tempfile", "textwrap", "threading", "time", "traceback",
+	"types", "typing", "unittest", "uuid", "warnings", "weakref",
+};
+
+/* Whether b is an import that runs whatever the conditions (in no block
+ * that may not run), of a module: the top-level name outside the tree when
+ * top. */
+static bool sure_import(const ap_py_binding *b, const char *top, size_t len)
 {
+	if (b->maybe || b->module == NULL || strcmp(b->module, AP_PY_NAMESPACE_WRITE) == 0 ||
+	    (b->kind != AP_PY_BIND_IMPORT && b->kind != AP_PY_BIND_FROM && b->kind != AP_PY_BIND_STAR))
+		return false;
+	return top == NULL || (strncmp(b->module, top, len) == 0 && strchr(".", b->module[len]));
+}
+
+/* Whether the import at binding b (module level) is of a module that is not
+ * there: of the tree, missing from it; from outside, one whose top-level
+ * name the interpreter does not find, unless it is of the standard library
+ * or the module running imported it already where nothing could skip that
+ * (it runs: that one was found). */
+static bool import_missing(struct resolver *rs, const struct module *mod, const ap_py_binding *b,
+                           const ap_py_module *running)
+{
+	size_t len = strcspn(b->module, ".");
+
 	struct ap_pytarget *t;
 	char *name = absolute(rs, mod, b->module);
 	bool missing;
 
 	if (name != NULL) {
-		missing = ap_pypath_in_tree(rs->r, name) == 0 || fails_on_import(rs, name, depth + 1);
+		missing = ap_pypath_in_tree(rs->r, name) == 0;
 		free(name);
 		return missing;
 	}
@@ -533,21 +564,31 @@ static bool import_missing(struct resolver *rs, const struct module *mod, const 
 		return false; /* above the top: not read here */
 	/* only the top-level name: importing a module may put its submodules in
 	 * sys.modules (os.path), where no finder finds them */
+	for (size_t i = 0; running != NULL && i < running->nbindings; i++)
+		if (sure_import(&running->bindings[i], b->module, len))
+			return false;
+	name = ap_xstrndup(b->module, len);
+	for (size_t i = 0; i < sizeof stdlib_modules / sizeof *stdlib_modules; i++) {
+		if (strcmp(stdlib_modules[i], name) == 0) {
+			free(name);
+			return false;
+		}
+	}
 	t = ap_reader_python(rs->r);
-	name = ap_xstrndup(b->module, strcspn(b->module, "."));
 	missing = t != NULL && ap_pytarget_finds(t, name) == 0;
 	free(name);
 	return missing;
 }
 
 /* Whether importing module (of the tree, found) fails for certain with
- * ModuleNotFoundError: a module-level import that runs whatever the
- * conditions (in no block that may not run) is of a module that is not
- * there (import_missing). What else may raise is not read, as for any
- * module found; a module being asked about again (a cycle), one that cannot
- * be read, or imports nesting deeper than RESOLVE_MAX_DEPTH are not known
- * to fail. Kept per resolution, under a key no module name starts. */
-static bool fails_on_import(struct resolver *rs, const char *module, unsigned depth)
+ * ModuleNotFoundError: one of its own module-level imports that runs
+ * whatever the conditions (in no block that may not run) is of a module
+ * that is not there (import_missing). The modules it imports are not read
+ * for this in turn (that would ask the interpreter about every module they
+ * import, where no answer needs it), nor is what else may raise, as for
+ * any module found; one that cannot be read is not known to fail. Kept per
+ * resolution, under a key no module name starts. */
+static bool fails_on_import(struct resolver *rs, const char *module, const ap_py_module *running)
 {
 	ap_buf key = AP_BUF_INIT;
 	struct module mod;
@@ -558,20 +599,15 @@ static bool fails_on_import(struct resolver *rs, const char *module, unsigned de
 	ap_buf_putc(&key, '\2');
 	ap_buf_puts(&key, module);
 	at = ap_map_get(rs->loaded, key.data, key.len);
-	if (at != AP_MAP_ABSENT || depth > RESOLVE_MAX_DEPTH) {
+	if (at != AP_MAP_ABSENT) {
 		ap_buf_free(&key);
 		return at == 2;
 	}
-	ap_xok(ap_map_put(rs->loaded, key.data, key.len, 0));
 	if (find_module(rs, module, &mod, &err) == FOUND) {
 		for (size_t i = 0; i < mod.m->nbindings && !fails; i++) {
 			const ap_py_binding *b = &mod.m->bindings[i];
 			rs->visits++;
-			fails = !b->maybe && b->module != NULL &&
-			        strcmp(b->module, AP_PY_NAMESPACE_WRITE) != 0 &&
-			        (b->kind == AP_PY_BIND_IMPORT || b->kind == AP_PY_BIND_FROM ||
-			         b->kind == AP_PY_BIND_STAR) &&
-			        rs->visits <= RESOLVE_MAX_VISITS && import_missing(rs, &mod, b, depth);
+			fails = sure_import(b, NULL, 0) && import_missing(rs, &mod, b, running);
 		}
 	}
 	ap_pyref_free(&err);
