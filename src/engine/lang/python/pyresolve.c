@@ -76,6 +76,7 @@ static void resolver_free(struct resolver *rs);
 static void resolve_top(struct resolver *rs, const char *module, const char *name, ap_pyref *out,
                         bool *missing);
 static bool fails_on_import(struct resolver *rs, const char *module, const ap_py_module *running);
+static void reading_top(struct resolver *rs, const ap_py_module *so_far);
 
 /* A parse's questions to the tree and to the interpreter that will import
  * it (the reader's), about the file f. */
@@ -99,8 +100,14 @@ static struct resolver *asked_resolver(struct asking *a, const char *module)
 		nested++;
 	if (nested > NAMES_MAX_NESTING)
 		return NULL;
+	bool package;
+	char *of;
+
 	if (a->rs == NULL)
 		a->rs = resolver_new(a->r, a->c, module, a->chain);
+	of = ap_pypath_module(a->f->path, &package);
+	reading_top(a->rs, package && strchr(of, '.') == NULL ? a->running : NULL);
+	free(of);
 	return a->rs;
 }
 
@@ -315,8 +322,16 @@ struct resolver {
 	struct found **found;
 	size_t nfound, found_cap;
 	unsigned redirects; /* compat redirects being looked up, one inside another */
+	int importable; /* whether the interpreter finds what the top imports: 0 not asked, 1, -1 */
+	/* the top package's bindings so far while it is the module being read */
+	const ap_py_module *top_reading;
 	size_t visits;
 };
+
+static void reading_top(struct resolver *rs, const ap_py_module *so_far)
+{
+	rs->top_reading = so_far;
+}
 
 static void remember(struct resolver *rs, const ap_buf *key, const ap_pyref *ref, bool missing)
 {
@@ -541,11 +556,57 @@ static bool sure_import(const ap_py_binding *b, const char *top, size_t len)
 	return top == NULL || (strncmp(b->module, top, len) == 0 && strchr(".", b->module[len]));
 }
 
+static bool of_stdlib(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof stdlib_modules / sizeof *stdlib_modules; i++)
+		if (strlen(stdlib_modules[i]) == len && strncmp(stdlib_modules[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the interpreter finds every module from outside that the top
+ * package's __init__.py imports where nothing may skip the import: one
+ * that does not cannot import the package at all (it is not the server's),
+ * and what it finds tells nothing of the package's optional imports.
+ * While the top is the module being read, its bindings so far. */
+static bool top_importable(struct resolver *rs)
+{
+	struct ap_pytarget *t = ap_reader_python(rs->r);
+	const ap_py_module *m = rs->top_reading;
+	struct module top;
+	ap_pyref err = {0};
+	int importable;
+
+	if (rs->importable != 0)
+		return rs->importable > 0;
+	if (m == NULL && find_module(rs, rs->top, &top, &err) == FOUND)
+		m = top.m;
+	importable = t != NULL && m != NULL ? 1 : -1;
+	for (size_t i = 0; importable > 0 && i < m->nbindings; i++) {
+		const ap_py_binding *b = &m->bindings[i];
+		size_t len = b->module != NULL ? strcspn(b->module, ".") : 0;
+		char *name;
+		if (!sure_import(b, NULL, 0) || len == 0 || of_stdlib(b->module, len) ||
+		    (len == strlen(rs->top) && strncmp(b->module, rs->top, len) == 0))
+			continue;
+		name = ap_xstrndup(b->module, len);
+		if (ap_pytarget_finds(t, name) == 0)
+			importable = -1;
+		free(name);
+	}
+	ap_pyref_free(&err);
+	/* the top's bindings so far grow while it is read */
+	if (rs->top_reading == NULL)
+		rs->importable = importable;
+	return importable > 0;
+}
+
 /* Whether the import at binding b (module level) is of a module that is not
  * there: of the tree, missing from it; from outside, one whose top-level
  * name the interpreter does not find, unless it is of the standard library
  * or the module running imported it already where nothing could skip that
- * (it runs: that one was found). */
+ * (it runs: that one was found), and where the interpreter can import the
+ * top package at all. */
 static bool import_missing(struct resolver *rs, const struct module *mod, const ap_py_binding *b,
                            const ap_py_module *running)
 {
@@ -567,13 +628,9 @@ static bool import_missing(struct resolver *rs, const struct module *mod, const 
 	for (size_t i = 0; running != NULL && i < running->nbindings; i++)
 		if (sure_import(&running->bindings[i], b->module, len))
 			return false;
+	if (of_stdlib(b->module, len) || !top_importable(rs))
+		return false;
 	name = ap_xstrndup(b->module, len);
-	for (size_t i = 0; i < sizeof stdlib_modules / sizeof *stdlib_modules; i++) {
-		if (strcmp(stdlib_modules[i], name) == 0) {
-			free(name);
-			return false;
-		}
-	}
 	t = ap_reader_python(rs->r);
 	missing = t != NULL && ap_pytarget_finds(t, name) == 0;
 	free(name);
