@@ -533,45 +533,12 @@ static char *absolute(const struct resolver *rs, const struct module *mod, const
 	return ap_pypath_absolute(mod->name, mod->package, written);
 }
 
-/* Modules of the standard library that every CPython 3 from 3.8 on has:
- * found without asking. */
-static const char *const stdlib_modules[] = {
-	"abc", "argparse", "array", "ast", "asyncio", "base64", "bisect", "builtins",
-	"collections", "contextlib", "copy", "csv", "ctypes", "dataclasses", "datetime", "enum",
-	"errno", "functools", "gc", "glob", "hashlib", "heapq", "importlib", "inspect", "io",
-	"itertools", "json", "logging", "math", "multiprocessing", "operator", "os", "pathlib",
-	"pickle", "platform", "queue", "random", "re", "shutil", "signal", "socket", "string",
-	"struct", "subprocess", "sys", "tempfile", "textwrap", "threading", "time", "traceback",
-	"types", "typing", "unittest", "uuid", "warnings", "weakref",
-};
-
-/* Whether b is an import that runs whatever the conditions (in no block
- * that may not run), of a module: the top-level name outside the tree when
- * top. */
-static bool sure_import(const ap_py_binding *b, const char *top, size_t len)
+/* Whether the interpreter can import the top package at all (pyfails.c),
+ * once a resolution; while the top is the module being read, from its
+ * bindings so far. */
+static bool top_importable(void *ctx)
 {
-	if (b->maybe || b->module == NULL || strcmp(b->module, AP_PY_NAMESPACE_WRITE) == 0 ||
-	    (b->kind != AP_PY_BIND_IMPORT && b->kind != AP_PY_BIND_FROM && b->kind != AP_PY_BIND_STAR))
-		return false;
-	return top == NULL || (strncmp(b->module, top, len) == 0 && strchr(".", b->module[len]));
-}
-
-static bool of_stdlib(const char *name, size_t len)
-{
-	for (size_t i = 0; i < sizeof stdlib_modules / sizeof *stdlib_modules; i++)
-		if (strlen(stdlib_modules[i]) == len && strncmp(stdlib_modules[i], name, len) == 0)
-			return true;
-	return false;
-}
-
-/* Whether the interpreter finds every module from outside that the top
- * package's __init__.py imports where nothing may skip the import: one
- * that does not cannot import the package at all (it is not the server's),
- * and what it finds tells nothing of the package's optional imports.
- * While the top is the module being read, its bindings so far. */
-static bool top_importable(struct resolver *rs)
-{
-	struct ap_pytarget *t = ap_reader_python(rs->r);
+	struct resolver *rs = ctx;
 	const ap_py_module *m = rs->top_reading;
 	struct module top;
 	ap_pyref err = {0};
@@ -581,72 +548,25 @@ static bool top_importable(struct resolver *rs)
 		return rs->importable > 0;
 	if (m == NULL && find_module(rs, rs->top, &top, &err) == FOUND)
 		m = top.m;
-	importable = t != NULL && m != NULL ? 1 : -1;
-	for (size_t i = 0; importable > 0 && i < m->nbindings; i++) {
-		const ap_py_binding *b = &m->bindings[i];
-		size_t len = b->module != NULL ? strcspn(b->module, ".") : 0;
-		char *name;
-		if (!sure_import(b, NULL, 0) || len == 0 || of_stdlib(b->module, len) ||
-		    (len == strlen(rs->top) && strncmp(b->module, rs->top, len) == 0))
-			continue;
-		name = ap_xstrndup(b->module, len);
-		if (ap_pytarget_finds(t, name) == 0)
-			importable = -1;
-		free(name);
-	}
 	ap_pyref_free(&err);
+	importable = m != NULL ? ap_pyfails_top(rs->r, rs->top, m) : -1;
 	/* the top's bindings so far grow while it is read */
 	if (rs->top_reading == NULL)
 		rs->importable = importable;
 	return importable > 0;
 }
 
-/* Whether the import at binding b (module level) is of a module that is not
- * there: of the tree, missing from it; from outside, one whose top-level
- * name the interpreter does not find, unless it is of the standard library
- * or the module running imported it already where nothing could skip that
- * (it runs: that one was found), and where the interpreter can import the
- * top package at all. */
-static bool import_missing(struct resolver *rs, const struct module *mod, const ap_py_binding *b,
-                           const ap_py_module *running)
-{
-	size_t len = strcspn(b->module, ".");
-
-	struct ap_pytarget *t;
-	char *name = absolute(rs, mod, b->module);
-	bool missing;
-
-	if (name != NULL) {
-		missing = ap_pypath_in_tree(rs->r, name) == 0;
-		free(name);
-		return missing;
-	}
-	if (b->module[0] == '.')
-		return false; /* above the top: not read here */
-	/* only the top-level name: importing a module may put its submodules in
-	 * sys.modules (os.path), where no finder finds them */
-	for (size_t i = 0; running != NULL && i < running->nbindings; i++)
-		if (sure_import(&running->bindings[i], b->module, len))
-			return false;
-	if (of_stdlib(b->module, len) || !top_importable(rs))
-		return false;
-	name = ap_xstrndup(b->module, len);
-	t = ap_reader_python(rs->r);
-	missing = t != NULL && ap_pytarget_finds(t, name) == 0;
-	free(name);
-	return missing;
-}
-
 /* Whether importing module (of the tree, found) fails for certain with
  * ModuleNotFoundError: one of its own module-level imports that runs
  * whatever the conditions (in no block that may not run) is of a module
- * that is not there (import_missing). The modules it imports are not read
+ * that is not there (ap_pyfails). The modules it imports are not read
  * for this in turn (that would ask the interpreter about every module they
  * import, where no answer needs it), nor is what else may raise, as for
  * any module found; one that cannot be read is not known to fail. Kept per
  * resolution, under a key no module name starts. */
 static bool fails_on_import(struct resolver *rs, const char *module, const ap_py_module *running)
 {
+	struct ap_pyfails q = {rs->r, rs->top, running, top_importable, rs};
 	ap_buf key = AP_BUF_INIT;
 	struct module mod;
 	ap_pyref err = {0};
@@ -661,11 +581,8 @@ static bool fails_on_import(struct resolver *rs, const char *module, const ap_py
 		return at == 2;
 	}
 	if (find_module(rs, module, &mod, &err) == FOUND) {
-		for (size_t i = 0; i < mod.m->nbindings && !fails; i++) {
-			const ap_py_binding *b = &mod.m->bindings[i];
-			rs->visits++;
-			fails = sure_import(b, NULL, 0) && import_missing(rs, &mod, b, running);
-		}
+		rs->visits += mod.m->nbindings;
+		fails = ap_pyfails(&q, mod.name, mod.package, mod.m);
 	}
 	ap_pyref_free(&err);
 	ap_xok(ap_map_put(rs->loaded, key.data, key.len, fails ? 2 : 1));
