@@ -49,6 +49,21 @@ struct ap_pycompat {
  * into map: false when it is no dict of str literals. */
 bool ap_pycompat_read(const ap_py_module *m, const ap_py_binding *b, struct ap_pycompat *map);
 
+/* A package's compat map as a resolution reads it, once: state 0 not read,
+ * 1 read (map), -1 not readable (why). */
+struct ap_pycompat_state {
+	int state;
+	struct ap_pycompat map;
+	char *why;
+};
+
+/* What the compat map of the package m (at path) makes of its child, where
+ * the package binds both the map and the finder: 0 nothing, 1 *to (the new
+ * name, relative to the package), -1 not known (cm->why says why). */
+int ap_pycompat_child(struct ap_pycompat_state *cm, const ap_py_module *m, const char *path,
+                      const char *child, const char **to);
+void ap_pycompat_state_free(struct ap_pycompat_state *cm);
+
 /* Whether a module of the tree fails on import for certain (pyfails.c), as a
  * question from the tree whose top-level package is top asks it: running,
  * the module that imports it, with its bindings so far (NULL: none known);
