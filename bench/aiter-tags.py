@@ -1163,121 +1163,291 @@ def truth(test, local, tree):
     return "true" if value != negate else "false"
 
 
+INF = float("inf")
+
+
+def iv_norm(ivs):
+    """Integer intervals [lo, hi] (inclusive, either end infinite), sorted
+    and merged."""
+    out = []
+    for lo, hi in sorted(i for i in ivs if i[0] <= i[1]):
+        if out and lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def iv_and(a, b):
+    return iv_norm([(max(x[0], y[0]), min(x[1], y[1])) for x in a for y in b])
+
+
+def iv_not(a):
+    out, lo = [], -INF
+    for x in a:
+        if x[0] > lo:
+            out.append((lo, x[0] - 1))
+        lo = x[1] + 1
+    if not a or a[-1][1] != INF:
+        out.append((lo, INF))
+    return iv_norm(out)
+
+
+def iv_minus(a, b):
+    return iv_and(a, iv_not(b))
+
+
+ALL = [(-INF, INF)]
+DERIVED = object()  # a local computed from the name
+MAX_WAYS = 4096  # ways a body is followed in before its bound is unknown
+
+
 def nhead_bound(fn, tree, name="nhead"):
-    """What the function's own path bounds `name` by, from its `ast`:
-    ("found", N, line), ("none", 0, None) or ("unknown", why, line).
+    """The largest value of `name` that a call of fn returns with, as CPython
+    runs fn's own body, from its `ast`: ("found", N, line), ("none", 0,
+    None) or ("unknown", why, line).
 
-    N is the largest over `name <= N` (N), `name < N` (N-1), `N >= name` (N),
-    `N > name` (N-1), chained comparisons pair by pair, N an integer literal
-    with its signs. What CPython runs on some call counts: not other scopes
-    (nested defs and classes but their decorators, lambdas, comprehensions),
-    not an arm CPython knows is not taken, nor what follows a return, raise,
-    break or continue. An arm chosen by a condition reading no local name is
-    taken the same way on every call: where the largest bound is only there
-    (or in an `except ImportError` arm, or the `else` after one), which arm
-    runs is not known statically."""
+    The values of the name are followed as sets of integer intervals, one
+    set per way the body may run, each way with the values of the locals
+    that hold literals (`REGIME = "bh64"`): an `assert` or an `if`/`while`
+    test on the name alone (comparisons with integer literals, chained or
+    mirrored, `in`/`not in` a display of them, the bare name, `and`, `or`,
+    `not`) splits the values; a `raise` (or a failing assert) rejects the
+    values that reach it, a `return` or the end accepts them. A test CPython
+    knows before the call takes its arm; any other test (another argument,
+    a module flag) runs both arms, and an arm that rejects every value is
+    no call. What only a run tells makes values uncertain: a test reading a
+    local computed from the name (`NUM_KV_SPLITS` from `nhead`), values one
+    arm of an unknown test lets through and the other does not, a loop,
+    `try` or `with` body (which may not run to its end). Other scopes
+    (nested defs, lambdas, comprehensions), calls and what follows a
+    return, raise, break or continue do not count; a comparison of the name
+    handed to a call, or the name bound again after it is compared, is
+    unknown. The bound is the top of the highest range of more than one
+    accepted value (single values an `==` or `in` lets through above it
+    are not); unknown where the uncertain values may move it, where only
+    single values are accepted, or where every value is rejected."""
     local = local_names(fn)
-    best = {"runs": None, "fixed": None}
+    state = {"accepted": [], "unsure": [], "compared": False, "why": None, "line": None}
 
-    def offer(value, line, reach, why):
-        key = "runs" if reach == "runs" else "fixed"
-        if best[key] is None or value > best[key][0]:
-            best[key] = (value, line, why)
+    def reads(node):
+        return {n.id for n in own_nodes(node) if isinstance(n, ast.Name)}
 
-    def exprs(node, reach, why):
-        if reach == "dead":
-            return
-        for n in own_nodes(node):
-            if not isinstance(n, ast.Compare):
-                continue
-            operands = [n.left] + n.comparators
-            for op, left, right in zip(n.ops, operands, operands[1:]):
-                is_left = isinstance(left, ast.Name) and left.id == name
-                is_right = isinstance(right, ast.Name) and right.id == name
-                if is_left and int_value(right) is not None and isinstance(op, (ast.LtE, ast.Lt)):
-                    offer(int_value(right) - isinstance(op, ast.Lt), n.lineno, reach, why)
-                elif is_right and int_value(left) is not None and isinstance(op, (ast.GtE, ast.Gt)):
-                    offer(int_value(left) - isinstance(op, ast.Gt), n.lineno, reach, why)
+    def give_up(why, line):
+        if state["why"] is None:
+            state["why"], state["line"] = why, line
 
-    def lower(reach, why, to, to_why):
-        order = ("dead", "fixed", "runs")
-        return (to, to_why) if order.index(to) < order.index(reach) else (reach, why)
+    def values(test, env):
+        """The values of the name for which test is true (None: it reads
+        something else), for the locals in env."""
+        if isinstance(test, ast.BoolOp):
+            parts = [values(v, env) for v in test.values]
+            if any(p is None for p in parts):
+                return None
+            out = parts[0]
+            for q in parts[1:]:
+                out = iv_and(out, q) if isinstance(test.op, ast.And) else iv_norm(out + q)
+            return out
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            v = values(test.operand, env)
+            return None if v is None else iv_not(v)
+        if isinstance(test, ast.Name) and test.id == name:
+            return iv_not([(0, 0)])
+        if isinstance(test, ast.Compare):
+            operands = [test.left] + test.comparators
+            if len(test.ops) == 1 and isinstance(test.left, ast.Name) and \
+                    env.get(test.left.id, DERIVED) is not DERIVED and isinstance(test.ops[0], (ast.Eq, ast.NotEq)) and \
+                    isinstance(test.comparators[0], ast.Constant):
+                same = env[test.left.id] == test.comparators[0].value
+                return ALL if same == isinstance(test.ops[0], ast.Eq) else []
+            out = ALL
+            for op, left, right in zip(test.ops, operands, operands[1:]):
+                if isinstance(right, ast.Name) and right.id == name and \
+                        not isinstance(op, (ast.In, ast.NotIn)):
+                    left, right = right, left
+                    op = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE,
+                          ast.GtE: ast.LtE}.get(type(op), type(op))()
+                if not (isinstance(left, ast.Name) and left.id == name):
+                    return None
+                if isinstance(op, (ast.In, ast.NotIn)):
+                    if not isinstance(right, (ast.Tuple, ast.List, ast.Set)) or \
+                            any(int_value(e) is None for e in right.elts):
+                        return None
+                    got = iv_norm([(int_value(e), int_value(e)) for e in right.elts])
+                    out = iv_and(out, got if isinstance(op, ast.In) else iv_not(got))
+                    continue
+                n = int_value(right)
+                if n is None:
+                    return None
+                got = {ast.Lt: [(-INF, n - 1)], ast.LtE: [(-INF, n)], ast.Gt: [(n + 1, INF)],
+                       ast.GtE: [(n, INF)], ast.Eq: [(n, n)]}.get(type(op))
+                if isinstance(op, ast.NotEq):
+                    got = iv_not([(n, n)])
+                if got is None:
+                    return None
+                out = iv_and(out, got)
+            return out
+        return None
 
-    def walk(stmts, reach, why):
-        ended = False
-        for st in stmts:
-            visit(st, "dead" if ended else reach, why)
-            ended |= isinstance(st, (ast.Return, ast.Raise, ast.Break, ast.Continue))
-
-    def visit(st, reach, why):
-        if reach == "dead":
-            return
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for d in st.decorator_list:
-                exprs(d, reach, why)
-            return
-        if isinstance(st, (ast.If, ast.While)):
-            t = truth(st.test, local, tree)
-            exprs(st.test, reach, why)
-            here = ("condition", st.test.lineno, ast.unparse(st.test))
-            body = ("dead", None) if t == "false" else \
-                lower(reach, why, "fixed", here) if t == "fixed" else (reach, why)
-            walk(st.body, *body)
-            if isinstance(st, ast.If):
-                rest = ("dead", None) if t == "true" else \
-                    lower(reach, why, "fixed", here) if t == "fixed" else (reach, why)
+    def split(test, ways, line):
+        """ways (each (values, env)) where test is true, and where false."""
+        yes, no = [], []
+        t = truth(test, local, tree)
+        if t in ("true", "false"):
+            return (ways, []) if t == "true" else ([], ways)
+        for vals, env in ways:
+            v = values(test, env)
+            if v is not None:
+                yes.append((iv_and(vals, v), env))
+                no.append((iv_minus(vals, v), env))
             else:
-                rest = (reach, why)
-            walk(st.orelse, *rest)
-            return
-        if isinstance(st, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            walk(st.body, reach, why)
-            failed = None
-            for h in st.handlers:
-                h_reach, h_why = reach, why
-                if h.type is not None:
-                    exprs(h.type, reach, why)
-                    if any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
-                           for n in own_nodes(h.type)):
-                        here = ("import", h.lineno, "except " + ast.unparse(h.type))
-                        failed = failed or here
-                        h_reach, h_why = lower(reach, why, "fixed", here)
-                walk(h.body, h_reach, h_why)
-            walk(st.orelse, *(lower(reach, why, "fixed", failed) if failed else (reach, why)))
-            walk(st.finalbody, reach, why)
-            return
-        if isinstance(st, (ast.For, ast.AsyncFor)):
-            exprs(st.iter, reach, why)
-            walk(st.body, reach, why)
-            walk(st.orelse, reach, why)
-            return
-        if isinstance(st, (ast.With, ast.AsyncWith)):
-            for item in st.items:
-                exprs(item.context_expr, reach, why)
-            walk(st.body, reach, why)
-            return
-        if isinstance(st, ast.Match):
-            exprs(st.subject, reach, why)
-            for case in st.cases:
-                if case.guard is not None:
-                    exprs(case.guard, reach, why)
-                walk(case.body, reach, why)
-            return
-        exprs(st, reach, why)
+                yes.append((vals, env))
+                no.append((vals, env))
+        return [w for w in yes if w[0]], [w for w in no if w[0]]
 
-    walk(fn.body, "runs", None)
-    runs, fixed = best["runs"], best["fixed"]
-    if fixed is not None and (runs is None or fixed[0] > runs[0]):
-        kind, line, text = fixed[2]
-        what = "taken only where an import fails" if kind == "import" else \
-            "the same on every call"
-        return "unknown", f"the bound {fixed[0]} (line {fixed[1]}) is only under `{text}` " \
-            f"(line {line}), {what}", fixed[1]
-    if runs is not None and not -2**63 <= runs[0] < 2**63:
-        return "unknown", f"the bound {runs[0]} (line {runs[1]}) is past 64 bits", runs[1]
-    if runs is None:
+    def covered(ways):
+        return iv_norm([i for v, _ in ways for i in v])
+
+    def follows(test, ways):
+        """Whether test reads the name, or a local computed from it, in a
+        way values() cannot evaluate."""
+        return any(values(test, env) is None and
+                   any(n == name or env.get(n) is DERIVED for n in reads(test))
+                   for _, env in ways)
+
+    def either(a, b, by_value, ra, rb):
+        """Ways after two arms of a test the reader cannot decide: an arm
+        that rejects every value is no call (unless the test reads values
+        computed from the name); values one lets through and the other not
+        are uncertain."""
+        ca, cb = iv_norm(covered(a) + ra), iv_norm(covered(b) + rb)
+        if not by_value and not ca and cb:
+            return b
+        if not by_value and not cb and ca:
+            return a
+        diff = iv_norm(iv_minus(ca, cb) + iv_minus(cb, ca))
+        state["unsure"] = iv_norm(state["unsure"] + diff)
+        return a + b
+
+    def assign(st, ways):
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+        value = st.value
+        names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if name in names and state["compared"]:
+            give_up(f"{name} is bound again at line {st.lineno} after it is compared", st.lineno)
+        literal = isinstance(st, ast.Assign) and len(targets) == 1 and \
+            isinstance(targets[0], ast.Name) and isinstance(value, ast.Constant)
+        out = []
+        for vals, env in ways:
+            from_name = value is not None and \
+                any(n == name or env.get(n) is DERIVED for n in reads(value))
+            env = {k: v for k, v in env.items() if k not in names}
+            if literal:
+                env[targets[0].id] = value.value
+            elif from_name:
+                env.update((n, DERIVED) for n in names - {name})
+            out.append((vals, env))
+        return out
+
+    def note_compares(node):
+        for n in own_nodes(node):
+            if isinstance(n, ast.Compare) and name in reads(n):
+                state["compared"] = True
+            if isinstance(n, ast.Call) and any(isinstance(a, ast.Compare) and name in reads(a)
+                                               for a in n.args + [k.value for k in n.keywords]):
+                give_up(f"a comparison of {name} at line {n.lineno} goes to a call, which "
+                        "may raise on it", n.lineno)
+
+    def block(stmts, ways):
+        for st in stmts:
+            if not ways:
+                return []
+            if len(ways) > MAX_WAYS:
+                give_up(f"{fn.name}: more than {MAX_WAYS} ways at line {st.lineno}", st.lineno)
+                return []
+            ways = stmt(st, ways)
+        return ways
+
+    def stmt(st, ways):
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return ways
+        if isinstance(st, ast.Return):
+            state["accepted"] = iv_norm(state["accepted"] + covered(ways))
+            return []
+        if isinstance(st, ast.Raise):
+            return []
+        if isinstance(st, (ast.Break, ast.Continue)):
+            state["unsure"] = iv_norm(state["unsure"] + covered(ways))
+            return []
+        if isinstance(st, ast.Assert):
+            note_compares(st.test)
+            if follows(st.test, ways):
+                state["unsure"] = iv_norm(state["unsure"] + covered(ways))
+            yes, _ = split(st.test, ways, st.lineno)
+            return yes
+        if isinstance(st, ast.If) and len(ways) > 1:
+            return [w for way in ways for w in stmt(st, [way])]
+        if isinstance(st, ast.If):
+            note_compares(st.test)
+            t = truth(st.test, local, tree)
+            by_value = follows(st.test, ways)
+            yes, no = split(st.test, ways, st.lineno)
+            before = state["accepted"]
+            state["accepted"] = []
+            a = block(st.body, yes)
+            ra, state["accepted"] = state["accepted"], []
+            b = block(st.orelse, no)
+            rb = state["accepted"]
+            state["accepted"] = iv_norm(before + ra + rb)
+            if t in ("true", "false") or \
+                    (not by_value and any(values(st.test, env) is not None for _, env in ways)):
+                return a + b
+            return either(a, b, by_value, ra, rb)
+        if isinstance(st, (ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith,
+                           ast.Try, getattr(ast, "TryStar", ast.Try), ast.Match)):
+            for part in ("test", "iter", "subject"):
+                if getattr(st, part, None) is not None:
+                    note_compares(getattr(st, part))
+            if isinstance(st, ast.While) and truth(st.test, local, tree) == "false":
+                return block(st.orelse, ways)
+            inner = [st.body] if not isinstance(st, ast.Match) else [c.body for c in st.cases]
+            inner += [h.body for h in getattr(st, "handlers", [])]
+            after = list(ways)
+            for body in inner:
+                got = block(body, ways)
+                state["unsure"] = iv_norm(state["unsure"] + iv_minus(covered(ways), covered(got)))
+                after = after + got
+            for extra in ("orelse", "finalbody"):
+                if getattr(st, extra, None):
+                    after = block(getattr(st, extra), after)
+            return after
+        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            if st.value is not None:
+                note_compares(st.value)
+            return assign(st, ways)
+        note_compares(st)
+        return ways
+
+    end = block(fn.body, [(ALL, {})])
+    state["accepted"] = iv_norm(state["accepted"] + covered(end))
+    if state["why"] is not None:
+        return "unknown", state["why"], state["line"]
+
+    def top(vals):
+        ranges = [i for i in vals if i[0] != i[1]]
+        return ranges[-1][1] if ranges else None
+
+    sure = iv_minus(state["accepted"], state["unsure"])
+    low, high = top(sure), top(iv_norm(state["accepted"] + state["unsure"]))
+    if low != high:
+        return "unknown", f"{fn.name}: the bound depends on what only a run decides " \
+            "(a local computed from the name, or a way the body may not run)", fn.lineno
+    if high is None:
+        return "unknown", f"{fn.name}: it takes no range of {name}, only single values " \
+            "or none", fn.lineno
+    if high == INF:
         return "none", 0, None
-    return "found", runs[0], runs[1]
+    return "found", high, None
 
 
 @guarded
@@ -1288,7 +1458,7 @@ def rule_gluon_heads(reader):
     kind, heads, line = nhead_bound(node, mod.tree)
     if kind == "unknown":
         return V("unknown", mod.path, note=heads)
-    where = f"{mod.path}:{line if kind == 'found' else node.lineno}"
+    where = f"{mod.path}:{line if kind == 'found' and line else node.lineno}"
     return V("matched", mod.path, where, {"heads": str(heads)})
 
 

@@ -260,12 +260,14 @@ static void test_hostile_conditions(void **state)
 static const char *const *stub_modules;
 static ap_buf asked;
 
-static int stub_can_import(void *ctx, const char *module, const char *name)
+static int stub_can_import(void *ctx, const char *module, const char *name,
+                           const ap_py_module *so_far)
 {
 	char *what = name ? ap_xasprintf("%s:%s", module, name) : ap_xstrdup(module);
 	int found = name ? 1 : -1;
 
 	(void)ctx;
+	(void)so_far;
 	ap_buf_printf(&asked, "%s%s", asked.len ? " " : "", what);
 	for (const char *const *m = stub_modules; *m != NULL; m++)
 		if (strcmp(*m + 1, what) == 0)

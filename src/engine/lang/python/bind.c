@@ -179,7 +179,7 @@ static int ask_import(const struct parser *p, const char *module, const char *na
 {
 	const ap_py_options *o = p->opt;
 
-	return o != NULL && o->can_import != NULL ? o->can_import(o->ctx, module, name) : -1;
+	return o != NULL && o->can_import != NULL ? o->can_import(o->ctx, module, name, p->m) : -1;
 }
 
 /* `from MODULE import name` where MODULE is the module being read: it gets
@@ -305,11 +305,12 @@ void ap_py_from_stmt(struct parser *p, const struct ctx *c)
 	for (; i < n && !ap_py_is_kw(&v[i], KW_IMPORT); i++)
 		ap_py_scratch_name(p, &v[i]);
 	module = ap_py_scratch_str(p);
-	if (c->prefix == NULL)
-		submodule(p, c, module, &v[1]);
 	i++;
+	/* a module not there (or failing) binds nothing on its package */
 	if (!try_import(p, c, module, NULL))
 		return;
+	if (c->prefix == NULL)
+		submodule(p, c, module, &v[1]);
 	if (i < n && ap_py_is_op(&v[i], '*')) {
 		ap_py_add_binding(p, c, AP_PY_BIND_STAR, &v[i])->module = module;
 		return;

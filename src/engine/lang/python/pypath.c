@@ -216,3 +216,46 @@ bool ap_pycompat_read(const ap_py_module *m, const ap_py_binding *b, struct ap_p
 			return false;
 	}
 }
+
+#define COMPAT_FINDER "_backward_compat_find_spec"
+
+int ap_pycompat_child(struct ap_pycompat_state *cm, const ap_py_module *m, const char *path,
+                      const char *child, const char **to)
+{
+	const ap_py_binding *map, *finder;
+
+	if (cm->state == 0) {
+		map = ap_py_lookup(m, AP_PYCOMPAT_MAP);
+		finder = ap_py_lookup(m, COMPAT_FINDER);
+		cm->state = 1;
+		if (map != NULL && finder != NULL && finder->kind == AP_PY_BIND_DEF) {
+			if (map->kind == AP_PY_BIND_UNKNOWN)
+				cm->why = ap_xasprintf("%s: line %u: %s", path, map->line, map->why);
+			else if (map->kind != AP_PY_BIND_OTHER || !ap_pycompat_read(m, map, &cm->map))
+				cm->why = ap_xasprintf("%s: line %u: the %s there is no dict of str "
+				                       "literals the reader can read",
+				                       path, map->line, AP_PYCOMPAT_MAP);
+			cm->state = cm->why != NULL ? -1 : 1;
+		}
+	}
+	if (cm->state < 0)
+		return -1;
+	/* a dict literal keeps the last of a key given twice */
+	for (size_t i = cm->map.n; i-- > 0;) {
+		if (strcmp(cm->map.v[i].old, child) == 0) {
+			*to = cm->map.v[i].new;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void ap_pycompat_state_free(struct ap_pycompat_state *cm)
+{
+	for (size_t k = 0; k < cm->map.n; k++) {
+		free(cm->map.v[k].old);
+		free(cm->map.v[k].new);
+	}
+	free(cm->map.v);
+	free(cm->why);
+}

@@ -11,7 +11,7 @@
 #include "core/ap-map.h"
 #include "core/ap-util.h"
 #include "engine/lang/python/pypath.h"
-#include "engine/lang/python/pysource.h"
+#include "engine/lang/python/pyresolve-int.h"
 #include "engine/pytarget.h"
 
 /* Import chains deeper than this are refused (AITER's are a few levels). */
@@ -55,26 +55,13 @@ static void parsed_free(void *p)
 	free(x);
 }
 
-/* The files being parsed or checked, innermost first: a try's import asked
- * of a module leads to that module's parse, whose own questions may lead
- * back to one of these. On the stack, handed down (an out-of-memory jump
- * leaves nothing behind). */
-struct busy {
-	const ap_file *f;
-	const struct busy *outer;
-};
-
 /* Parses a try's from-import may lead to, one inside another, before its
  * names are not known: each parse's names share one resolution's budget,
  * this bounds their nesting. */
 #define NAMES_MAX_NESTING 16
 
-struct resolver;
-static struct resolver *resolver_new(ap_reader *r, const ap_pyconf *c, const char *module,
-                                     const struct busy *chain);
-static void resolver_free(struct resolver *rs);
-static void resolve_top(struct resolver *rs, const char *module, const char *name, ap_pyref *out,
-                        bool *missing);
+static bool fails_on_import(struct resolver *rs, const char *module, const ap_py_module *running);
+static void reading_top(struct resolver *rs, const ap_py_module *so_far);
 
 /* A parse's questions to the tree and to the interpreter that will import
  * it (the reader's), about the file f. */
@@ -85,7 +72,29 @@ struct asking {
 	struct parsed *into; /* the parse's record of its answers; NULL: none */
 	struct resolver *rs; /* the names asked resolved; NULL until one is */
 	const struct busy *chain; /* f, and the files being read around it */
+	const ap_py_module *running; /* f's bindings so far, when known */
 };
+
+/* The resolver of a's questions about the tree's modules (module's tree);
+ * NULL past NAMES_MAX_NESTING parses one inside another. */
+static struct resolver *asked_resolver(struct asking *a, const char *module)
+{
+	size_t nested = 0;
+
+	for (const struct busy *b = a->chain; b != NULL; b = b->outer)
+		nested++;
+	if (nested > NAMES_MAX_NESTING)
+		return NULL;
+	bool package;
+	char *of;
+
+	if (a->rs == NULL)
+		a->rs = ap_pyres_new(a->r, a->c, module, a->chain);
+	of = ap_pypath_module(a->f->path, &package);
+	reading_top(a->rs, package && strchr(of, '.') == NULL ? a->running : NULL);
+	free(of);
+	return a->rs;
+}
 
 /* Whether `from module import name` (module of the tree, found) gets name:
  * what the module binds to it, else its submodule of that name. */
@@ -93,16 +102,13 @@ static int name_found(struct asking *a, const char *module, const char *name)
 {
 	ap_pyref ref;
 	bool missing;
-	size_t nested = 0;
 	int found;
 
-	for (const struct busy *b = a->chain; b != NULL; b = b->outer)
-		nested++;
-	if (nested > NAMES_MAX_NESTING)
+	if (asked_resolver(a, module) == NULL)
 		return -1;
-	if (a->rs == NULL)
-		a->rs = resolver_new(a->r, a->c, module, a->chain);
-	resolve_top(a->rs, module, name, &ref, &missing);
+	if (fails_on_import(a->rs, module, a->running))
+		return 0;
+	ap_pyres_top(a->rs, module, name, &ref, &missing);
 	if (missing) {
 		/* a namespace package: only its submodules */
 		char *sub = ap_xasprintf("%s.%s", module, name);
@@ -139,17 +145,23 @@ static int import_found(struct asking *a, const char *written, const char *what)
 			found = inside      ? ap_pypath_in_tree(a->r, name)
 			        : t != NULL ? ap_pytarget_finds(t, name)
 			                    : -1;
+		if (what == NULL && inside && found == 1 && asked_resolver(a, name) != NULL &&
+		    fails_on_import(a->rs, name, a->running))
+			found = 0;
 	}
 	free(of);
 	free(name);
 	return found;
 }
 
-static int can_import(void *ctx, const char *written, const char *name)
+static int can_import(void *ctx, const char *written, const char *name, const ap_py_module *so_far)
 {
 	struct asking *a = ctx;
-	int found = import_found(a, written, name);
 	struct parsed *p = a->into;
+	int found;
+
+	a->running = so_far;
+	found = import_found(a, written, name);
 
 	p->assumed = ap_xrealloc(p->assumed, (p->nassumed + 1) * sizeof *p->assumed);
 	p->assumed[p->nassumed++] =
@@ -170,12 +182,12 @@ static const ap_py_facts *facts(void *ctx, unsigned need)
 static bool still_holds(ap_reader *r, const ap_pyconf *c, const struct busy *chain,
                         const struct parsed *p)
 {
-	struct asking a = {r, c, chain->f, NULL, NULL, chain};
+	struct asking a = {r, c, chain->f, NULL, NULL, chain, p->m};
 	bool holds = true;
 
 	for (size_t i = 0; i < p->nassumed && holds; i++)
 		holds = import_found(&a, p->assumed[i].written, p->assumed[i].name) == p->assumed[i].found;
-	resolver_free(a.rs);
+	ap_pyres_free(a.rs);
 	return holds;
 }
 
@@ -207,12 +219,12 @@ static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_py
 	if (p != NULL && ap_reader_derived(r, f, held) == NULL && !still_holds(r, c, &here, p))
 		p = NULL;
 	if (p == NULL) {
-		struct asking a = {r, c, f, NULL, NULL, &here};
+		struct asking a = {r, c, f, NULL, NULL, &here, NULL};
 		ap_py_options opt = {.false_names = (const char *const *)c->false_names,
 		                     .facts = facts, .can_import = can_import, .ctx = &a};
 		p = a.into = ap_xcalloc(1, sizeof *p);
 		rc = ap_py_parse(&p->m, f->data, f->len, &opt);
-		resolver_free(a.rs);
+		ap_pyres_free(a.rs);
 		if (rc < 0)
 			p->error = ap_xstrdup(ap_error_last());
 		if (rc >= 0 && ap_reader_charge(r, ap_py_module_bytes(p->m), "parsing it") < 0) {
@@ -248,55 +260,10 @@ static void pyref_set(ap_pyref *ref, ap_pyref_kind kind, char *why)
 	ref->why = why;
 }
 
-/* A (module, name) resolved, kept for the rest of the resolution. */
-struct resolved {
-	ap_pyref ref;
-	bool missing;
-};
-
-/* A package's _BACKWARD_COMPAT_MAP, read once a resolution (see compat_child). */
-struct compat {
-	int state; /* 0 not read; 1 read; -1 not readable: why */
-	struct ap_pycompat map;
-	char *why;
-};
-
-/* A module name as the finder found it, once per resolution. */
-struct found {
-	struct module {
-		const char *name; /* dotted, as Python names it (after a compat redirect, the new one) */
-		bool package;     /* an __init__.py */
-		const ap_file *file;
-		const ap_py_module *m;
-	} mod;                  /* file NULL: no such module */
-	char *name;
-	/* ERROR (cannot be read or parsed) or UNKNOWN (which file it is), why says
-	 * so; 0 (AP_PYREF_DEF, never a failure) when found or missing */
-	ap_pyref_kind failed;
-	char *why;
-	struct compat compat;
-};
-
-struct resolver {
-	ap_reader *r;
-	const ap_pyconf *c;
-	const struct busy *chain; /* the files being read around it (module_in) */
-	char *top;        /* the package tree: modules under this top-level name */
-	/* (module, name) being resolved -> 1 (0 once done): an import that leads
-	 * back to one binds nothing on the way back */
-	ap_map *active;
-	ap_map *known;    /* (module, name) resolved -> index into done */
-	struct resolved *done;
-	size_t ndone, done_cap;
-	ap_map *modules;  /* module name -> index into found */
-	/* (module, submodule) -> what importing module loads of the submodule
-	 * (LOADS_*, + 1; 0 while it is being told) */
-	ap_map *loaded;
-	struct found **found;
-	size_t nfound, found_cap;
-	unsigned redirects; /* compat redirects being looked up, one inside another */
-	size_t visits;
-};
+static void reading_top(struct resolver *rs, const ap_py_module *so_far)
+{
+	rs->top_reading = so_far;
+}
 
 static void remember(struct resolver *rs, const ap_buf *key, const ap_pyref *ref, bool missing)
 {
@@ -309,9 +276,6 @@ static void remember(struct resolver *rs, const ap_buf *key, const ap_pyref *ref
 	ap_xok(ap_map_put(rs->known, key->data, key->len, rs->ndone++));
 }
 
-enum { FOUND, MISSING, FAILED };
-
-static int find_module(struct resolver *rs, const char *name, struct module *mod, ap_pyref *out);
 
 /* AITER's aiter/ops/triton/__init__.py (since v0.1.12) puts a finder first on
  * sys.meta_path that imports aiter.ops.triton.OLD as aiter.ops.triton.NEW for
@@ -321,47 +285,20 @@ static int find_module(struct resolver *rs, const char *name, struct module *mod
  * `from aiter.ops.triton import OLD`. Its children are found so where the
  * package binds both the map and the finder. */
 #define COMPAT_PACKAGE "ops.triton"
-#define COMPAT_FINDER "_backward_compat_find_spec"
 #define COMPAT_MAX_REDIRECTS 8
 
 /* What the compat map of the package fd makes of its child: 0 nothing, 1
  * *to (the new name, relative to the package), -1 not known (out says why). */
 static int compat_child(struct found *fd, const char *child, const char **to, ap_pyref *out)
 {
-	struct compat *cm = &fd->compat;
-	const ap_py_module *m = fd->mod.m;
-	const ap_py_binding *map, *finder;
+	int r = ap_pycompat_child(&fd->compat, fd->mod.m, fd->mod.file->path, child, to);
 
-	if (cm->state == 0) {
-		map = ap_py_lookup(m, AP_PYCOMPAT_MAP);
-		finder = ap_py_lookup(m, COMPAT_FINDER);
-		cm->state = 1;
-		if (map != NULL && finder != NULL && finder->kind == AP_PY_BIND_DEF) {
-			if (map->kind == AP_PY_BIND_UNKNOWN)
-				cm->why = ap_xasprintf("%s: line %u: %s", fd->mod.file->path, map->line,
-				                       map->why);
-			else if (map->kind != AP_PY_BIND_OTHER || !ap_pycompat_read(m, map, &cm->map))
-				cm->why = ap_xasprintf("%s: line %u: the %s there is no dict of str "
-				                       "literals the reader can read",
-				                       fd->mod.file->path, map->line, AP_PYCOMPAT_MAP);
-			cm->state = cm->why != NULL ? -1 : 1;
-		}
-	}
-	if (cm->state < 0) {
+	if (r < 0)
 		pyref_set(out, AP_PYREF_UNKNOWN,
 		          ap_xasprintf("which module %s.%s is depends on a redirect of old module "
 		                       "paths: %s",
-		                       fd->name, child, cm->why));
-		return -1;
-	}
-	/* a dict literal keeps the last of a key given twice */
-	for (size_t i = cm->map.n; i-- > 0;) {
-		if (strcmp(cm->map.v[i].old, child) == 0) {
-			*to = cm->map.v[i].new;
-			return 1;
-		}
-	}
-	return 0;
+		                       fd->name, child, fd->compat.why));
+	return r;
 }
 
 /* The module name as AITER's compat finder imports it: NULL when it does
@@ -380,7 +317,7 @@ static char *compat_redirect(struct resolver *rs, const char *name, int *kind, a
 	    strncmp(name + tlen + 1, COMPAT_PACKAGE, strlen(COMPAT_PACKAGE)) != 0)
 		return NULL;
 	moved = ap_xstrndup(name, (size_t)(dot - name));
-	r = find_module(rs, moved, &pkg, &ignored);
+	r = ap_pyres_find(rs, moved, &pkg, &ignored);
 	ap_pyref_free(&ignored);
 	if (r != FOUND || !pkg.package ||
 	    (r = compat_child(rs->found[ap_map_get_str(rs->modules, moved)], dot + 1, &to, out)) ==
@@ -445,7 +382,7 @@ static struct found *look_up_module(struct resolver *rs, const char *name)
 	if (moved != NULL) {
 		struct module nm;
 		rs->redirects++;
-		kind = find_module(rs, moved, &nm, &why);
+		kind = ap_pyres_find(rs, moved, &nm, &why);
 		rs->redirects--;
 		if (kind != MISSING) {
 			/* the new module's own entry holds its name */
@@ -466,7 +403,7 @@ static struct found *look_up_module(struct resolver *rs, const char *name)
  * NAME/__init__.py before the module NAME.py beside it. FOUND, MISSING
  * (neither exists), or FAILED with out set (ERROR: one cannot be read or
  * parsed; UNKNOWN: which one it is cannot be known). */
-static int find_module(struct resolver *rs, const char *name, struct module *mod, ap_pyref *out)
+int ap_pyres_find(struct resolver *rs, const char *name, struct module *mod, ap_pyref *out)
 {
 	size_t at = ap_map_get_str(rs->modules, name);
 	struct found *fd;
@@ -498,6 +435,63 @@ static char *absolute(const struct resolver *rs, const struct module *mod, const
 	return ap_pypath_absolute(mod->name, mod->package, written);
 }
 
+/* Whether the interpreter can import the top package at all (pyfails.c),
+ * once a resolution; while the top is the module being read, from its
+ * bindings so far. */
+static bool top_importable(void *ctx)
+{
+	struct resolver *rs = ctx;
+	const ap_py_module *m = rs->top_reading;
+	struct module top;
+	ap_pyref err = {0};
+	int importable;
+
+	if (rs->importable != 0)
+		return rs->importable > 0;
+	if (m == NULL && ap_pyres_find(rs, rs->top, &top, &err) == FOUND)
+		m = top.m;
+	ap_pyref_free(&err);
+	importable = m != NULL ? ap_pyfails_top(rs->r, rs->top, m) : -1;
+	/* the top's bindings so far grow while it is read */
+	if (rs->top_reading == NULL)
+		rs->importable = importable;
+	return importable > 0;
+}
+
+/* Whether importing module (of the tree, found) fails for certain with
+ * ModuleNotFoundError: one of its own module-level imports that runs
+ * whatever the conditions (in no block that may not run) is of a module
+ * that is not there (ap_pyfails). The modules it imports are not read
+ * for this in turn (that would ask the interpreter about every module they
+ * import, where no answer needs it), nor is what else may raise, as for
+ * any module found; one that cannot be read is not known to fail. Kept per
+ * resolution, under a key no module name starts. */
+static bool fails_on_import(struct resolver *rs, const char *module, const ap_py_module *running)
+{
+	struct ap_pyfails q = {rs->r, rs->top, running, top_importable, rs};
+	ap_buf key = AP_BUF_INIT;
+	struct module mod;
+	ap_pyref err = {0};
+	bool fails = false;
+	size_t at;
+
+	ap_buf_putc(&key, '\2');
+	ap_buf_puts(&key, module);
+	at = ap_map_get(rs->loaded, key.data, key.len);
+	if (at != AP_MAP_ABSENT) {
+		ap_buf_free(&key);
+		return at == 2;
+	}
+	if (ap_pyres_find(rs, module, &mod, &err) == FOUND) {
+		rs->visits += mod.m->nbindings;
+		fails = ap_pyfails(&q, mod.name, mod.package, mod.m);
+	}
+	ap_pyref_free(&err);
+	ap_xok(ap_map_put(rs->loaded, key.data, key.len, fails ? 2 : 1));
+	ap_buf_free(&key);
+	return fails;
+}
+
 static void resolve_in(struct resolver *rs, const char *module, const char *name, unsigned depth,
                        ap_pyref *out, bool *missing);
 static void resolve_binding(struct resolver *rs, const struct module *mod, const char *name,
@@ -516,7 +510,7 @@ static void getattr_unknown(struct resolver *rs, const char *target, const char 
 	ap_pyref err = {0};
 	const ap_py_binding *b;
 
-	if (find_module(rs, target, &mod, &err) != FOUND || ap_py_lookup(mod.m, AP_PYCOMPAT_MAP) != NULL ||
+	if (ap_pyres_find(rs, target, &mod, &err) != FOUND || ap_py_lookup(mod.m, AP_PYCOMPAT_MAP) != NULL ||
 	    (b = ap_py_lookup(mod.m, "__getattr__")) == NULL || b->kind == AP_PY_BIND_DEL) {
 		ap_pyref_free(&err);
 		return;
@@ -540,7 +534,7 @@ static void from_import(struct resolver *rs, const char *target, const char *nam
 		return;
 	ap_pyref_free(out);
 	sub = ap_xasprintf("%s.%s", target, name);
-	switch (find_module(rs, sub, &sm, out)) {
+	switch (ap_pyres_find(rs, sub, &sm, out)) {
 	case FOUND:
 		out->kind = AP_PYREF_MODULE;
 		out->module = sub;
@@ -676,7 +670,7 @@ static int ref_module(struct resolver *rs, const struct module *mod, const ap_py
 	}
 	if (at == NULL)
 		return FAILED;
-	if ((verdict = find_module(rs, at, other, out)) == MISSING) {
+	if ((verdict = ap_pyres_find(rs, at, other, out)) == MISSING) {
 		pyref_set(out, AP_PYREF_UNKNOWN,
 		          ap_xasprintf("%s: line %u: its __all__ takes that of %s, which is not in "
 		                       "the tree",
@@ -783,7 +777,7 @@ static int star_binds(struct resolver *rs, const char *module, const char *name,
 	int verdict;
 	char *sub;
 
-	switch (find_module(rs, module, &mod, out)) {
+	switch (ap_pyres_find(rs, module, &mod, out)) {
 	case MISSING:
 		return STAR_NO;
 	case FAILED:
@@ -832,7 +826,7 @@ static int star_binds(struct resolver *rs, const char *module, const char *name,
 	ap_pyref_free(&ref);
 	if (verdict == STAR_NO) {
 		sub = ap_xasprintf("%s.%s", module, name);
-		verdict = find_module(rs, sub, &sm, &ref) == MISSING ? STAR_NO : STAR_UNSURE;
+		verdict = ap_pyres_find(rs, sub, &sm, &ref) == MISSING ? STAR_NO : STAR_UNSURE;
 		ap_pyref_free(&ref);
 		free(sub);
 	}
@@ -852,7 +846,7 @@ static void self_from(struct resolver *rs, const struct module *mod, const char 
 	if (out->kind == AP_PYREF_UNBOUND) {
 		char *sub = ap_xasprintf("%s.%s", mod->name, name);
 		struct module sm;
-		if (find_module(rs, sub, &sm, out) == FOUND) {
+		if (ap_pyres_find(rs, sub, &sm, out) == FOUND) {
 			out->kind = AP_PYREF_MODULE;
 			out->module = sub;
 			sub = NULL;
@@ -863,11 +857,6 @@ static void self_from(struct resolver *rs, const struct module *mod, const char 
 
 /* --- Submodules loaded ---------------------------------------------------- */
 
-/* Loading a submodule, by any import anywhere, binds it on its package,
- * over what the name held, once: what loads it (an import of it or of a
- * module inside it, of a module whose statements load it in turn) is told
- * here. */
-enum { LOADS_NO, LOADS_YES, LOADS_PERHAPS };
 
 /* Whether module is want or inside it. */
 static bool within(const char *module, const char *want)
@@ -928,7 +917,7 @@ static int either(int a, int b)
 /* What module's own statements load of want (each kept per resolution). A
  * module being run loads nothing more when imported again: what it loads
  * counts where its run began. */
-static int body_loads(struct resolver *rs, const char *module, const char *want, unsigned depth)
+int ap_pyres_body_loads(struct resolver *rs, const char *module, const char *want, unsigned depth)
 {
 	ap_buf key = AP_BUF_INIT;
 	struct module mod;
@@ -944,7 +933,7 @@ static int body_loads(struct resolver *rs, const char *module, const char *want,
 		return at == 0 ? LOADS_NO : (int)at - 1;
 	}
 	ap_xok(ap_map_put(rs->loaded, key.data, key.len, 0));
-	switch (find_module(rs, module, &mod, &err)) {
+	switch (ap_pyres_find(rs, module, &mod, &err)) {
 	case FOUND:
 		for (size_t i = 0; i < mod.m->nbindings && r != LOADS_YES; i++)
 			r = either(r, binding_loads(rs, &mod, i, want, depth));
@@ -971,7 +960,7 @@ static int loads(struct resolver *rs, const char *module, const char *want, unsi
 		return LOADS_NO;
 	for (const char *dot = strchr(module, '.'); r != LOADS_YES; dot = strchr(dot + 1, '.')) {
 		char *step = dot != NULL ? ap_xstrndup(module, (size_t)(dot - module)) : NULL;
-		r = either(r, body_loads(rs, step != NULL ? step : module, want, depth));
+		r = either(r, ap_pyres_body_loads(rs, step != NULL ? step : module, want, depth));
 		free(step);
 		if (dot == NULL)
 			break;
@@ -1066,7 +1055,7 @@ static int load_point(struct resolver *rs, const struct module *mod, const char 
 		ap_pyref err = {0};
 		ld->asked = true;
 		ld->sub = ap_xasprintf("%s.%s", mod->name, name);
-		if (find_module(rs, ld->sub, &sm, &err) == FOUND) {
+		if (ap_pyres_find(rs, ld->sub, &sm, &err) == FOUND) {
 			ld->first = first_load(rs, mod, ld->sub, at + 1, depth, &ld->sure);
 		} else {
 			free(ld->sub);
@@ -1207,7 +1196,7 @@ static void walk_bindings(struct resolver *rs, const struct module *mod, const c
 			target = absolute(rs, mod, b->module);
 			if (target == NULL)
 				return;
-			switch (find_module(rs, target, &sm, out)) {
+			switch (ap_pyres_find(rs, target, &sm, out)) {
 			case FOUND:
 				out->kind = AP_PYREF_MODULE;
 				out->module = target;
@@ -1364,7 +1353,7 @@ static void resolve_in(struct resolver *rs, const char *module, const char *name
 		ap_buf_free(&key);
 		return;
 	}
-	switch (find_module(rs, module, &mod, out)) {
+	switch (ap_pyres_find(rs, module, &mod, out)) {
 	case MISSING:
 		out->kind = AP_PYREF_UNBOUND;
 		*missing = true;
@@ -1379,7 +1368,7 @@ static void resolve_in(struct resolver *rs, const char *module, const char *name
 	ap_buf_free(&key);
 }
 
-static struct resolver *resolver_new(ap_reader *r, const ap_pyconf *c, const char *module,
+struct resolver *ap_pyres_new(ap_reader *r, const ap_pyconf *c, const char *module,
                                      const struct busy *chain)
 {
 	struct resolver *rs = ap_xcalloc(1, sizeof *rs);
@@ -1395,7 +1384,7 @@ static struct resolver *resolver_new(ap_reader *r, const ap_pyconf *c, const cha
 	return rs;
 }
 
-static void resolver_free(struct resolver *rs)
+void ap_pyres_free(struct resolver *rs)
 {
 	if (rs == NULL)
 		return;
@@ -1404,13 +1393,7 @@ static void resolver_free(struct resolver *rs)
 	free(rs->done);
 	ap_map_free(rs->known);
 	for (size_t i = 0; i < rs->nfound; i++) {
-		struct compat *cm = &rs->found[i]->compat;
-		for (size_t k = 0; k < cm->map.n; k++) {
-			free(cm->map.v[k].old);
-			free(cm->map.v[k].new);
-		}
-		free(cm->map.v);
-		free(cm->why);
+		ap_pycompat_state_free(&rs->found[i]->compat);
 		free(rs->found[i]->name);
 		free(rs->found[i]->why);
 		free(rs->found[i]);
@@ -1424,7 +1407,7 @@ static void resolver_free(struct resolver *rs)
 }
 
 /* `from module import name` (module of the package rs reads). */
-static void resolve_top(struct resolver *rs, const char *module, const char *name, ap_pyref *out,
+void ap_pyres_top(struct resolver *rs, const char *module, const char *name, ap_pyref *out,
                         bool *missing)
 {
 	resolve_in(rs, module, name, 0, out, missing);
@@ -1432,41 +1415,4 @@ static void resolve_top(struct resolver *rs, const char *module, const char *nam
 		ap_pyref_free(out);
 		from_import(rs, module, name, 0, out);
 	}
-}
-
-void ap_pysource_resolve(ap_reader *r, const ap_pyconf *c, const char *module, const char *name,
-                         ap_pyref *out, bool *missing)
-{
-	struct resolver *rs = resolver_new(r, c, module, NULL);
-
-	resolve_top(rs, module, name, out, missing);
-	resolver_free(rs);
-}
-
-struct ap_pyresolver {
-	struct resolver *rs;
-};
-
-ap_pyresolver *ap_pyresolver_new(ap_reader *r, const ap_pyconf *c, const char *module)
-{
-	ap_pyresolver *p = ap_xmalloc(sizeof *p);
-
-	p->rs = resolver_new(r, c, module, NULL);
-	return p;
-}
-
-void ap_pyresolver_resolve(ap_pyresolver *p, const char *module, const char *name,
-                           ap_pyref *out, bool *missing)
-{
-	/* each name its own budget, as ap_pysource_resolve gives it */
-	p->rs->visits = 0;
-	resolve_top(p->rs, module, name, out, missing);
-}
-
-void ap_pyresolver_free(ap_pyresolver *p)
-{
-	if (p == NULL)
-		return;
-	resolver_free(p->rs);
-	free(p);
 }

@@ -200,8 +200,13 @@ enum { AP_PY_FACT_VERSION = 1, AP_PY_FACT_PLATFORM = 2, AP_PY_FACT_OS_NAME = 4 }
  * 1 it is found, 0 no (ModuleNotFoundError), -1 not known. With name, of a
  * MODULE found: whether `from MODULE import NAME` gets NAME (bound there, or
  * its submodule), as above, or AP_PY_IMPORT_SELF: MODULE is the module being
- * read, which the reader answers for from what it bound so far. */
-typedef int (*ap_py_can_import_fn)(void *ctx, const char *module, const char *name);
+ * read, which the reader answers for from what it bound so far. so_far:
+ * the module being read, with the bindings it made before the import (the
+ * modules it imported where nothing may skip the import were found, or it
+ * would not run on). */
+struct ap_py_module;
+typedef int (*ap_py_can_import_fn)(void *ctx, const char *module, const char *name,
+                                   const struct ap_py_module *so_far);
 #define AP_PY_IMPORT_SELF 2
 
 typedef struct ap_py_options {

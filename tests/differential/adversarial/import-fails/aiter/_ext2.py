@@ -1,0 +1,5 @@
+from .zz_missing import x
+
+
+def op(a):
+    return a

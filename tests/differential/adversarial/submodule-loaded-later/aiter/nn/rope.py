@@ -1,0 +1,2 @@
+def apply(x):
+    return x

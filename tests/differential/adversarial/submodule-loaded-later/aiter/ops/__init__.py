@@ -1,0 +1,6 @@
+def gemm(a, b):
+    return a
+
+
+def mha(q, k):
+    return q

@@ -1,0 +1,2 @@
+def attend(q):
+    return q
