@@ -283,6 +283,79 @@ sarif_ok
 expect_json '[(r["message"]["text"], [l["physicalLocation"]["region"]["startLine"] for l in r["relatedLocations"]]) for r in j["runs"][0]["results"]]' \
 	"[('lost: case heads=16 head_dim=512 of rule mla.reduce.cases (was at csrc/kernels/mla/reduce.cu:9)', [9]), ('lost: case heads=24 head_dim=512 of rule mla.reduce.cases (was at csrc/kernels/mla/reduce.cu:10)', [10]), ('lost: case heads=32 head_dim=512 of rule mla.reduce.cases (was at csrc/kernels/mla/reduce.cu:11)', [11]), ('lost: case heads=64 head_dim=512 of rule mla.reduce.cases (was at csrc/kernels/mla/reduce.cu:12)', [12])]"
 
+# Values: rules with one tuple a side, compared capture by capture.
+"${PYTHON3:-python3}" - good.json "$TMP" <<'PYEOF'
+import copy, json, sys
+good = json.load(open(sys.argv[1]))
+def with_values(sig, heads, shrink):
+    m = copy.deepcopy(good)
+    def rule(params, line):
+        return {"status": "matched", "file": "aiter/mla.py",
+                "matches": [{"line": line, "text": "def f(", "captures": params}]}
+    m["rules"]["v.sig"] = rule({"params": sig}, 3)
+    m["rules"]["v.bound"] = rule({"heads": heads}, 5)
+    m["rules"]["v.shrink"] = rule({"params": shrink}, 7)
+    m["inputs"].append({"path": "aiter/mla.py", "sha256": "0" * 64, "bytes": 10})
+    return m
+json.dump(with_values("q, kv, o", "16", "q, kv, o"), open(sys.argv[2] + "/v-old.json", "w"))
+json.dump(with_values("q, kv, o, shared_w1=\u2026, shared_w2=\u2026, a_rather_long_parameter_name=\u2026",
+                      "96", "q, o"), open(sys.argv[2] + "/v-new.json", "w"))
+PYEOF
+
+case_ "values: a signature that gains parameters and a rising bound are gains, a lost parameter a loss"
+export COLUMNS=60
+probe diff "$TMP/v-old.json" "$TMP/v-new.json" --fail-on changed
+unset COLUMNS
+expect_rc 0
+expect_out "old: $TMP/v-old.json (aiter 0.1.5)
+new: $TMP/v-new.json (aiter 0.1.5)
+
+values (rules with one match on each side):
+  gained   v.bound: heads 16 -> 96
+  lost     v.shrink: params - kv
+  gained   v.sig: params + shared_w1=…, shared_w2=…,
+           a_rather_long_parameter_name=…
+
+summary: 0 lost, 0 changed, 3 in all"
+[ -z "$(over_width 60)" ] || fail "lines over 60 columns: $(over_width 60)"
+probe diff "$TMP/v-old.json" "$TMP/v-new.json" --format json --fail-on any
+expect_rc 1
+expect_json '[(v["rule"], v["change"], [(c["name"], c["change"], c.get("added"), c.get("removed")) for c in v["captures"]]) for v in j["values"]]' \
+	"[('v.bound', 'gained', [('heads', 'gained', None, None)]), ('v.shrink', 'lost', [('params', 'lost', [], ['kv'])]), ('v.sig', 'gained', [('params', 'gained', ['shared_w1=…', 'shared_w2=…', 'a_rather_long_parameter_name=…'], [])])]"
+expect_json 'j["cases"]' "[]"
+probe diff "$TMP/v-old.json" "$TMP/v-new.json" --format sarif
+expect_rc 0
+sarif_ok
+expect_json '[(r["ruleId"], r["level"], r["properties"]["change"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in j["runs"][0]["results"]]' \
+	"[('rule/v.bound', 'note', 'gained', 5), ('rule/v.shrink', 'warning', 'lost', 7), ('rule/v.sig', 'note', 'gained', 3)]"
+expect_json 'j["runs"][0]["results"][0]["message"]["text"]' "gained: rule v.bound: heads 16 -> 96 (was at aiter/mla.py:5)"
+
+case_ "values: a reordered signature is a change, a falling bound a loss"
+"${PYTHON3:-python3}" - "$TMP/v-old.json" "$TMP" <<'PYEOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["rules"]["v.sig"]["matches"][0]["captures"]["params"] = "kv, q, o"
+m["rules"]["v.bound"]["matches"][0]["captures"]["heads"] = "8"
+json.dump(m, open(sys.argv[2] + "/v-reordered.json", "w"))
+PYEOF
+probe diff "$TMP/v-old.json" "$TMP/v-reordered.json"
+expect_rc 0
+expect_out_has "  lost     v.bound: heads 16 -> 8"
+expect_out_has "  changed  v.sig: params reordered"
+
+case_ "--color paints the change words and the verdicts"
+probe diff good.json second.json --color
+expect_rc 0
+expect_out_has "$(printf '  \033[31mlost    \033[0m mla.decode.native_h24: \033[32msupported\033[0m -> \033[31munsupported\033[0m')"
+expect_out_has "$(printf '    \033[31m-\033[0m heads=24 head_dim=512')"
+probe diff good.json second.json --color=never
+expect_rc 0
+cmp -s "$TMP/out" "$EXP/diff-good-second.txt" || fail "--color=never painted"
+probe diff good.json second.json --color=sometimes
+expect_rc 2
+expect_err "aiter-probe diff: --color takes auto, always or never, not 'sometimes'
+Try 'aiter-probe diff --help'."
+
 case_ "truncated manifest"
 probe diff good.json invalid-truncated.json --fail-on any
 expect_rc 2
