@@ -146,6 +146,14 @@ set -e
 expect_rc 2
 expect_err "sarif-to-codequality.py: $TMP/o/base.json: not a log aiter-probe wrote ('runs')"
 
+# shellcheck (Debian's package) on the scripts CI runs; skipped without it.
+case_ "shellcheck: the CI script"
+if command -v shellcheck >/dev/null 2>&1; then
+	shellcheck "$CI/aiter-change.sh" >"$TMP/out" 2>&1 || fail "shellcheck: $(head -n 5 "$TMP/out")"
+else
+	echo "skipped [$current]: no shellcheck"
+fi
+
 # The CI files parse, and run the script. PyYAML (bound to libyaml when
 # built so) is the parser at hand; without it this case is skipped.
 case_ "CI files parse as YAML"
