@@ -386,7 +386,9 @@ static json_t *diff_value(const char *id, const json_t *old_rule, const json_t *
 				                      diff_capture(name, NULL, json_string_value(v)));
 		json_array_foreach(captures, i, v) {
 			const char *c = string_at(v, "change");
-			if (strcmp(c, "lost") == 0 || (strcmp(c, "changed") == 0 && strcmp(change, "lost") != 0))
+			bool worse = strcmp(c, "lost") == 0 ||
+			             (strcmp(c, "changed") == 0 && strcmp(change, "lost") != 0);
+			if (worse)
 				change = c;
 		}
 		d = json_pack("{s:s, s:s, s:s, s:s, s:o}", "rule", id, "change", change, "before",

@@ -152,12 +152,18 @@ static bool add_new(json_t *locations, const sarif_log *log, const char *file, j
 }
 
 /* A capability's evidence item, "FILE:LINE", into *file (the caller's) and
- * *line (0 when out of range or absent). */
-static void split_evidence(const char *item, char **file, json_int_t *line)
+ * *line (0 when out of range or absent); false for an item not a string. */
+static bool split_evidence(const json_t *evidence, char **file, json_int_t *line)
 {
-	const char *colon = strrchr(item, ':');
-	size_t flen = strlen(item);
+	const char *item = json_string_value(evidence);
+	const char *colon;
+	size_t flen;
 	unsigned long n = 0;
+
+	if (item == NULL)
+		return false;
+	colon = strrchr(item, ':');
+	flen = strlen(item);
 
 	if (colon != NULL && colon[1] != '\0' &&
 	    strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
@@ -169,6 +175,7 @@ static void split_evidence(const char *item, char **file, json_int_t *line)
 	}
 	*file = ap_xstrndup(item, flen);
 	*line = (json_int_t)n;
+	return true;
 }
 
 static json_int_t match_line(const json_t *match)
@@ -372,6 +379,8 @@ static void capability_result(sarif_log *log, const json_t *d)
 	const json_t *item, *dev;
 	json_t *locations = json_array(), *related = json_array();
 	ap_buf msg = AP_BUF_INIT;
+	char *file;
+	json_int_t line;
 	size_t i;
 	bool lost = strcmp(change, "lost") == 0, gained = strcmp(change, "gained") == 0;
 	result_info ri = {"capability", id, NULL, lost ? "error" : gained ? "note" : "warning",
@@ -394,28 +403,18 @@ static void capability_result(sarif_log *log, const json_t *d)
 	}
 	/* NEW's evidence, and OLD's files NEW still has that it does not name,
 	 * their lines unknown there (what a lost capability lost was there). */
-	json_array_foreach(json_object_get(new_cap, "evidence"), i, item) {
-		char *file;
-		json_int_t line;
-
-		if (!json_is_string(item))
-			continue;
-		split_evidence(json_string_value(item), &file, &line);
-		add_new(locations, log, file, line);
-		free(file);
-	}
-	json_array_foreach(json_object_get(old_cap, "evidence"), i, item) {
-		char *file;
-		json_int_t line;
-
-		if (!json_is_string(item))
-			continue;
-		split_evidence(json_string_value(item), &file, &line);
-		add_place(related, &log->old, file, line);
-		if (!names_file(locations, file))
-			add_new(locations, log, file, 1);
-		free(file);
-	}
+	json_array_foreach(json_object_get(new_cap, "evidence"), i, item)
+		if (split_evidence(item, &file, &line)) {
+			add_new(locations, log, file, line);
+			free(file);
+		}
+	json_array_foreach(json_object_get(old_cap, "evidence"), i, item)
+		if (split_evidence(item, &file, &line)) {
+			add_place(related, &log->old, file, line);
+			if (!names_file(locations, file))
+				add_new(locations, log, file, 1);
+			free(file);
+		}
 	add_result(log, &ri, &msg, locations, related);
 }
 
@@ -565,8 +564,10 @@ static void value_result(sarif_log *log, const json_t *d)
 
 		ap_buf_printf(&msg, "%s %s", i > 0 ? ";" : "", string_at(c, "name"));
 		if (json_object_get(c, "added") == NULL) {
-			ap_buf_printf(&msg, " %s -> %s", string_at(c, "before") ? string_at(c, "before") : "(none)",
-			              string_at(c, "after") ? string_at(c, "after") : "(none)");
+			const char *was = string_at(c, "before"), *is = string_at(c, "after");
+
+			ap_buf_printf(&msg, " %s -> %s", was != NULL ? was : "(none)",
+			              is != NULL ? is : "(none)");
 			continue;
 		}
 		json_array_foreach(json_object_get(c, "removed"), k, e)
