@@ -6,8 +6,9 @@
 # prints the difference, and writes into OUTDIR:
 #   base.json, head.json   the two manifests
 #   diff.txt               the difference as printed
-#   aiter-probe.sarif      the difference as SARIF 2.1.0, located in BASE_TREE
-#                          (upload it to code scanning)
+#   aiter-probe.sarif      the difference as SARIF 2.1.0, an analysis of
+#                          HEAD_TREE: located there, BASE_TREE's lines as
+#                          related locations (upload it to code scanning)
 # Exit status: 0 nothing of the --fail-on class (AITER_CHANGE_FAIL_ON: lost,
 # the default, changed or any), 1 the change has some, 2 usage or input error.
 # AITER_PROBE names the binary (default: aiter-probe on PATH).
@@ -21,8 +22,13 @@ die() {
 [ $# -eq 3 ] || die "usage: aiter-change.sh BASE_TREE HEAD_TREE OUTDIR"
 probe=${AITER_PROBE:-aiter-probe}
 fail_on=${AITER_CHANGE_FAIL_ON:-lost}
+# Before the scans: a typo in the gate is an error at once, not after them.
+case $fail_on in
+lost | changed | any) ;;
+*) die "AITER_CHANGE_FAIL_ON takes lost, changed or any, not '$fail_on'" ;;
+esac
 # Absolute roots: the manifest records them, and the SARIF log maps its
-# base id to BASE_TREE's as a file:// URI.
+# base ids to them as file:// URIs.
 base=$(cd "$1" 2>/dev/null && pwd -P) || die "no such tree: $1"
 head=$(cd "$2" 2>/dev/null && pwd -P) || die "no such tree: $2"
 mkdir -p "$3" || die "cannot make $3"

@@ -25,6 +25,9 @@ const struct ap_cmd ap_cmd_list = {
 	"  --rules PATH          a rule pack file or folder to load too; repeatable\n"
 	"  --no-default-rules    do not load the installed packs\n"
 	"  --format text|json    what to print (default text)\n"
+	"  --color[=WHEN]        paint the text: auto (the default: on a terminal,\n"
+	"                        unless NO_COLOR is set or TERM=dumb), always (bare\n"
+	"                        --color) or never\n"
 	"  -h, --help            show this help\n\n"
 	"Exit status: 0 listed, 2 usage or input error (a pack that does not load).\n",
 	.exec = cmd_list_exec,
@@ -83,6 +86,8 @@ static int cmd_list_exec(int argc, char **argv)
 		}
 		if (r == 0 && (r = ap_cli_value(cmd, "--format", argc, argv, &i, &v)) > 0)
 			format = v;
+		if (r == 0)
+			r = ap_cli_color_option(cmd, argv, &i);
 		if (r < 0) {
 			rc = AP_EXIT_ERROR;
 			goto out;
@@ -107,7 +112,7 @@ static int cmd_list_exec(int argc, char **argv)
 		if (json_out)
 			ap_cli_print_json(doc);
 		else
-			ap_list_print_text(doc, stdout, ap_text_width(stdout));
+			ap_list_print_text(doc, stdout, ap_cli_color(stdout), ap_text_width(stdout));
 		json_decref(doc);
 	}
 out:

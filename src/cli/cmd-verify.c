@@ -9,6 +9,7 @@
 #include "cli/cmd.h"
 #include "core/manifest-read.h"
 #include "engine/manifest.h"
+#include "core/text.h"
 #include "core/verify.h"
 
 static int cmd_verify_exec(int argc, char **argv);
@@ -17,7 +18,8 @@ const struct ap_cmd ap_cmd_verify = {
 	.name = "verify",
 	.summary = "is a manifest still fresh? re-hash its inputs",
 	.usage =
-	"Usage: aiter-probe verify [--format text|json] [--python PATH] [--] MANIFEST\n"
+	"Usage: aiter-probe verify [--format text|json] [--python PATH] [--color[=WHEN]]\n"
+	"                          [--] MANIFEST\n"
 	"Re-hash every input the manifest records, under its recorded aiter.root.\n"
 	"Where the scan read nothing (sha256 null), what was there (seen: absent,\n"
 	"folder, ...) must be there still: a regular file in its place has appeared,\n"
@@ -34,6 +36,9 @@ const struct ap_cmd ap_cmd_verify = {
 	"  --python PATH         the interpreter to ask (default: the one the\n"
 	"                        manifest records)\n"
 	"  --python-version X.Y  compare the version alone\n"
+	"  --color[=WHEN]        paint the text: auto (the default: on a terminal,\n"
+	"                        unless NO_COLOR is set or TERM=dumb), always (bare\n"
+	"                        --color) or never\n"
 	"  -h, --help            show this help\n\n"
 	"Exit status: 0 fresh, 1 stale, 2 usage or input error (unreadable or\n"
 	"invalid manifest, missing root, an input path that is absolute or has '..').\n",
@@ -53,29 +58,45 @@ struct python_changes {
 	size_t n;
 };
 
+/* A verdict or change word, painted as every command paints it. */
+static void put_word(bool color, const char *word, int width)
+{
+	printf("%s%-*s%s", ap_text_paint(color, ap_text_hue(word)), width, word,
+	       ap_text_paint(color, AP_TEXT_RESET));
+}
+
 static int report_text(const char *path, const ap_verify_result *res,
                        const struct python_changes *py)
 {
 	char *safe_path = safe(path), *safe_root = safe(res->root);
+	bool color = ap_cli_color(stdout);
 	size_t i;
 
 	if (res->nstale == 0 && py->n == 0) {
-		printf("%s: fresh (%zu input%s under %s)\n", safe_path, res->ninputs,
-		       res->ninputs == 1 ? "" : "s", safe_root);
+		printf("%s: ", safe_path);
+		put_word(color, "fresh", 0);
+		printf(" (%zu input%s under %s)\n", res->ninputs, res->ninputs == 1 ? "" : "s",
+		       safe_root);
 		free(safe_path);
 		free(safe_root);
 		return AP_EXIT_OK;
 	}
-	printf("%s: stale (%zu of %zu inputs differ under %s%s)\n", safe_path, res->nstale,
-	       res->ninputs, safe_root, py->n ? "; so do the interpreter's facts" : "");
+	printf("%s: ", safe_path);
+	put_word(color, "stale", 0);
+	printf(" (%zu of %zu inputs differ under %s%s)\n", res->nstale, res->ninputs, safe_root,
+	       py->n ? "; so do the interpreter's facts" : "");
 	for (i = 0; i < res->nstale; i++) {
 		char *input = safe(res->stale[i].path);
-		printf("  %-8s %s\n", ap_input_change_name(res->stale[i].change), input);
+		fputs("  ", stdout);
+		put_word(color, ap_input_change_name(res->stale[i].change), 8);
+		printf(" %s\n", input);
 		free(input);
 	}
 	for (i = 0; i < py->n; i++) {
 		char *line = safe(py->lines[i]);
-		printf("  %-8s %s\n", "python", line);
+		fputs("  ", stdout);
+		put_word(color, "python", 8);
+		printf(" %s\n", line);
 		free(line);
 	}
 	free(safe_path);
@@ -129,6 +150,8 @@ static int cmd_verify_exec(int argc, char **argv)
 			format = v;
 		if (r == 0)
 			r = ap_cli_python_option(&ap_cmd_verify, &python, &version, argc, argv, &i);
+		if (r == 0)
+			r = ap_cli_color_option(&ap_cmd_verify, argv, &i);
 		if (r == 0)
 			return ap_cli_unknown_option(&ap_cmd_verify, argv[i]);
 		if (r < 0)

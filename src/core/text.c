@@ -60,8 +60,9 @@ const char *ap_text_paint(bool color, const char *code)
 
 const char *ap_text_hue(const char *word)
 {
-	static const char *const green[] = {"matched", "supported", "yes", "passed", "gained"};
-	static const char *const yellow[] = {"unmatched", "unknown", "skipped"};
+	static const char *const green[] = {"matched", "supported", "yes", "passed", "gained",
+	                                    "fresh"};
+	static const char *const yellow[] = {"unmatched", "unknown", "skipped", "unverifiable"};
 	size_t i;
 
 	for (i = 0; i < sizeof green / sizeof green[0]; i++)

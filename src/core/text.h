@@ -31,9 +31,9 @@ int ap_text_width(FILE *to);
 #define AP_TEXT_RESET "\033[0m"
 const char *ap_text_paint(bool color, const char *code);
 /* The colour of a verdict word, the same in every command: green for
- * matched, supported, yes, passed and gained; yellow for unmatched, unknown
- * and skipped; red for the rest (unsupported, no, missing, error, failed,
- * lost). */
+ * matched, supported, yes, passed, gained and fresh; yellow for unmatched,
+ * unknown, skipped and unverifiable; red for the rest (unsupported, no,
+ * missing, error, failed, lost, stale, changed). */
 const char *ap_text_hue(const char *word);
 
 /* The columns text takes: UTF-8 characters, not bytes; colours none. */

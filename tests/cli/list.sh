@@ -31,6 +31,20 @@ expect_rc 0
 if [ -n "${AP_UPDATE_GOLDEN:-}" ]; then cp "$TMP/out" "$EXP/list-capabilities.txt"; fi
 diff -u "$EXP/list-capabilities.txt" "$TMP/out" >&2 || fail "stdout differs from the golden"
 
+case_ "list --color: section names and ids in bold, the text as without"
+probe list capabilities --color
+expect_rc 0
+expect_out_has "$(printf '\033[1mcapabilities (15):\033[0m')"
+expect_out_has "$(printf '  \033[1mmla.decode.native_h24\033[0m (./probes/mla.yaml:9)')"
+sed 's/\x1b\[[0-9]*m//g' "$TMP/out" | diff -u "$EXP/list-capabilities.txt" - >&2 ||
+	fail "painted text differs from the golden"
+probe list --color=never capabilities
+diff -u "$EXP/list-capabilities.txt" "$TMP/out" >&2 || fail "--color=never painted"
+probe list --color=loud
+expect_rc 2
+expect_err "aiter-probe list: --color takes auto, always or never, not 'loud'
+Try 'aiter-probe list --help'."
+
 case_ "list rules: the first sentence of each description"
 probe list rules
 expect_rc 0

@@ -1,14 +1,17 @@
 # SPDX-License-Identifier: MIT
 """Structural check of a SARIF 2.1.0 log as `aiter-probe diff --format sarif`
-writes it, and as GitHub code scanning ingests one: the required keys and
-their types, one run, unique rule ids, every result's ruleIndex pointing at
-its ruleId, levels, relative URIs under a declared base id (no '..'
-component), startLine >= 1.
+writes it, and as GitHub code scanning ingests one (the properties the SARIF
+multitool's GitHub rules require, checked here without it): the required
+keys and their types, one run, the driver's informationUri, unique rule ids
+each with a shortDescription, fullDescription and help, every result's
+ruleIndex pointing at its ruleId, levels, a location on every result (code
+scanning refuses a whole log that holds a result without one) in NEW's tree
+(%SRCROOT% or AITERMETA), related locations in OLD's (OLDROOT, OLDMETA),
+relative URIs under a declared base id (no '..' component), a region with
+startLine >= 1 on each.
 
-Usage: sarif-check.py FILE [--located]
---located: every result also has a location (code scanning refuses a whole
-log that holds a result without one). Prints "ok: N results"; on the first
-problem prints it and exits 1."""
+Usage: sarif-check.py FILE
+Prints "ok: N results"; on the first problem prints it and exits 1."""
 import json
 import re
 import sys
@@ -16,7 +19,7 @@ import sys
 LEVELS = ("error", "warning", "note")
 
 
-def check(doc, located):
+def check(doc):
     def need(cond, what):
         if not cond:
             raise ValueError(what)
@@ -36,6 +39,8 @@ def check(doc, located):
     need(isinstance(driver, dict), "runs[0].tool.driver: an object")
     need(driver.get("name") == "aiter-probe", "driver.name: aiter-probe")
     need(isinstance(driver.get("version"), str), "driver.version: a string")
+    need(isinstance(driver.get("informationUri"), str)
+         and driver["informationUri"].startswith("https://"), "driver.informationUri: https")
     rules = driver.get("rules")
     need(isinstance(rules, list), "driver.rules: an array")
     ids = []
@@ -44,6 +49,8 @@ def check(doc, located):
         need(isinstance(rule.get("id"), str) and re.match(r"^(capability|rule)/\S+$", rule["id"]),
              where + ".id: capability/ID or rule/ID")
         text(rule.get("shortDescription"), where + ".shortDescription")
+        text(rule.get("fullDescription"), where + ".fullDescription")
+        text(rule.get("help"), where + ".help")
         need(rule.get("defaultConfiguration", {}).get("level") in LEVELS,
              where + ".defaultConfiguration.level")
         ids.append(rule["id"])
@@ -67,10 +74,13 @@ def check(doc, located):
         fps = r.get("partialFingerprints")
         need(isinstance(fps, dict) and fps and all(isinstance(v, str) for v in fps.values()),
              where + ".partialFingerprints: strings")
-        need("locations" in r or not located, where + ": no location")
-        need(r.get("locations", [None]), where + ".locations: not empty when present")
-        for k, loc in enumerate(r.get("locations", [])):
-            lw = "%s.locations[%d]" % (where, k)
+        need(r.get("locations"), where + ": no location")
+        places = [("locations", loc, ("%SRCROOT%", "AITERMETA")) for loc in r["locations"]]
+        places += [("relatedLocations", loc, ("OLDROOT", "OLDMETA"))
+                   for loc in r.get("relatedLocations", [])]
+        need(r.get("relatedLocations", [None]), where + ".relatedLocations: not empty when present")
+        for k, (key, loc, allowed) in enumerate(places):
+            lw = "%s.%s[%d]" % (where, key, k)
             need(isinstance(loc, dict), lw + ": an object")
             phys = loc.get("physicalLocation", {})
             art = phys.get("artifactLocation", {})
@@ -79,25 +89,23 @@ def check(doc, located):
                  and not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", uri)
                  and not re.search(r"[^A-Za-z0-9._~/%-]", uri), lw + ": a relative URI")
             need(".." not in uri.split("/"), lw + ": no '..' component")
-            # AITERMETA: the meta folder (csrc/, hsa/) when it is outside the
-            # root, always defined; %SRCROOT% is left to the consumer when the
-            # root is not absolute.
-            need(art.get("uriBaseId") == "%SRCROOT%"
-                 or (art.get("uriBaseId") == "AITERMETA" and "AITERMETA" in bases),
-                 lw + ": uriBaseId %SRCROOT%, or AITERMETA defined")
-            if "region" in phys:
-                line = phys["region"].get("startLine")
-                need(isinstance(line, int) and line >= 1, lw + ".region.startLine >= 1")
+            # The meta folders' ids only when they are defined (a meta folder
+            # outside the root).
+            base = art.get("uriBaseId")
+            need(base in allowed and (base in ("%SRCROOT%", "OLDROOT") or base in bases),
+                 lw + ": uriBaseId one of %s, defined" % (allowed,))
+            line = phys.get("region", {}).get("startLine")
+            need(isinstance(line, int) and line >= 1, lw + ".region.startLine >= 1")
     need(used == set(range(len(rules))), "every rule has a result")
     return len(results)
 
 
 def main():
-    path, located = sys.argv[1], "--located" in sys.argv[2:]
+    path = sys.argv[1]
     with open(path) as f:
         doc = json.load(f)
     try:
-        n = check(doc, located)
+        n = check(doc)
     except (ValueError, AttributeError, TypeError) as e:
         print("%s: not the SARIF expected: %s" % (path, e))
         sys.exit(1)

@@ -36,6 +36,22 @@ expect_rc 1
 expect_out "$TMP/m.json: stale (1 of 3 inputs differ under $TMP/tree)
   changed  $RED"
 
+case_ "--color paints the verdict and each change"
+probe verify "$TMP/m.json" --color
+expect_rc 1
+expect_out "$(printf '%s: \033[31mstale\033[0m (1 of 3 inputs differ under %s)\n  \033[31mchanged \033[0m %s' "$TMP/m.json" "$TMP/tree" "$RED")"
+probe verify "$TMP/m.json" --color=never
+expect_out "$TMP/m.json: stale (1 of 3 inputs differ under $TMP/tree)
+  changed  $RED"
+probe verify "$TMP/m.json" --color=bright
+expect_rc 2
+expect_err "aiter-probe verify: --color takes auto, always or never, not 'bright'
+Try 'aiter-probe verify --help'."
+fresh_copy good.json
+probe verify --color=always "$TMP/m.json"
+expect_rc 0
+expect_out "$(printf '%s: \033[32mfresh\033[0m (3 inputs under %s)' "$TMP/m.json" "$TMP/tree")"
+
 case_ "changed (other size)"
 fresh_copy good.json
 echo "// one more line" >>"$TMP/tree/$META"

@@ -281,15 +281,29 @@ expect_rc 1
 expect_out "unknown     p: unknown, so unsupported: rule r could not be checked: a.c: symlink resolves outside the AITER root ($TMP/out\\x1b[2J.c)
 no-go: some required capability is unknown (unknown is never a go)"
 
-case_ "diff text: case tuples escaped, JSON exact"
+case_ "diff text: a value's captures escaped, JSON exact"
 bprobe scan --aiter-root "$TMP/t1" $OWN -o "$TMP/e1.json"
 bprobe scan --aiter-root "$TMP/t2" $OWN -o "$TMP/e2.json"
 bprobe diff "$TMP/e1.json" "$TMP/e2.json"
 expect_rc 0
+expect_out_has '  changed  r: v \x1b]0;title\x07\x1b[2J -> \x1b[2Jother'
+expect_no_raw_controls
+bprobe diff "$TMP/e1.json" "$TMP/e2.json" --format json
+expect_json 'ascii(j["values"][0]["captures"][0]["before"])' "'\\x1b]0;title\\x07\\x1b[2J'"
+
+# Two matches a side: a case table, its tuples compared as sets.
+case_ "diff text: case tuples escaped, JSON exact"
+for t in t1 t2; do
+	mkdir -p "$TMP/${t}b"
+	{ cat "$TMP/$t/a.c"; echo 'const char *x = "same";'; } >"$TMP/${t}b/a.c"
+	bprobe scan --aiter-root "$TMP/${t}b" $OWN -o "$TMP/${t}b.json"
+done
+bprobe diff "$TMP/t1b.json" "$TMP/t2b.json"
+expect_rc 0
 expect_out_has '    - v=\x1b]0;title\x07\x1b[2J'
 expect_out_has '    + v=\x1b[2Jother'
 expect_no_raw_controls
-bprobe diff "$TMP/e1.json" "$TMP/e2.json" --format json
+bprobe diff "$TMP/t1b.json" "$TMP/t2b.json" --format json
 expect_json 'ascii(j["cases"][0]["removed"])' "['v=\\x1b]0;title\\x07\\x1b[2J']"
 
 case_ "verify text: a root with control bytes is escaped"

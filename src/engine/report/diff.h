@@ -7,8 +7,11 @@
  *            supported flag, unsupported to unknown or back, its launch
  *            status or a device's launch status)
  *            or a rule's status changed (or the rule appeared/disappeared);
- *   any      anything reported at all: the above and case-table differences
- *            (the capture tuples of a rule's matches, compared as sets). */
+ *   any      anything reported at all: the above, case-table differences
+ *            (the capture tuples of a rule's matches, compared as sets) and
+ *            value differences (a rule whose matches give one tuple on each
+ *            side: its captures compared one by one, a signature's entries
+ *            as a list, a number as rising or falling). */
 #ifndef AP_DIFF_H
 #define AP_DIFF_H
 
@@ -19,8 +22,12 @@
 typedef enum { AP_DIFF_LOST, AP_DIFF_CHANGED, AP_DIFF_ANY } ap_diff_class;
 
 /* The report, as `aiter-probe diff --format json` prints it: {"old", "new",
- * "capabilities", "rules", "cases", "summary": {"lost", "changed",
- * "differences"}}. old and new were loaded by ap_manifest_read_file; the
+ * "capabilities", "rules", "cases", "values", "summary": {"lost", "changed",
+ * "differences"}}. A value is {"rule", "change", "before", "after" (the
+ * tuples), "captures": [{"name", "change", "before", "after"}, and for a
+ * signature (the capture "params") "added", "removed"]}; its change is
+ * "gained" (every entry kept in its order, a number that rose), "lost" (an
+ * entry gone, a number that fell) or "changed", the worst of its captures'. old and new were loaded by ap_manifest_read_file; the
  * names are recorded as given. */
 json_t *ap_diff_manifests(const json_t *old, const char *old_name, const json_t *new,
                           const char *new_name);
@@ -40,6 +47,8 @@ bool ap_diff_has(const json_t *report, ap_diff_class cls);
 /* Parses "lost", "changed" or "any"; negative when it is none of them. */
 int ap_diff_class_parse(const char *word, ap_diff_class *cls);
 
-void ap_diff_print_text(const json_t *report, FILE *to);
+/* The report for people (each value already escaped for a terminal), fitted
+ * to width columns (ap_text_wrap), painted when color. */
+void ap_diff_print_text(const json_t *report, FILE *to, bool color, int width);
 
 #endif

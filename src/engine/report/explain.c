@@ -195,18 +195,26 @@ static char *first_sentence(const char *desc)
 /* One section: each id with the pack line defining it, and its description
  * and the rest indented below, so that long ids fit a narrow terminal; the
  * JSON has the whole description and what each rule looks for. */
-static void list_section(FILE *to, const char *name, const json_t *a, int width)
+static void list_section(FILE *to, const char *name, const json_t *a, bool color, int width)
 {
 	size_t i;
 	json_t *e;
 
-	fprintf(to, "%s (%zu):\n", name, json_array_size(a));
+	fprintf(to, "%s%s (%zu):%s\n", ap_text_paint(color, AP_TEXT_BOLD), name, json_array_size(a),
+	        ap_text_paint(color, AP_TEXT_RESET));
 	json_array_foreach(a, i, e) {
 		char *summary = first_sentence(str(e, "description"));
 		char *where = where_text(e);
-		char *head = ap_xasprintf("%s (%s)", str(e, "id"), where);
+		char *id = ap_xnonnull(ap_terminal_text(str(e, "id"), strlen(str(e, "id"))));
+		char *safe_where = ap_xnonnull(ap_terminal_text(where, strlen(where)));
+		/* Painted after escaping: the colour is ours, not the pack's. */
+		char *head = ap_xasprintf("%s%s%s (%s)", ap_text_paint(color, AP_TEXT_BOLD), id,
+		                          ap_text_paint(color, AP_TEXT_RESET), safe_where);
 
-		field(to, 2, NULL, head, width);
+		fputs("  ", to);
+		ap_text_wrap(to, head, 2, 6, width);
+		free(id);
+		free(safe_where);
 		field(to, 6, NULL, summary, width);
 		field(to, 6, "requires", str(e, "requires"), width);
 		field(to, 6, "fallback", str(e, "fallback"), width);
@@ -216,7 +224,7 @@ static void list_section(FILE *to, const char *name, const json_t *a, int width)
 	}
 }
 
-void ap_list_print_text(const json_t *list, FILE *to, int width)
+void ap_list_print_text(const json_t *list, FILE *to, bool color, int width)
 {
 	static const char *const sections[] = {"capabilities", "probes", "rules"};
 	bool first = true;
@@ -227,7 +235,7 @@ void ap_list_print_text(const json_t *list, FILE *to, int width)
 			continue;
 		if (!first)
 			fputc('\n', to);
-		list_section(to, sections[i], a, width);
+		list_section(to, sections[i], a, color, width);
 		first = false;
 	}
 }

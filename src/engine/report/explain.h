@@ -28,7 +28,9 @@ enum {
  * kind, files and what it looks for; a probe's requires (as one line of YAML
  * flow text) and launch; a capability's fallback. */
 json_t *ap_list_build(const ap_ruleset *rs, unsigned what);
-void ap_list_print_text(const json_t *list, FILE *to, int width);
+/* The list for a terminal width columns wide; color: section names and ids
+ * in bold. */
+void ap_list_print_text(const json_t *list, FILE *to, bool color, int width);
 
 /* What a backend is left with when p is unsupported: the plan row and the
  * fallback, joined by "; "; NULL when neither is known. */
