@@ -378,6 +378,18 @@ static void add_capabilities(ap_merge *mg, const json_t *m, const char *node)
 	}
 }
 
+/* The ids of m the merge has not seen. */
+static size_t new_capabilities(const ap_merge *mg, const json_t *m)
+{
+	const json_t *cap;
+	const char *id;
+	size_t n = 0;
+
+	json_object_foreach((json_t *)json_object_get(m, "capabilities"), id, cap)
+		n += ap_map_get_str(mg->cap_index, id) == AP_MAP_ABSENT;
+	return n;
+}
+
 static void add_bad(ap_merge *mg, const char *path, const char *error)
 {
 	ap_xgrow((void **)&mg->bad, &mg->bad_cap, mg->nbad + 1, sizeof *mg->bad);
@@ -398,6 +410,16 @@ int ap_merge_add_file(ap_merge *mg, const char *path)
 		if (rc != AP_EIO && rc != AP_EINPUT)
 			return rc;
 		add_bad(mg, path, ap_error_last());
+		return AP_MERGE_SKIPPED;
+	}
+	if (new_capabilities(mg, m) > AP_MERGE_MAX_CAPABILITIES - mg->ncaps) {
+		char *why = ap_xasprintf("%s: its capabilities would take the merge past %d distinct "
+		                         "ids (it adds %zu to %zu)", path, AP_MERGE_MAX_CAPABILITIES,
+		                         new_capabilities(mg, m), mg->ncaps);
+		add_bad(mg, path, why);
+		ap_error_set("%s", why);
+		free(why);
+		json_decref(m);
 		return AP_MERGE_SKIPPED;
 	}
 	node = node_name(m, path);

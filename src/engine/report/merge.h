@@ -16,13 +16,20 @@
 #define AP_MERGE_DEFAULT_RANGES 8
 #define AP_MERGE_MAX_RANGES 100000
 
+/* The distinct capability ids a merge holds: a manifest that would take it
+ * past them is not merged (AP_MERGE_SKIPPED). The shipped packs define 15;
+ * each id costs the summary about 2 KB, and a 44 MB manifest of nothing but
+ * ids holds 400,000. */
+#define AP_MERGE_MAX_CAPABILITIES 50000
+
 typedef struct ap_merge ap_merge;
 
 ap_merge *ap_merge_new(void);
 void ap_merge_free(ap_merge *mg);
 
 /* ap_merge_add_file's answer for a file not merged: one the reader refuses
- * (unreadable, no manifest, truncated), kept with the reader's message for
+ * (unreadable, no manifest, truncated) or with too many new capability ids
+ * (AP_MERGE_MAX_CAPABILITIES), kept with the reader's message for
  * the report's "unreadable" (the message is also ap_error_last()). */
 #define AP_MERGE_SKIPPED 1
 
