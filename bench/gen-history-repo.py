@@ -5,15 +5,19 @@ a csrc/kernels/mla/reduce.cu of CASES reducer cases (default 10,000: as many
 captures for the rule mla.reduce.cases), each commit changing one case, so
 that every commit changes that rule's captures. Written through
 `git fast-import` into a new bare repository at OUT, then packed
-(`git gc --aggressive`); prints its size.
+(`git gc --aggressive`, unless --no-pack: for tests, which need it fast);
+prints its size.
 
-usage: gen-history-repo.py OUT [COMMITS [CASES]]"""
+usage: gen-history-repo.py [--no-pack] OUT [COMMITS [CASES]]"""
 import os
 import subprocess
 import sys
 
 
 def main():
+    pack = len(sys.argv) < 2 or sys.argv[1] != "--no-pack"
+    if not pack:
+        del sys.argv[1]
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     out = sys.argv[1]
@@ -42,8 +46,9 @@ def main():
         sys.exit("git fast-import failed")
     subprocess.run(["git", "--git-dir", out, "symbolic-ref", "HEAD", "refs/heads/main"],
                    check=True)
-    subprocess.run(["git", "--git-dir", out, "gc", "-q", "--aggressive", "--prune=now"],
-                   check=True)
+    if pack:
+        subprocess.run(["git", "--git-dir", out, "gc", "-q", "--aggressive", "--prune=now"],
+                       check=True)
     size = 0
     for root, _, files in os.walk(out):
         size += sum(os.path.getsize(os.path.join(root, f)) for f in files)

@@ -247,12 +247,14 @@ typedef struct stream {
 static void put_json(const json_t *v, int depth)
 {
 	char *text = json_dumps(v, AP_MANIFEST_JSON_FLAGS | JSON_ENCODE_ANY);
+	const char *p = text, *nl;
 
-	for (const char *p = text; *p != '\0'; p++) {
-		fputc(*p, stdout);
-		if (*p == '\n')
-			fprintf(stdout, "%*s", 2 * depth, "");
+	while ((nl = strchr(p, '\n')) != NULL) {
+		fwrite(p, 1, (size_t)(nl + 1 - p), stdout);
+		fprintf(stdout, "%*s", 2 * depth, "");
+		p = nl + 1;
 	}
+	fputs(p, stdout);
 	free(text);
 }
 

@@ -150,14 +150,18 @@ static json_t *rule_state(const ap_rule_result *res)
 	                 captures);
 }
 
-/* A capture tuple as a key: its names and values in key order. */
+/* A capture tuple as a key: "name\0value\0" each, in the order the rule
+ * names them (the same in every state of one rule). */
 static void tuple_key(ap_buf *key, const json_t *tuple)
 {
-	char *text = json_dumps(tuple, JSON_COMPACT | JSON_SORT_KEYS);
+	const char *name;
+	const json_t *value;
 
 	key->len = 0;
-	ap_buf_puts(key, text);
-	free(text);
+	json_object_foreach((json_t *)tuple, name, value) {
+		ap_buf_append(key, name, strlen(name) + 1);
+		ap_buf_append(key, json_string_value(value), json_string_length(value) + 1);
+	}
 }
 
 json_t *ap_history_captures_missing(const json_t *from, const json_t *to)
