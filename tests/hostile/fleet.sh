@@ -10,19 +10,6 @@
 PY=${PYTHON3:-python3}
 FIX="$AP_SRCDIR/tests/fixtures"
 
-# bounded ARGS...: probe under the suite's time and memory bounds.
-bounded() {
-	case $- in *e*) errexit=1 ;; *) errexit= ;; esac
-	set +e
-	if [ -n "${AP_WRAPPER:-}" ]; then
-		timeout "$AP_TIME" $AP_WRAPPER "$AP" "$@"
-	else
-		(ulimit -v "$AP_VMEM"; timeout "$AP_TIME" "$AP" "$@")
-	fi >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	[ -z "$errexit" ] || set -e
-}
-
 # --- The scan never writes a manifest its readers refuse --------------------
 
 # reduce.cu as one 940 KB line of 9,999 reducer cases padded with control
