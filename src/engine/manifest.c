@@ -487,9 +487,9 @@ int ap_manifest_write(const json_t *m, const char *path)
 	 * would refuse it). Only nothing or a regular file may be replaced. */
 	if (check_target(path, &st) != 0)
 		return AP_EINPUT;
-	if ((rc = ap_manifest_check_size(m)) < 0) {
+	if (ap_manifest_check_size(m) < 0) {
 		ap_error_prefix("cannot write the manifest to %s", path);
-		return rc;
+		return AP_ELIMIT;
 	}
 	mask = umask(0);
 	umask(mask);
