@@ -40,6 +40,20 @@ probe() {
 	[ -z "$errexit" ] || set -e
 }
 
+# bounded ARGS...: as probe, under the time and memory bounds above (a
+# hostile test may define its own, for other outputs).
+bounded() {
+	case $- in *e*) errexit=1 ;; *) errexit= ;; esac
+	set +e
+	if [ -n "${AP_WRAPPER:-}" ]; then
+		timeout "$AP_TIME" $AP_WRAPPER "$AP" "$@"
+	else
+		(ulimit -v "$AP_VMEM"; timeout "$AP_TIME" "$AP" "$@")
+	fi >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ -z "$errexit" ] || set -e
+}
+
 fail() {
 	echo "FAIL [$current]: $*" >&2
 	failures=$((failures + 1))

@@ -79,11 +79,12 @@ static void draw_progress(void *ctx, size_t done, size_t total)
 	p->last_done = done;
 }
 
-static void clear_progress(const progress *p)
+static void clear_progress(progress *p)
 {
 	if (p->drawn) {
 		fputs("\r\033[K", stderr);
 		fflush(stderr);
+		p->drawn = false;
 	}
 }
 
@@ -137,17 +138,13 @@ static void put_state(ap_buf *b, const report_text *rt, const json_t *state, boo
  * state's tuples are distinct, so this is a set difference. */
 static void print_missing(const report_text *rt, char sign, const json_t *from, const json_t *to)
 {
+	json_t *missing = ap_history_captures_missing(from, to);
 	const json_t *one;
-	size_t i, j;
+	size_t i;
 
-	json_array_foreach(from, i, one) {
+	json_array_foreach(missing, i, one) {
 		ap_buf line = AP_BUF_INIT;
 
-		for (j = 0; j < json_array_size(to); j++)
-			if (json_equal(one, json_array_get(to, j)))
-				break;
-		if (j < json_array_size(to))
-			continue;
 		ap_buf_append(&line, "", 0);
 		put_capture(&line, one);
 		fprintf(rt->to, "      %s%c%s ",
@@ -156,6 +153,7 @@ static void print_missing(const report_text *rt, char sign, const json_t *from, 
 		ap_text_wrap(rt->to, line.data, 8, 8, rt->width);
 		ap_buf_free(&line);
 	}
+	json_decref(missing);
 }
 
 /* A rule's captures before and after, as what was added and removed. */
@@ -195,22 +193,15 @@ static void print_row(const report_text *rt, const char *kind, int width, const 
 	free(lead);
 }
 
-static int id_width(const json_t *report)
+/* The widest id of the rule set: every id a report can name. */
+static int id_width(const ap_ruleset *rs)
 {
-	const json_t *initial = json_object_get(report, "initial"), *change;
 	size_t width = 0, i;
-	const char *id;
-	json_t *state;
 
-	json_object_foreach(json_object_get(initial, "rules"), id, state)
-		width = strlen(id) > width ? strlen(id) : width;
-	json_object_foreach(json_object_get(initial, "capabilities"), id, state)
-		width = strlen(id) > width ? strlen(id) : width;
-	json_array_foreach(json_object_get(report, "changes"), i, change) {
-		size_t len = strlen(json_string_value(json_object_get(change, "id")));
-
-		width = len > width ? len : width;
-	}
+	for (i = 0; i < rs->nrules; i++)
+		width = strlen(rs->rules[i].id) > width ? strlen(rs->rules[i].id) : width;
+	for (i = 0; i < rs->nprobes; i++)
+		width = strlen(rs->probes[i].id) > width ? strlen(rs->probes[i].id) : width;
 	return (int)width;
 }
 
@@ -235,44 +226,125 @@ static void print_initial(const report_text *rt, const json_t *initial, int widt
 		}
 }
 
-static void print_text(const report_text *rt, const json_t *report)
+/* --- The report as it comes ---------------------------------------------- */
+
+/* What the sink keeps between callbacks: for the text, the id column's
+ * width and the last commit printed (its changes go under it); for both,
+ * how many changes came. Nothing of a change outlives its callback. */
+typedef struct stream {
+	report_text rt;
+	progress *bar; /* cleared before a piece is written: a terminal shows both */
+	bool json;
+	int width;
+	size_t commits, changes;
+	bool initial;
+	char last_commit[41];
+} stream;
+
+/* A JSON value as ap_cli_print_json writes it, every line after the first
+ * indented by depth levels, so that pieces written one by one make the
+ * document it would have written whole (strings hold no raw newline). */
+static void put_json(const json_t *v, int depth)
 {
-	const json_t *initial = json_object_get(report, "initial"), *change;
-	const char *prev = NULL;
-	int width = id_width(report);
-	size_t i;
+	char *text = json_dumps(v, AP_MANIFEST_JSON_FLAGS | JSON_ENCODE_ANY);
+	const char *p = text, *nl;
 
-	json_int_t commits = json_integer_value(json_object_get(report, "commits"));
-	char *head = ap_xasprintf("history of %s: %lld commit%s, %lld evaluated",
-	                          json_string_value(json_object_get(report, "range")),
-	                          (long long)commits, commits == 1 ? "" : "s",
-	                          (long long)json_integer_value(json_object_get(report, "evaluated")));
+	while ((nl = strchr(p, '\n')) != NULL) {
+		fwrite(p, 1, (size_t)(nl + 1 - p), stdout);
+		fprintf(stdout, "%*s", 2 * depth, "");
+		p = nl + 1;
+	}
+	fputs(p, stdout);
+	free(text);
+}
 
-	ap_text_wrap(rt->to, head, 0, 4, rt->width);
-	free(head);
-	if (json_is_object(initial))
-		print_initial(rt, initial, width);
-	if (json_array_size(json_object_get(report, "changes")) == 0) {
-		fputs("no changes\n", rt->to);
+static int on_start(void *ctx, const char *range, size_t commits)
+{
+	stream *st = ctx;
+	json_t *r = json_string(range);
+
+	st->commits = commits;
+	if (st->json) {
+		fputs("{\n  \"range\": ", stdout);
+		put_json(r, 1);
+		fprintf(stdout, ",\n  \"commits\": %zu,\n", commits);
+	} else {
+		json_t *safe = ap_json_for_terminal(r);
+		char *head = ap_xasprintf("history of %s: %zu commit%s", json_string_value(safe),
+		                          commits, commits == 1 ? "" : "s");
+		ap_text_wrap(st->rt.to, head, 0, 4, st->rt.width);
+		free(head);
+		json_decref(safe);
+	}
+	json_decref(r);
+	return 0;
+}
+
+static int on_initial(void *ctx, const json_t *initial)
+{
+	stream *st = ctx;
+
+	clear_progress(st->bar);
+	st->initial = true;
+	if (st->json) {
+		fputs("  \"initial\": ", stdout);
+		put_json(initial, 1);
+		fputs(",\n  \"changes\": [", stdout);
+	} else {
+		/* Subjects, captures and paths come from the repository: never
+		 * raw control bytes on a terminal. */
+		json_t *safe = ap_json_for_terminal(initial);
+		print_initial(&st->rt, safe, st->width);
+		json_decref(safe);
+	}
+	return 0;
+}
+
+static int on_change(void *ctx, const json_t *change)
+{
+	stream *st = ctx;
+	const char *commit = json_string_value(json_object_get(change, "commit"));
+	json_t *safe;
+	ap_buf b = AP_BUF_INIT;
+
+	clear_progress(st->bar);
+	if (st->json) {
+		fputs(st->changes++ > 0 ? ",\n    " : "\n    ", stdout);
+		put_json(change, 2);
+		return 0;
+	}
+	if (st->changes++ == 0)
+		fputs("changes:\n", st->rt.to);
+	safe = ap_json_for_terminal(change);
+	if (strcmp(st->last_commit, commit) != 0)
+		print_commit(&st->rt, "", safe);
+	snprintf(st->last_commit, sizeof st->last_commit, "%s", commit);
+	put_state(&b, &st->rt, json_object_get(safe, "before"), false);
+	ap_buf_puts(&b, " -> ");
+	put_state(&b, &st->rt, json_object_get(safe, "after"), false);
+	print_row(&st->rt, json_string_value(json_object_get(safe, "kind")), st->width,
+	          json_string_value(json_object_get(safe, "id")), b.data);
+	ap_buf_free(&b);
+	print_capture_changes(&st->rt, json_object_get(safe, "before"),
+	                      json_object_get(safe, "after"));
+	json_decref(safe);
+	return 0;
+}
+
+/* The end of the report, once the walk is done. */
+static void finish_stream(const stream *st, size_t evaluated)
+{
+	if (st->json) {
+		if (!st->initial)
+			fputs("  \"initial\": null,\n  \"changes\": [", stdout);
+		fprintf(stdout, "%s],\n  \"evaluated\": %zu\n}\n", st->changes > 0 ? "\n  " : "",
+		        evaluated);
 		return;
 	}
-	fputs("changes:\n", rt->to);
-	json_array_foreach(json_object_get(report, "changes"), i, change) {
-		const char *commit = json_string_value(json_object_get(change, "commit"));
-		ap_buf b = AP_BUF_INIT;
-
-		if (prev == NULL || strcmp(prev, commit) != 0)
-			print_commit(rt, "", change);
-		prev = commit;
-		put_state(&b, rt, json_object_get(change, "before"), false);
-		ap_buf_puts(&b, " -> ");
-		put_state(&b, rt, json_object_get(change, "after"), false);
-		print_row(rt, json_string_value(json_object_get(change, "kind")), width,
-		          json_string_value(json_object_get(change, "id")), b.data);
-		ap_buf_free(&b);
-		print_capture_changes(rt, json_object_get(change, "before"),
-		                      json_object_get(change, "after"));
-	}
+	if (st->changes == 0)
+		fputs("no changes\n", st->rt.to);
+	fprintf(st->rt.to, "%zu commit%s, %zu evaluated\n", st->commits,
+	        st->commits == 1 ? "" : "s", evaluated);
 }
 
 /* --- The command -------------------------------------------------------- */
@@ -362,7 +434,9 @@ static int history_exec(int argc, char **argv)
 	ap_history_opts opts = {0};
 	progress bar = {0};
 	ap_ruleset *rs = NULL;
-	json_t *report;
+	stream st = {{stdout, false, 0}, &bar, false, 0, 0, 0, false, ""};
+	ap_history_sink sink = {on_start, on_initial, on_change, &st};
+	size_t evaluated;
 	int status = parse_args(&a, argc, argv);
 
 	if (status >= 0)
@@ -376,24 +450,21 @@ static int history_exec(int argc, char **argv)
 		opts.progress = draw_progress;
 		opts.progress_ctx = &bar;
 	}
-	status = ap_history_run(&report, rs, a.git_dir, a.range, &opts);
+	st.json = a.json_out;
+	st.width = id_width(rs);
+	if (!st.json) {
+		st.rt.color = ap_cli_color(stdout);
+		st.rt.width = ap_text_width(stdout);
+	}
+	status = ap_history_run(rs, a.git_dir, a.range, &opts, &sink, &evaluated);
 	clear_progress(&bar);
 	if (status < 0) {
+		/* What was written stays: a report cut short, with exit 2. */
+		fflush(stdout);
 		status = ap_cli_fail("%s", ap_error_last());
 		goto out;
 	}
-	if (a.json_out) {
-		ap_cli_print_json(report);
-	} else {
-		/* Subjects, captures and paths come from the repository: never
-		 * raw control bytes on a terminal. */
-		json_t *safe = ap_json_for_terminal(report);
-		report_text rt = {stdout, ap_cli_color(stdout), ap_text_width(stdout)};
-
-		print_text(&rt, safe);
-		json_decref(safe);
-	}
-	json_decref(report);
+	finish_stream(&st, evaluated);
 	status = ap_cli_stdout_done(AP_EXIT_OK);
 out:
 	ap_ruleset_free(rs);

@@ -22,19 +22,23 @@ const struct ap_cmd ap_cmd_merge = {
 	"it and which lack it or did not probe it; the groups of nodes whose AITER\n"
 	"trees differ (by a digest of their inputs' paths and sha256), with each\n"
 	"group's AITER version. A node is its manifest's host, else the file's name\n"
-	"less '.json'; two manifests of one node are refused. Lists of nodes are\n"
-	"written as host ranges (node-[0001-0042,0050]), then 'and N more'.\n\n"
+	"less '.json'; two manifests of one node are refused. A file that is no\n"
+	"manifest (unreadable, empty, truncated) is named and left out; the others\n"
+	"are merged. Lists of nodes are written as host ranges\n"
+	"(node-[0001-0042,0050]), then 'and N more'; the JSON lists every range,\n"
+	"and each node's manifest with its age.\n\n"
 	"Options:\n"
 	"  --format text|json  what to print (default text)\n"
-	"  --max-ranges N      ranges of nodes each list keeps (default 8, at most\n"
-	"                      100000); the summary's memory grows with it\n"
+	"  --max-ranges N      ranges of nodes each list keeps (text: default 8;\n"
+	"                      json: default every one; at most 100000)\n"
 	"  --fail-on-differ    exit 1 when the nodes differ: a capability some have\n"
 	"                      and others lack or did not probe, or several trees\n"
 	"  --color[=WHEN]      colour the text: auto (default), always, never\n"
 	"  --                  every later argument is a manifest\n"
 	"  -h, --help          show this help\n\n"
 	"Exit status: 0 merged, 1 the nodes differ (with --fail-on-differ), 2 usage\n"
-	"or input error (an unreadable or invalid manifest, a node given twice).\n",
+	"or input error (a node given twice, no manifest merged at all), 3 merged\n"
+	"but some file was not (each named on stderr and in the summary).\n",
 	.exec = cmd_merge_exec,
 };
 
@@ -60,7 +64,7 @@ static int cmd_merge_exec(int argc, char **argv)
 	const char *format = NULL, *v;
 	char **paths = ap_xcalloc((size_t)argc, sizeof *paths);
 	size_t npaths = 0, k;
-	size_t max_ranges = AP_MERGE_DEFAULT_RANGES;
+	size_t max_ranges = 0;
 	int i, r, json_out = 0, fail_on_differ = 0, operands_only = 0, rc = AP_EXIT_OK;
 	ap_merge *mg;
 	json_t *report;
@@ -106,20 +110,31 @@ static int cmd_merge_exec(int argc, char **argv)
 		free(paths);
 		return ap_cli_usage_error(&ap_cmd_merge, "needs at least one MANIFEST");
 	}
-	mg = ap_merge_new(max_ranges);
+	mg = ap_merge_new();
 	for (k = 0; k < npaths; k++) {
-		if (ap_merge_add_file(mg, paths[k]) < 0) {
+		r = ap_merge_add_file(mg, paths[k]);
+		if (r == AP_MERGE_SKIPPED)
+			ap_cli_fail("%s", ap_error_last());
+		if (r < 0) {
 			rc = ap_cli_fail("%s", ap_error_last());
 			goto out;
 		}
 	}
-	report = ap_merge_report(mg);
+	if (ap_merge_nodes(mg) == 0) {
+		rc = ap_cli_fail("nothing to merge: no file given is a manifest it could read");
+		goto out;
+	}
+	if (max_ranges == 0 && !json_out)
+		max_ranges = AP_MERGE_DEFAULT_RANGES;
+	report = ap_merge_report(mg, max_ranges, !json_out);
 	if (json_out)
 		ap_cli_print_json(report);
 	else
 		ap_merge_print_text(report, stdout, ap_cli_color(stdout), ap_text_width(stdout));
 	json_decref(report);
-	if (fail_on_differ && ap_merge_differ(mg))
+	if (ap_merge_skipped(mg) > 0)
+		rc = AP_EXIT_PARTIAL;
+	else if (fail_on_differ && ap_merge_differ(mg))
 		rc = AP_EXIT_FAIL;
 out:
 	ap_merge_free(mg);

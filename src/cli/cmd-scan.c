@@ -152,6 +152,10 @@ static int cmd_scan_exec(int argc, char **argv)
 	/* Where it went: the name is derived, not given. */
 	if (format == NULL && saved != NULL)
 		printf("%s\n", saved);
+	if (json_out == 1 && ap_manifest_check_size(manifest) < 0) {
+		rc = ap_cli_fail("%s", ap_error_last());
+		goto out;
+	}
 	if (json_out == 1)
 		ap_cli_print_json(manifest);
 	else if (json_out == 0)

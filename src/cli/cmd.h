@@ -10,6 +10,7 @@ enum {
 	AP_EXIT_OK = 0,    /* done; for check/diff/verify: all good */
 	AP_EXIT_FAIL = 1,  /* the answer is no: unsupported, lost, stale */
 	AP_EXIT_ERROR = 2, /* usage or input error */
+	AP_EXIT_PARTIAL = 3, /* done, but for some input left out (merge: a file it could not read) */
 };
 
 struct ap_cmd {

@@ -18,6 +18,12 @@
  * tell it apart from a no by this prefix (ap_manifest_cap_verdict). */
 #define AP_CAP_UNKNOWN_PREFIX "unknown, so unsupported: "
 
+/* The largest manifest the readers load, the same in the Python reader
+ * (MANIFEST_MAX_BYTES): far above any real one (a 10,000-case scan writes a
+ * few MB), and past it a path is refused unparsed, so /dev/zero or a runaway
+ * file cannot exhaust memory. The writer never writes a larger one. */
+#define AP_MANIFEST_MAX_BYTES ((size_t)64 << 20)
+
 /* The longest "host" a manifest may name, in bytes (a DNS name's limit). */
 #define AP_MANIFEST_HOST_MAX 255
 

@@ -25,10 +25,7 @@
 /* Manifests nest a few levels; more is refused before parsing, by this
  * reader and the Python one alike (python/aiter_probe/__init__.py, _MAX_DEPTH). */
 #define MAX_DEPTH 64
-/* Far above any manifest (a 10,000-case scan writes a few MB), and the same
- * in the Python reader (MANIFEST_MAX_BYTES): past it a path is refused
- * unparsed, so /dev/zero or a runaway file cannot exhaust memory. */
-#define MANIFEST_MAX_BYTES ((size_t)64 << 20)
+#define MANIFEST_MAX_BYTES AP_MANIFEST_MAX_BYTES
 
 /* What a value may be; a mask, so "a string or null" is one check. */
 enum {

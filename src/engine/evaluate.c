@@ -8,11 +8,13 @@
 #include "core/ap-util.h"
 #include "engine/evaluate.h"
 
-static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r)
+/* spent: what the scan's rules before this one take of the manifest. */
+static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r, size_t *spent)
 {
 	ap_kind_rule view = ap_rule_view(rule);
 	ap_kind_run run = {.reader = r, .rule = &view, .res = res};
 	const ap_file *f;
+	size_t bytes;
 
 	res->rule = rule;
 	if (rule->kind->flags & AP_KIND_FILE) {
@@ -35,6 +37,22 @@ static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r)
 		ap_rule_set_error(res, "matched more than %d times, the most a rule may report",
 		                  AP_MATCH_MAX);
 		ap_match_list_free(&res->matches);
+	}
+	/* A verdict from matches the manifest cannot hold would be one no
+	 * reader could check: the rule is an error instead, and says why. */
+	bytes = ap_match_json_bytes(&res->matches);
+	if (bytes > AP_MATCH_JSON_MAX) {
+		ap_rule_set_error(res, "its %zu matches would take %zu MiB of the manifest, more than "
+		                  "the %zu MiB a rule's may", res->matches.n, bytes >> 20,
+		                  AP_MATCH_JSON_MAX >> 20);
+		ap_match_list_free(&res->matches);
+	} else if (bytes > AP_MATCH_SCAN_JSON_MAX - *spent) {
+		ap_rule_set_error(res, "its %zu matches would take the scan's matches past %zu MiB of "
+		                  "the manifest, the most they may take (%zu MiB before this rule)",
+		                  res->matches.n, AP_MATCH_SCAN_JSON_MAX >> 20, *spent >> 20);
+		ap_match_list_free(&res->matches);
+	} else {
+		*spent += bytes;
 	}
 	/* What a kind found before it could not decide is no evidence. */
 	if (res->status == AP_RULE_UNKNOWN)
@@ -447,12 +465,12 @@ int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan
 	tri *probe_values = ap_xcalloc(rs->nprobes, sizeof *probe_values);
 	eval_ctx ctx = {.scan = s, .probe_values = probe_values};
 	char *calls = NULL;
-	size_t i;
+	size_t i, spent = 0;
 
 	s->nrules = rs->nrules;
 	s->rules = ap_xcalloc(rs->nrules, sizeof *s->rules);
 	for (i = 0; i < rs->nrules; i++)
-		check_rule(&s->rules[i], &rs->rules[i], r);
+		check_rule(&s->rules[i], &rs->rules[i], r, &spent);
 
 	/* Probes are ordered so that each follows those it requires. */
 	s->ncaps = rs->nprobes;

@@ -224,6 +224,18 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r, const ap_aite
 	                 "signatures", scan->signatures);
 }
 
+int ap_manifest_check_size(const json_t *m)
+{
+	/* json_dumpb with no buffer gives the length without keeping it. */
+	size_t n = json_dumpb(m, NULL, 0, AP_MANIFEST_JSON_FLAGS) + 1;
+
+	if (n <= AP_MANIFEST_MAX_BYTES)
+		return AP_OK;
+	ap_error_set("the manifest would be %zu MiB, more than the %zu MiB its readers accept",
+	             (n + (1 << 20) - 1) >> 20, AP_MANIFEST_MAX_BYTES >> 20);
+	return AP_ELIMIT;
+}
+
 /* --- The atomic write --------------------------------------------------- */
 
 /* The temporary file being written, for the signal handler: a static buffer,
@@ -476,6 +488,10 @@ int ap_manifest_write(const json_t *m, const char *path)
 	 * would refuse it). Only nothing or a regular file may be replaced. */
 	if (check_target(path, &st) != 0)
 		return AP_EINPUT;
+	if (ap_manifest_check_size(m) < 0) {
+		ap_error_prefix("cannot write the manifest to %s", path);
+		return AP_ELIMIT;
+	}
 	mask = umask(0);
 	umask(mask);
 	/* A new manifest is for every reader the umask allows; a replaced one

@@ -71,6 +71,34 @@ void ap_match_capture(ap_match *m, const char *name, const char *value, size_t l
 	c->value = ap_xstrndup(value, len);
 }
 
+/* The bytes of s as the manifest writes it, at most (JSON_ENSURE_ASCII). */
+static size_t json_text_bytes(const char *s)
+{
+	size_t n = 2;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
+		n += *p == '"' || *p == '\\' ? 2 : *p < 0x20 || *p >= 0x7F ? 6 : 1;
+	return n;
+}
+
+/* A match's keys, braces and indentation in the manifest, and a capture's. */
+#define MATCH_FRAME 120
+#define CAPTURE_FRAME 24
+
+size_t ap_match_json_bytes(const ap_match_list *l)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		const ap_match *m = &l->v[i];
+		n += MATCH_FRAME + json_text_bytes(m->text);
+		for (size_t k = 0; k < m->ncaps; k++)
+			n += CAPTURE_FRAME + json_text_bytes(m->caps[k].name) +
+			     json_text_bytes(m->caps[k].value);
+	}
+	return n;
+}
+
 void ap_match_list_free(ap_match_list *l)
 {
 	if (l == NULL)

@@ -44,6 +44,16 @@ ap_match *ap_match_add_line(ap_match_list *out, const ap_text *t, unsigned line)
 /* A match whose line and text the kind states itself. */
 ap_match *ap_match_add_text(ap_match_list *out, unsigned line, const char *text, size_t len);
 void ap_match_capture(ap_match *m, const char *name, const char *value, size_t len);
+
+/* What a rule's matches may take of the manifest's JSON (an upper bound:
+ * each byte outside printable ASCII as a six-byte \u escape, with the
+ * indentation and keys), and the most a rule's, and all of a scan's, may
+ * take: past either the rule is an error, so that the scan never writes a
+ * manifest over the 64 MiB its readers accept. 10,000 matches of 90-byte
+ * lines take about 2 MiB; 10,000 of a 4 KiB line of control bytes, 245. */
+#define AP_MATCH_JSON_MAX ((size_t)16 << 20)
+#define AP_MATCH_SCAN_JSON_MAX ((size_t)40 << 20)
+size_t ap_match_json_bytes(const ap_match_list *l);
 void ap_match_list_free(ap_match_list *l);
 
 #endif

@@ -121,7 +121,7 @@ export COLUMNS=200
 case_ "whole history, text"
 history main
 expect_rc 0
-expect_out "history of main: 8 commits, 4 evaluated
+expect_out "history of main: 8 commits
 initial state at $(short "$c1") 2024-03-02T10:00:00+02:00 Add the reducer
   rule        mla.reduce.native_h24_d512  unmatched
   rule        mla.reduce.cases            matched (2 cases)
@@ -147,7 +147,8 @@ $(short "$c8") 2024-03-09T10:00:00+02:00 Merge side
   rule        mla.reduce.native_h24_d512  unmatched -> matched
   rule        mla.reduce.cases            matched -> matched
       + heads=24 dim=512
-  capability  mla.decode.native_h24       unsupported -> supported"
+  capability  mla.decode.native_h24       unsupported -> supported
+8 commits, 4 evaluated"
 expect_no_err
 
 # change KIND ID COMMIT DAY SUBJECT BEFORE AFTER: one change as JSON.
@@ -210,7 +211,8 @@ expect_json 'j["commits"], j["evaluated"], j["changes"]' "(2, 2, [])"
 case_ "a merge is compared with its first parent"
 history "$c7..$c8"
 expect_rc 0
-expect_out_has "history of $c7..$c8: 2 commits, 2 evaluated"
+expect_out_has "history of $c7..$c8: 2 commits"
+expect_out_has "2 commits, 2 evaluated"
 expect_out_has "$(short "$c6") 2024-03-07T10:00:00+02:00 Restore the 24x512 case"
 expect_out_has "$(short "$c8") 2024-03-09T10:00:00+02:00 Merge side"
 
@@ -218,13 +220,14 @@ case_ "captures are a set: another order or a repeat is no change"
 export COLUMNS=80
 history "$(short "$c2")..$(short "$c10")"
 expect_rc 0
-expect_out "history of $(short "$c2")..$(short "$c10"): 2 commits, 3 evaluated
+expect_out "history of $(short "$c2")..$(short "$c10"): 2 commits
 initial state at $(short "$c2") 2024-03-03T10:00:00+02:00 Add the 24x512 case
   rule        mla.reduce.native_h24_d512  matched
   rule        mla.reduce.cases            matched (3 cases)
               dim 512: heads 16 24 32
   capability  mla.decode.native_h24       supported
-no changes"
+no changes
+2 commits, 3 evaluated"
 expect_no_err
 # four times and then once: one case throughout; a case lost is reported
 history "$c10..$c12" --format json
@@ -240,7 +243,7 @@ export COLUMNS=60
 history "$(short "$c10")..$(short "$c11")" --color
 expect_rc 0
 G=$(printf '\033[32m') R=$(printf '\033[31m') Y=$(printf '\033[33m') N=$(printf '\033[0m')
-expect_out "history of $(short "$c10")..$(short "$c11"): 1 commit, 2 evaluated
+expect_out "history of $(short "$c10")..$(short "$c11"): 1 commit
 initial state at $(short "$c10") 2024-03-11T10:00:00+02:00 List
     the 16x512 case four times
   rule        mla.reduce.native_h24_d512  ${G}matched$N
@@ -255,7 +258,8 @@ $(short "$c11") 2024-03-12T10:00:00+02:00 Drop the 24x512 case,
   rule        mla.reduce.cases            ${G}matched$N -> ${G}matched$N
       ${R}-$N heads=24 dim=512
   capability  mla.decode.native_h24       ${G}supported$N ->
-              ${R}unsupported$N"
+              ${R}unsupported$N
+1 commit, 2 evaluated"
 expect_no_err
 history "$c10..$c11" --color=never
 expect_out_has "  rule        mla.reduce.cases            matched -> matched"
@@ -276,7 +280,7 @@ export COLUMNS=60
 probe history --no-default-rules --rules "$TMP/long.yaml" --git "$REPO" \
 	"$(short "$c10")..$(short "$c11")"
 expect_rc 0
-expect_out "history of $(short "$c10")..$(short "$c11"): 1 commit, 2 evaluated
+expect_out "history of $(short "$c10")..$(short "$c11"): 1 commit
 initial state at $(short "$c10") 2024-03-11T10:00:00+02:00 List
     the 16x512 case four times
   rule        mla.reduce_v1.dispatch_table.native_h24_d512
@@ -295,7 +299,8 @@ $(short "$c11") 2024-03-12T10:00:00+02:00 Drop the 24x512 case,
               matched -> matched
       - heads=24 dim=512
   capability  mla.decode.native_h24_d512_bf16
-              supported -> unsupported"
+              supported -> unsupported
+1 commit, 2 evaluated"
 expect_no_err
 [ -z "$(over_width 60)" ] || fail "lines past 60 columns: $(over_width 60)"
 export COLUMNS=200
@@ -309,8 +314,9 @@ expect_json 'sorted(set(c["commit"] for c in j["changes"]))' "['$c6']"
 case_ "a range with no commits"
 history "$c8..$c8"
 expect_rc 0
-expect_out "history of $c8..$c8: 0 commits, 0 evaluated
-no changes"
+expect_out "history of $c8..$c8: 0 commits
+no changes
+0 commits, 0 evaluated"
 history "$c8..$c8" --format json
 expect_rc 0
 expect_json_doc "{\"range\": \"$c8..$c8\", \"commits\": 0, \"evaluated\": 0, \"initial\": null, \"changes\": []}"

@@ -62,6 +62,7 @@ golden merge-fixtures.txt
 case_ "merge: json, in another order"
 probe merge --format json "$NODES/node-10.json" "$NODES/node-03.json" "$NODES/node-02.json" "$NODES/node-01.json"
 expect_rc 0
+sed "s|$TMP/|TMP/|" "$TMP/out" >"$TMP/out.json" && mv "$TMP/out.json" "$TMP/out"
 golden merge-fixtures.json
 
 case_ "merge --fail-on-differ: the nodes differ"
@@ -106,22 +107,77 @@ probe merge "$NODES/node-01.json" "$TMP/node-01.json"
 expect_rc 2
 expect_err "aiter-probe: $TMP/node-01.json: node 'node-01' is also the node of $NODES/node-01.json"
 
-case_ "merge: not a manifest"
-probe merge "$NODES/node-01.json" "$AP_SRCDIR/tests/manifests/invalid-newer-schema.json"
-expect_rc 2
-expect_no_out
-expect_err "aiter-probe: $AP_SRCDIR/tests/manifests/invalid-newer-schema.json: schema 'aiter-probe.manifest/2' is newer than this reader understands (aiter-probe.manifest/1)"
+NOTHING="aiter-probe: nothing to merge: no file given is a manifest it could read"
+
+case_ "merge: not a manifest, among good ones: the rest merged, exit 3"
+NEWER="$AP_SRCDIR/tests/manifests/invalid-newer-schema.json"
+probe merge "$NODES/node-01.json" "$NEWER"
+expect_rc 3
+sed -n 1,2p "$TMP/out" | tr -s ' \n' '  ' >"$TMP/head"
+[ "$(cat "$TMP/head")" = "1 node, 1 AITER tree; no capability of 15 differs across nodes; 1 manifest not merged " ] ||
+	fail "summary: $(cat "$TMP/head")"
+expect_out_has "Not merged (no node counted for them):
+  $NEWER: schema"
+expect_err "aiter-probe: $NEWER: schema 'aiter-probe.manifest/2' is newer than this reader understands (aiter-probe.manifest/1)"
 
 case_ "merge: a file that is not there"
 probe merge "$TMP/none.json"
 expect_rc 2
-expect_err "aiter-probe: $TMP/none.json: No such file or directory"
+expect_no_out
+expect_err "aiter-probe: $TMP/none.json: No such file or directory
+$NOTHING"
 
 case_ "merge: a bad host"
 sed 's/"host": "node-01"/"host": ""/' "$NODES/node-01.json" >"$TMP/bad-host.json"
 probe merge "$TMP/bad-host.json"
 expect_rc 2
-expect_err "aiter-probe: $TMP/bad-host.json: 'host' must be a name of 1 to 255 bytes, not 0"
+expect_err "aiter-probe: $TMP/bad-host.json: 'host' must be a name of 1 to 255 bytes, not 0
+$NOTHING"
+
+# One empty and one truncated manifest among three good ones: the summary of
+# the good ones, each bad file named on stderr and in the summary, exit 3
+# (before --fail-on-differ's 1).
+: >"$TMP/empty.json"
+head -n 3 "$NODES/node-02.json" >"$TMP/cut.json"
+case_ "merge: an empty and a truncated manifest among good ones, text"
+probe merge --fail-on-differ "$NODES/node-01.json" "$TMP/empty.json" "$NODES/node-03.json" \
+	"$TMP/cut.json" "$NODES/node-10.json"
+expect_rc 3
+expect_out_has "3 nodes, 3 AITER trees; 1 of 15 capabilities differs across nodes; 2 manifests"
+expect_out_has "    lacking: node-[03,10]"
+# (the lines as one: where they wrap depends on $TMP's length)
+sed -n '/^Not merged/,$p' "$TMP/out" | tr -s ' \n' '  ' >"$TMP/tail"
+[ "$(cat "$TMP/tail")" = "Not merged (no node counted for them): $TMP/empty.json:1: '[' or '{' expected near end of file $TMP/cut.json:4: string or '}' expected near end of file " ] ||
+	fail "the files not merged: $(cat "$TMP/tail")"
+expect_err "aiter-probe: $TMP/empty.json:1: '[' or '{' expected near end of file
+aiter-probe: $TMP/cut.json:4: string or '}' expected near end of file"
+
+case_ "merge: an empty and a truncated manifest among good ones, json"
+probe merge --format json "$NODES/node-01.json" "$TMP/empty.json" "$NODES/node-03.json" \
+	"$TMP/cut.json" "$NODES/node-10.json"
+expect_rc 3
+expect_json 'j["nodes"], [u["file"] for u in j["unreadable"]]' "(3, ['$TMP/empty.json', '$TMP/cut.json'])"
+expect_json '[m["node"] for m in j["manifests"]]' "['node-01', 'node-03', 'node-10']"
+
+case_ "merge: only bad files"
+probe merge "$TMP/empty.json" "$TMP/cut.json"
+expect_rc 2
+expect_no_out
+expect_err_has "$NOTHING"
+
+case_ "merge --format json: each node's manifest and its age"
+"${PYTHON3:-python3}" - "$NODES/node-03.json" "$TMP/old.json" "$TMP/odd-date.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["host"], m["generated"] = "old", "2026-11-30T23:59:59Z"
+json.dump(m, open(sys.argv[2], "w"))
+m["host"], m["generated"] = "odd", "yesterday"
+json.dump(m, open(sys.argv[3], "w"))
+PY
+SOURCE_DATE_EPOCH=1796169600 probe merge --format json "$TMP/old.json" "$TMP/odd-date.json" \
+	"$NODES/node-01.json"
+expect_rc 0
+expect_json '[(m["node"], m["generated"], m["age_s"]) for m in j["manifests"]]' "[('node-01', '1970-01-01T00:00:00Z', 1796169600), ('odd', 'yesterday', None), ('old', '2026-11-30T23:59:59Z', 86401)]"
 
 case_ "merge: no manifest"
 probe merge --format json
@@ -170,24 +226,32 @@ case_ "merge: a name between two ranges joins them; one before a range widens it
 FLEET="$TMP/fleet"
 probe merge --format json "$FLEET/5.json" "$FLEET/3.json" "$FLEET/9.json" "$FLEET/4.json" "$FLEET/2.json" "$FLEET/7.json"
 expect_rc 0
-expect_json 'j["trees"][0]["nodes"]["nodes"]' "['gpu-[2-5,7,9].rack']"
+expect_json 'j["trees"][0]["nodes"]["nodes"]' "['gpu-[2-5].rack', 'gpu-7.rack', 'gpu-9.rack']"
 
-case_ "merge: many ranges of one family make several items"
 mkdir -p "$TMP/odd"
 for n in 01 03 05 07 09 11 13 15 17 19 21 23 25 27 29; do
 	sed "s/\"host\": \"node-01\"/\"host\": \"n$n\"/" "$NODES/node-01.json" >"$TMP/odd/$n.json"
 done
-probe merge --max-ranges 20 --format json "$TMP/odd/"*.json
+case_ "merge: many ranges of one family make several items in the text"
+probe merge --max-ranges 20 "$TMP/odd/"*.json
 expect_rc 0
-expect_json 'j["trees"][0]["nodes"]["nodes"]' "['n[01,03,05,07,09,11,13,15,17,19,21,23,25,27]', 'n29']"
+expect_out_has "  586f8a44c336  AITER unknown  15 nodes:
+    n[01,03,05,07,09,11,13,15,17,19,21,23,25,27], n29"
 
-# The files in the glob's order: 0007, 0040, 0041, 0042, 1, 10, ...
+case_ "merge --format json: every range of every list, one string each, past 8"
+probe merge --format json "$TMP/odd/"*.json
+expect_rc 0
+expect_json 'j["trees"][0]["nodes"]' "{'count': 15, 'nodes': ['n01', 'n03', 'n05', 'n07', 'n09', 'n11', 'n13', 'n15', 'n17', 'n19', 'n21', 'n23', 'n25', 'n27', 'n29'], 'omitted': 0}"
+
+# The ranges kept are the first in the sorted order, whatever order the
+# files came in: width 1, then 2, then 4.
 case_ "merge --max-ranges: the rest counted"
 probe merge --max-ranges 2 --format json "$TMP/fleet/"*.json
 expect_rc 0
-expect_json 'j["trees"][0]["nodes"]' "{'count': 17, 'nodes': ['gpu-[0007,0040-0042].rack'], 'omitted': 13}"
+expect_json 'j["trees"][0]["nodes"]' "{'count': 17, 'nodes': ['gpu-[1-9].rack', 'gpu-[10-12].rack'], 'omitted': 5}"
 probe merge --max-ranges 2 "$TMP/fleet/"*.json
-expect_out_has "17 nodes: gpu-[0007,0040-0042].rack, and 13 more"
+expect_out_has "  586f8a44c336  AITER unknown  17 nodes: gpu-[1-9].rack, gpu-[10-12].rack,
+    and 5 more"
 # A fleet at 60 columns: the titles wrapped, a tree's long version and
 # commit on lines of their own, "and 12 more" kept whole, no line past the
 # width. Every fourth node on the other tree, one that did not probe

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* yaml-get FILE [PATH]...: parses FILE with the rule loader's YAML reader
  * (libyaml) and prints the scalar at each dotted PATH ("kind",
- * "spec.template.spec.containers.0.image"; a number indexes a sequence).
+ * "spec.template.spec.containers.0.image"; a number indexes a sequence, a
+ * key in brackets may hold dots: "metadata.labels.[app.kubernetes.io/name]").
  * Exit status: 0, 1 when a PATH is not a scalar there, 2 when FILE does not
  * parse. For tests of the YAML files the project ships (examples/deploy). */
 #include "config.h"
@@ -56,9 +57,11 @@ int main(int argc, char **argv)
 		const ap_ynode *n = root;
 		const char *p = argv[i];
 		while (n != NULL && *p != '\0') {
-			size_t len = strcspn(p, ".");
-			n = child(n, p, len);
-			p += len + (p[len] == '.');
+			/* "[amd.com/gpu]": a key with dots in it. */
+			size_t skip = *p == '[', len = strcspn(p + skip, skip ? "]" : ".");
+			n = child(n, p + skip, len);
+			p += skip + len + skip;
+			p += *p == '.';
 		}
 		if (n == NULL || n->kind != AP_Y_SCALAR) {
 			fprintf(stderr, "%s: no scalar at %s\n", argv[1], argv[i]);

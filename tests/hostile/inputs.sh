@@ -285,7 +285,7 @@ expect_err "aiter-probe: $TMP/noplan.json: 'plans.mla_heads' must not be empty"
 
 case_ "a manifest that is a FIFO, for every command that reads one"
 mkfifo "$TMP/m-fifo.json"
-for cmd in "verify $TMP/m-fifo.json" "diff $TMP/m-fifo.json $GOOD" "merge $GOOD $TMP/m-fifo.json" \
+for cmd in "verify $TMP/m-fifo.json" "diff $TMP/m-fifo.json $GOOD" \
 	"check --manifest $TMP/m-fifo.json --require mla.decode.native_h24" \
 	"explain --manifest $TMP/m-fifo.json mla.decode.native_h24"; do
 	# shellcheck disable=SC2086 # the words of one command
@@ -295,6 +295,12 @@ for cmd in "verify $TMP/m-fifo.json" "diff $TMP/m-fifo.json $GOOD" "merge $GOOD 
 	expect_no_out
 	expect_err "aiter-probe: $TMP/m-fifo.json: not a regular file (a FIFO)"
 done
+# merge names it and merges the others (exit 3).
+hprobe merge "$GOOD" "$TMP/m-fifo.json"
+expect_rc 3
+quick 10
+expect_out_has "1 node, 1 AITER tree; no capability of 2 differs across nodes; 1 manifest"
+expect_err "aiter-probe: $TMP/m-fifo.json: not a regular file (a FIFO)"
 
 case_ "a manifest that is /dev/zero, or a symlink to it: refused before it is opened"
 ln -s /dev/zero "$TMP/m-zero.json"

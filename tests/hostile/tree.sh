@@ -6,20 +6,6 @@
 # fails instead of hanging the suite.
 . "$AP_SRCDIR/tests/lib.sh"
 
-# bounded ARGS...: probe under the suite's time and memory bounds
-# (tests/lib.sh: 20 s and 1 GB of address space for a plain build).
-bounded() {
-	case $- in *e*) errexit=1 ;; *) errexit= ;; esac
-	set +e
-	if [ -n "${AP_WRAPPER:-}" ]; then
-		timeout "$AP_TIME" $AP_WRAPPER "$AP" "$@"
-	else
-		(ulimit -v "$AP_VMEM"; timeout "$AP_TIME" "$AP" "$@")
-	fi >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	[ -z "$errexit" ] || set -e
-}
-
 pack() {
 	printf '%s\n' "$@" >"$TMP/pack.yaml"
 }

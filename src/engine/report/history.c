@@ -22,12 +22,21 @@
 /* --- The walk ----------------------------------------------------------- */
 
 /* The verdicts of one set of file versions: a JSON array of rule states and
- * one of capability booleans, both in the rule set's order. */
+ * one of capability booleans, both in the rule set's order; NULL once
+ * dropped (below). */
 typedef struct verdict {
 	json_t *rules;
 	json_t *caps;
-	size_t set; /* the pathset of its evaluation */
+	size_t set;    /* the pathset of its evaluation */
+	size_t weight; /* its rule states and capture tuples */
 } verdict;
+
+/* The rule states and capture tuples the verdicts kept at once may hold
+ * (each about 300 bytes of JSON): past it the oldest are dropped, and a
+ * commit that would have reused one is evaluated again. AITER's whole
+ * history (955 evaluations of about 150 each) fits; 500 commits of 10,000
+ * captures each keep the last 20, not all 500. */
+#define VERDICT_BUDGET 200000
 
 /* The paths one evaluation looked up (read, or found absent), sorted: the
  * verdict depends on nothing else of the tree. */
@@ -51,6 +60,9 @@ typedef struct history {
 	verdict *verdicts;
 	size_t nverdicts;
 	size_t verdicts_cap;
+	size_t kept_weight; /* of the verdicts not dropped */
+	size_t oldest;      /* every verdict before it is dropped */
+	const ap_history_sink *sink;
 } history;
 
 /* The pathset of what reader looked up, added to the known ones if new. */
@@ -138,28 +150,61 @@ static json_t *rule_state(const ap_rule_result *res)
 	                 captures);
 }
 
+/* A capture tuple as a key: "name\0value\0" each, in the order the rule
+ * names them (the same in every state of one rule). */
+static void tuple_key(ap_buf *key, const json_t *tuple)
+{
+	const char *name;
+	const json_t *value;
+
+	key->len = 0;
+	json_object_foreach((json_t *)tuple, name, value) {
+		ap_buf_append(key, name, strlen(name) + 1);
+		ap_buf_append(key, json_string_value(value), json_string_length(value) + 1);
+	}
+}
+
+json_t *ap_history_captures_missing(const json_t *from, const json_t *to)
+{
+	json_t *missing = json_array(), *one;
+	ap_map *have = ap_xnonnull(ap_map_new());
+	ap_buf key = AP_BUF_INIT;
+	size_t i;
+
+	/* Hashed, not pairwise: 10,000 cases on each side are 20,000 lookups,
+	 * not 100 million comparisons. */
+	json_array_foreach(to, i, one) {
+		tuple_key(&key, one);
+		ap_xok(ap_map_put(have, key.data, key.len, i));
+	}
+	json_array_foreach(from, i, one) {
+		tuple_key(&key, one);
+		if (ap_map_get(have, key.data, key.len) == AP_MAP_ABSENT)
+			json_array_append(missing, one);
+	}
+	ap_buf_free(&key);
+	ap_map_free(have);
+	return missing;
+}
+
 /* Whether two rule states are the same: the status, and the captures as
  * sets (each state's tuples are distinct, so equal counts and one side
  * within the other is equality; the order found is no change). */
 static bool same_rule_state(const json_t *a, const json_t *b)
 {
 	const json_t *ca = json_object_get(a, "captures"), *cb = json_object_get(b, "captures");
-	const json_t *one;
-	size_t i, j;
+	json_t *missing;
+	bool same;
 
 	if (!json_equal(json_object_get(a, "status"), json_object_get(b, "status")) ||
 	    json_array_size(ca) != json_array_size(cb))
 		return false;
 	if (json_equal(ca, cb))
 		return true;
-	json_array_foreach(ca, i, one) {
-		for (j = 0; j < json_array_size(cb); j++)
-			if (json_equal(one, json_array_get(cb, j)))
-				break;
-		if (j == json_array_size(cb))
-			return false;
-	}
-	return true;
+	missing = ap_history_captures_missing(ca, cb);
+	same = json_array_size(missing) == 0;
+	json_decref(missing);
+	return same;
 }
 
 static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *out, size_t *set)
@@ -183,8 +228,12 @@ static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *
 	}
 	out->rules = json_array();
 	out->caps = json_array();
-	for (i = 0; i < scan->nrules; i++)
-		json_array_append_new(out->rules, rule_state(&scan->rules[i]));
+	out->weight = 1;
+	for (i = 0; i < scan->nrules; i++) {
+		json_t *state = rule_state(&scan->rules[i]);
+		out->weight += 1 + json_array_size(json_object_get(state, "captures"));
+		json_array_append_new(out->rules, state);
+	}
 	for (i = 0; i < scan->ncaps; i++)
 		json_array_append_new(out->caps, json_boolean(scan->caps[i].supported));
 	ap_scan_free(scan);
@@ -208,11 +257,12 @@ static int verdict_of(history *h, git_commit *commit, size_t hint, size_t *out)
 	int rc = 0;
 
 	*out = ap_map_get(h->by_commit, id->id, GIT_OID_RAWSZ);
-	if (*out != AP_MAP_ABSENT)
+	if (*out != AP_MAP_ABSENT && h->verdicts[*out].rules != NULL)
 		return 0;
+	*out = AP_MAP_ABSENT;
 	if (git_commit_tree(&tree, commit) < 0)
 		return ap_git_fail("reading a commit's tree");
-	if (hint != AP_MAP_ABSENT)
+	if (hint != AP_MAP_ABSENT && h->verdicts[hint].rules != NULL)
 		sets[0] = h->verdicts[hint].set;
 	if (h->nverdicts > 0 && h->verdicts[h->nverdicts - 1].set != sets[0])
 		sets[1] = h->verdicts[h->nverdicts - 1].set;
@@ -223,6 +273,8 @@ static int verdict_of(history *h, git_commit *commit, size_t hint, size_t *out)
 		if (rc < 0)
 			goto done;
 		*out = ap_map_get(h->by_files, key.data, key.len);
+		if (*out != AP_MAP_ABSENT && h->verdicts[*out].rules == NULL)
+			*out = AP_MAP_ABSENT;
 	}
 	if (*out == AP_MAP_ABSENT) {
 		size_t set;
@@ -233,6 +285,7 @@ static int verdict_of(history *h, git_commit *commit, size_t hint, size_t *out)
 		if (rc < 0)
 			goto done;
 		h->verdicts[h->nverdicts].set = set;
+		h->kept_weight += h->verdicts[h->nverdicts].weight;
 		*out = h->nverdicts++;
 		rc = files_key(h, tree, set, &key);
 		if (rc < 0)
@@ -426,41 +479,65 @@ static json_t *initial_state(const history *h, const verdict *v, git_commit *c)
 	return obj;
 }
 
-static void add_change(json_t *changes, const char *id, const char *kind, git_commit *c,
+/* Hands one change to the sink, which may keep nothing of it. */
+static int emit_change(const history *h, const char *id, const char *kind, git_commit *c,
                        json_t *before, json_t *after)
 {
 	json_t *change = json_pack("{s:s, s:s}", "id", id, "kind", kind);
+	int rc;
 
 	describe_commit(change, c);
 	json_object_set(change, "before", before);
 	json_object_set(change, "after", after);
-	json_array_append_new(changes, change);
+	rc = h->sink->change(h->sink->ctx, change);
+	json_decref(change);
+	return rc;
 }
 
-static void compare(const history *h, json_t *changes, const verdict *before,
-                    const verdict *after, git_commit *c)
+static int compare(const history *h, const verdict *before, const verdict *after,
+                   git_commit *c)
 {
 	size_t i;
+	int rc = 0;
 
-	for (i = 0; i < h->rs->nrules; i++) {
+	for (i = 0; rc == 0 && i < h->rs->nrules; i++) {
 		json_t *b = json_array_get(before->rules, i), *a = json_array_get(after->rules, i);
 
 		if (!same_rule_state(b, a))
-			add_change(changes, h->rs->rules[i].id, "rule", c, b, a);
+			rc = emit_change(h, h->rs->rules[i].id, "rule", c, b, a);
 	}
-	for (i = 0; i < h->rs->nprobes; i++) {
+	for (i = 0; rc == 0 && i < h->rs->nprobes; i++) {
 		json_t *b = json_array_get(before->caps, i), *a = json_array_get(after->caps, i);
 
 		if (!json_equal(b, a))
-			add_change(changes, h->rs->probes[i].id, "capability", c, b, a);
+			rc = emit_change(h, h->rs->probes[i].id, "capability", c, b, a);
 	}
+	return rc;
+}
+
+/* Drops the oldest verdicts but keep while those kept pass the budget:
+ * memory stays bounded whatever the range's length. */
+static void drop_old_verdicts(history *h, size_t keep)
+{
+	for (size_t i = h->oldest; i < h->nverdicts && h->kept_weight > VERDICT_BUDGET; i++) {
+		verdict *v = &h->verdicts[i];
+
+		if (i == keep || v->rules == NULL)
+			continue;
+		h->kept_weight -= v->weight;
+		json_decref(v->rules);
+		json_decref(v->caps);
+		v->rules = v->caps = NULL;
+	}
+	while (h->oldest < h->nverdicts && h->verdicts[h->oldest].rules == NULL)
+		h->oldest++;
 }
 
 /* Handles one commit of the walk: its verdict, compared with its first
  * parent's. The first commit also sets the initial state: its parent's when
  * it has one (so "A..B" reports what the commits after A changed), else its
  * own. */
-static int visit(history *h, json_t *report, git_commit *c, bool first)
+static int visit(history *h, git_commit *c, bool first)
 {
 	git_commit *parent = NULL;
 	size_t mine, theirs = AP_MAP_ABSENT;
@@ -473,23 +550,28 @@ static int visit(history *h, json_t *report, git_commit *c, bool first)
 	}
 	if (rc == 0)
 		rc = verdict_of(h, c, theirs, &mine);
+	if (rc == 0 && first) {
+		json_t *initial = parent ? initial_state(h, &h->verdicts[theirs], parent)
+		                         : initial_state(h, &h->verdicts[mine], c);
+		rc = h->sink->initial(h->sink->ctx, initial);
+		json_decref(initial);
+	}
 	if (rc == 0 && parent != NULL)
-		compare(h, json_object_get(report, "changes"), &h->verdicts[theirs],
-		        &h->verdicts[mine], c);
-	if (rc == 0 && first)
-		json_object_set_new(report, "initial",
-		                    parent ? initial_state(h, &h->verdicts[theirs], parent)
-		                           : initial_state(h, &h->verdicts[mine], c));
+		rc = compare(h, &h->verdicts[theirs], &h->verdicts[mine], c);
+	if (rc == 0)
+		drop_old_verdicts(h, mine);
 	git_commit_free(parent);
 	return rc;
 }
 
-static int walk(history *h, json_t *report, const char *range, const ap_history_opts *opts)
+static int walk(history *h, const char *range, const ap_history_opts *opts)
 {
 	git_oid *ids;
 	size_t n, i;
 	int rc = list_commits(&ids, &n, h->repo, range);
 
+	if (rc == 0)
+		rc = h->sink->start(h->sink->ctx, range, n);
 	for (i = 0; rc == 0 && i < n; i++) {
 		git_commit *c;
 
@@ -497,12 +579,11 @@ static int walk(history *h, json_t *report, const char *range, const ap_history_
 			rc = ap_git_fail("reading a commit");
 			break;
 		}
-		rc = visit(h, report, c, i == 0);
+		rc = visit(h, c, i == 0);
 		git_commit_free(c);
 		if (opts && opts->progress)
 			opts->progress(opts->progress_ctx, i + 1, n);
 	}
-	json_object_set_new(report, "commits", json_integer((json_int_t)n));
 	free(ids);
 	return rc;
 }
@@ -512,7 +593,7 @@ static void history_free(history *h)
 	size_t i;
 
 	ap_pytarget_free(h->python);
-	for (i = 0; i < h->nverdicts; i++) {
+	for (i = h->oldest; i < h->nverdicts; i++) {
 		json_decref(h->verdicts[i].rules);
 		json_decref(h->verdicts[i].caps);
 	}
@@ -556,14 +637,13 @@ static int open_repository(git_repository **out, const char *git_dir)
 	return 0;
 }
 
-int ap_history_run(json_t **out, const ap_ruleset *rs, const char *git_dir, const char *range,
-                   const ap_history_opts *opts)
+int ap_history_run(const ap_ruleset *rs, const char *git_dir, const char *range,
+                   const ap_history_opts *opts, const ap_history_sink *sink, size_t *evaluated)
 {
-	history h = {.rs = rs};
-	json_t *report;
+	history h = {.rs = rs, .sink = sink};
 	int rc;
 
-	*out = NULL;
+	*evaluated = 0;
 	if ((rc = ap_pytarget_check_env()) < 0)
 		return rc;
 	h.max_bytes = opts && opts->max_bytes ? opts->max_bytes : AP_READER_DEFAULT_MAX_BYTES;
@@ -578,21 +658,14 @@ int ap_history_run(json_t **out, const ap_ruleset *rs, const char *git_dir, cons
 	h.by_commit = ap_xnonnull(ap_map_new());
 	h.cache = ap_derived_cache_new();
 	h.python = ap_pytarget_new(opts ? opts->python : NULL, opts ? opts->python_version : NULL);
-	report = json_pack("{s:s, s:i, s:i, s:n, s:[]}", "range", range, "commits", 0,
-	                   "evaluated", 0, "initial", "changes");
-	rc = walk(&h, report, range, opts);
+	rc = walk(&h, range, opts);
 	if (rc == 0 && ap_pytarget_error(h.python) != NULL) {
 		ap_error_set("%s (name the interpreter with --python PATH, or its version with "
 		             "--python-version X.Y)", ap_pytarget_error(h.python));
 		rc = AP_EINPUT;
 	}
-	json_object_set_new(report, "evaluated", json_integer((json_int_t)h.nverdicts));
+	*evaluated = h.nverdicts;
 	history_free(&h);
 	git_libgit2_shutdown();
-	if (rc < 0) {
-		json_decref(report);
-		return rc;
-	}
-	*out = report;
-	return 0;
+	return rc < 0 ? rc : 0;
 }

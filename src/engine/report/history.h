@@ -22,14 +22,31 @@ typedef struct ap_history_opts {
 	void *progress_ctx;
 } ap_history_opts;
 
+/* Where the report goes, as it is found (the format is in README.md,
+ * "aiter-probe history"): start once the range is listed, initial once
+ * (the state before the first commit), change for each change, oldest
+ * first. The JSON handed over is borrowed: a callback keeps what it needs
+ * (nothing, to stream). A callback's error (< 0, message set) stops the
+ * walk and is returned. */
+typedef struct ap_history_sink {
+	int (*start)(void *ctx, const char *range, size_t commits);
+	int (*initial)(void *ctx, const json_t *initial);
+	int (*change)(void *ctx, const json_t *change);
+	void *ctx;
+} ap_history_sink;
+
 /* Walks range (as git reads it: "A..B", "A...B", or one revision meaning
- * all its history) of the repository at git_dir, oldest first, and returns
- * the report as JSON (the format is in README.md, "aiter-probe history"):
- * {"range", "commits", "evaluated", "initial", "changes"}. Every commit is
- * compared with its first parent; a commit whose files (every path any rule
- * names, symlinks resolved) are those of an already evaluated commit reuses
- * that verdict. Errors: AP_EINPUT for a bad repository or revision. */
-int ap_history_run(json_t **out, const ap_ruleset *rs, const char *git_dir, const char *range,
-                   const ap_history_opts *opts);
+ * all its history) of the repository at git_dir, oldest first, into sink;
+ * *evaluated: the evaluations run. Every commit is compared with its first
+ * parent; a commit whose files (every path any rule names, symlinks
+ * resolved) are those of an evaluated commit whose verdict is still kept
+ * reuses it. Memory is bounded by the verdicts kept, not by the range's
+ * length. Errors: AP_EINPUT for a bad repository or revision. */
+int ap_history_run(const ap_ruleset *rs, const char *git_dir, const char *range,
+                   const ap_history_opts *opts, const ap_history_sink *sink, size_t *evaluated);
+
+/* The capture tuples of from (a rule state's "captures") that to lacks, in
+ * from's order: a set difference, hashed. */
+json_t *ap_history_captures_missing(const json_t *from, const json_t *to);
 
 #endif

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/ap-error.h"
 #include "core/ap-map.h"
@@ -26,18 +27,24 @@ typedef struct range {
 	uint64_t lo, hi;
 } range;
 
+/* Every node added, as ranges: what a report prints is cut there
+ * (--max-ranges), never here, so that sets can be subtracted exactly. */
 typedef struct nodeset {
 	range *ranges;
 	size_t nranges, cap;
-	size_t count;   /* every node added */
-	size_t omitted; /* of them, those in no range (past max_ranges) */
+	size_t count; /* every node added */
 } nodeset;
 
+/* The nodes that did not probe a capability are every node but those whose
+ * manifest has it (probed), subtracted when the report is made: a
+ * capability first seen on the last of 2,000 nodes costs one range, not a
+ * set of the 1,999 before, and a manifest costs its own capabilities only,
+ * not every id the fleet has shown so far. */
 typedef struct capability {
 	char *id;
 	size_t supported;
-	nodeset lacking;  /* supported: false */
-	nodeset unprobed; /* not in the manifest: scanned with other packs */
+	nodeset lacking; /* supported: false */
+	nodeset probed;  /* in the manifest, either way */
 } capability;
 
 typedef struct tree {
@@ -47,13 +54,27 @@ typedef struct tree {
 	nodeset nodes;
 } tree;
 
+/* The one thing kept per node: its name and file, so that a node given twice
+ * is refused, and when its manifest was made, for its age. */
+typedef struct node_file {
+	char *node;
+	char *path;
+	char *generated; /* NULL: the manifest did not say */
+} node_file;
+
+/* A manifest that could not be merged: its file and the reader's message. */
+typedef struct bad_file {
+	char *path;
+	char *error;
+} bad_file;
+
 struct ap_merge {
-	size_t max_ranges;
-	/* Node name to the index of the file that named it in files: the one
-	 * thing kept per node, so that a node given twice is refused. */
+	/* Node name to its index in files. */
 	ap_map *names;
-	char **files;
+	node_file *files;
 	size_t nfiles, files_cap;
+	bad_file *bad;
+	size_t nbad, bad_cap;
 	nodeset all;
 	ap_map *cap_index;
 	capability *caps;
@@ -107,7 +128,7 @@ static int range_cmp_family(const range *a, const range *b)
 	return c;
 }
 
-static void nodeset_add(nodeset *s, const char *name, size_t max_ranges)
+static void nodeset_add(nodeset *s, const char *name)
 {
 	range r;
 	size_t i = 0, end = s->nranges;
@@ -144,10 +165,6 @@ static void nodeset_add(nodeset *s, const char *name, size_t max_ranges)
 			goto done;
 		}
 	}
-	if (s->nranges >= max_ranges) {
-		s->omitted++;
-		goto done;
-	}
 	ap_xgrow((void **)&s->ranges, &s->cap, s->nranges + 1, sizeof *s->ranges);
 	memmove(&s->ranges[i + 1], &s->ranges[i], (s->nranges - i) * sizeof *s->ranges);
 	s->ranges[i] = r;
@@ -157,18 +174,51 @@ done:
 	range_free(&r);
 }
 
-static void nodeset_copy(nodeset *to, const nodeset *from)
+static void nodeset_push(nodeset *s, const range *r, uint64_t lo, uint64_t hi)
 {
-	size_t i;
+	range *q;
 
-	*to = *from;
-	to->ranges = NULL;
-	to->cap = 0;
-	ap_xgrow((void **)&to->ranges, &to->cap, from->nranges + 1, sizeof *to->ranges);
-	for (i = 0; i < from->nranges; i++) {
-		to->ranges[i] = from->ranges[i];
-		to->ranges[i].prefix = ap_xstrdup(from->ranges[i].prefix);
-		to->ranges[i].suffix = ap_xstrdup(from->ranges[i].suffix);
+	ap_xgrow((void **)&s->ranges, &s->cap, s->nranges + 1, sizeof *s->ranges);
+	q = &s->ranges[s->nranges++];
+	*q = *r;
+	q->prefix = ap_xstrdup(r->prefix);
+	q->suffix = ap_xstrdup(r->suffix);
+	q->lo = lo;
+	q->hi = hi;
+	s->count += r->width == 0 ? 1 : hi - lo + 1;
+}
+
+/* The nodes of a not in b, into out (empty): both sorted alike, so one pass
+ * over each. */
+static void nodeset_minus(nodeset *out, const nodeset *a, const nodeset *b)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < a->nranges; i++) {
+		const range *r = &a->ranges[i];
+		uint64_t lo = r->lo;
+
+		while (j < b->nranges &&
+		       (range_cmp_family(&b->ranges[j], r) < 0 ||
+		        (range_cmp_family(&b->ranges[j], r) == 0 && r->width != 0 &&
+		         b->ranges[j].hi < lo)))
+			j++;
+		if (r->width == 0) {
+			if (j == b->nranges || range_cmp_family(&b->ranges[j], r) != 0)
+				nodeset_push(out, r, 0, 0);
+			continue;
+		}
+		for (size_t k = j; k < b->nranges && lo <= r->hi &&
+		                   range_cmp_family(&b->ranges[k], r) == 0 && b->ranges[k].lo <= r->hi;
+		     k++) {
+			const range *q = &b->ranges[k];
+			if (q->lo > lo)
+				nodeset_push(out, r, lo, q->lo - 1);
+			if (q->hi + 1 > lo)
+				lo = q->hi + 1;
+		}
+		if (lo <= r->hi)
+			nodeset_push(out, r, lo, r->hi);
 	}
 }
 
@@ -181,11 +231,10 @@ static void nodeset_free(nodeset *s)
 	free(s->ranges);
 }
 
-ap_merge *ap_merge_new(size_t max_ranges)
+ap_merge *ap_merge_new(void)
 {
 	ap_merge *mg = ap_xcalloc(1, sizeof *mg);
 
-	mg->max_ranges = max_ranges;
 	mg->names = ap_xnonnull(ap_map_new());
 	mg->cap_index = ap_xnonnull(ap_map_new());
 	mg->tree_index = ap_xnonnull(ap_map_new());
@@ -198,13 +247,21 @@ void ap_merge_free(ap_merge *mg)
 
 	if (mg == NULL)
 		return;
-	for (i = 0; i < mg->nfiles; i++)
-		free(mg->files[i]);
+	for (i = 0; i < mg->nfiles; i++) {
+		free(mg->files[i].node);
+		free(mg->files[i].path);
+		free(mg->files[i].generated);
+	}
 	free(mg->files);
+	for (i = 0; i < mg->nbad; i++) {
+		free(mg->bad[i].path);
+		free(mg->bad[i].error);
+	}
+	free(mg->bad);
 	for (i = 0; i < mg->ncaps; i++) {
 		free(mg->caps[i].id);
 		nodeset_free(&mg->caps[i].lacking);
-		nodeset_free(&mg->caps[i].unprobed);
+		nodeset_free(&mg->caps[i].probed);
 	}
 	free(mg->caps);
 	for (i = 0; i < mg->ntrees; i++) {
@@ -293,37 +350,52 @@ static void add_tree(ap_merge *mg, const json_t *m, const char *node)
 		at = mg->ntrees++;
 		ap_xok(ap_map_put_str(mg->tree_index, hex, at));
 	}
-	nodeset_add(&mg->trees[at].nodes, node, mg->max_ranges);
+	nodeset_add(&mg->trees[at].nodes, node);
 }
 
 static void add_capabilities(ap_merge *mg, const json_t *m, const char *node)
 {
 	const json_t *caps = json_object_get(m, "capabilities"), *cap;
 	const char *id;
-	size_t i;
 
-	/* A capability first seen here was not probed on the nodes before. */
 	json_object_foreach((json_t *)caps, id, cap) {
+		size_t at = ap_map_get_str(mg->cap_index, id);
 		capability *c;
-		if (ap_map_get_str(mg->cap_index, id) != AP_MAP_ABSENT)
-			continue;
-		ap_xgrow((void **)&mg->caps, &mg->caps_cap, mg->ncaps + 1, sizeof *mg->caps);
-		c = &mg->caps[mg->ncaps];
-		memset(c, 0, sizeof *c);
-		c->id = ap_xstrdup(id);
-		nodeset_copy(&c->unprobed, &mg->all);
-		ap_xok(ap_map_put_str(mg->cap_index, id, mg->ncaps++));
-	}
-	for (i = 0; i < mg->ncaps; i++) {
-		capability *c = &mg->caps[i];
-		cap = json_object_get(caps, c->id);
-		if (cap == NULL)
-			nodeset_add(&c->unprobed, node, mg->max_ranges);
-		else if (json_is_true(json_object_get(cap, "supported")))
+		if (at == AP_MAP_ABSENT) {
+			ap_xgrow((void **)&mg->caps, &mg->caps_cap, mg->ncaps + 1, sizeof *mg->caps);
+			c = &mg->caps[mg->ncaps];
+			memset(c, 0, sizeof *c);
+			c->id = ap_xstrdup(id);
+			at = mg->ncaps++;
+			ap_xok(ap_map_put_str(mg->cap_index, id, at));
+		}
+		c = &mg->caps[at];
+		nodeset_add(&c->probed, node);
+		if (json_is_true(json_object_get(cap, "supported")))
 			c->supported++;
 		else
-			nodeset_add(&c->lacking, node, mg->max_ranges);
+			nodeset_add(&c->lacking, node);
 	}
+}
+
+/* The ids of m the merge has not seen. */
+static size_t new_capabilities(const ap_merge *mg, const json_t *m)
+{
+	const json_t *cap;
+	const char *id;
+	size_t n = 0;
+
+	json_object_foreach((json_t *)json_object_get(m, "capabilities"), id, cap)
+		n += ap_map_get_str(mg->cap_index, id) == AP_MAP_ABSENT;
+	return n;
+}
+
+static void add_bad(ap_merge *mg, const char *path, const char *error)
+{
+	ap_xgrow((void **)&mg->bad, &mg->bad_cap, mg->nbad + 1, sizeof *mg->bad);
+	mg->bad[mg->nbad].path = ap_xstrdup(path);
+	mg->bad[mg->nbad].error = ap_xstrdup(error);
+	mg->nbad++;
 }
 
 int ap_merge_add_file(ap_merge *mg, const char *path)
@@ -331,34 +403,64 @@ int ap_merge_add_file(ap_merge *mg, const char *path)
 	json_t *m;
 	char *node;
 	size_t seen;
+	node_file *f;
 	int rc;
 
-	if ((rc = ap_manifest_read_file(path, &m)) < 0)
-		return rc;
+	if ((rc = ap_manifest_read_file(path, &m)) < 0) {
+		if (rc != AP_EIO && rc != AP_EINPUT)
+			return rc;
+		add_bad(mg, path, ap_error_last());
+		return AP_MERGE_SKIPPED;
+	}
+	if (new_capabilities(mg, m) > AP_MERGE_MAX_CAPABILITIES - mg->ncaps) {
+		char *why = ap_xasprintf("%s: its capabilities would take the merge past %d distinct "
+		                         "ids (it adds %zu to %zu)", path, AP_MERGE_MAX_CAPABILITIES,
+		                         new_capabilities(mg, m), mg->ncaps);
+		add_bad(mg, path, why);
+		ap_error_set("%s", why);
+		free(why);
+		json_decref(m);
+		return AP_MERGE_SKIPPED;
+	}
 	node = node_name(m, path);
 	seen = ap_map_get_str(mg->names, node);
 	if (seen != AP_MAP_ABSENT) {
-		ap_error_set("%s: node '%s' is also the node of %s", path, node, mg->files[seen]);
+		ap_error_set("%s: node '%s' is also the node of %s", path, node,
+		             mg->files[seen].path);
 		free(node);
 		json_decref(m);
 		return AP_EINPUT;
 	}
 	ap_xgrow((void **)&mg->files, &mg->files_cap, mg->nfiles + 1, sizeof *mg->files);
-	mg->files[mg->nfiles] = ap_xstrdup(path);
+	f = &mg->files[mg->nfiles];
+	f->node = ap_xstrdup(node);
+	f->path = ap_xstrdup(path);
+	f->generated = dup_or_null(json_string_value(json_object_get(m, "generated")));
 	ap_xok(ap_map_put_str(mg->names, node, mg->nfiles++));
 	add_capabilities(mg, m, node);
 	add_tree(mg, m, node);
-	nodeset_add(&mg->all, node, mg->max_ranges);
+	nodeset_add(&mg->all, node);
 	free(node);
 	json_decref(m);
 	return AP_OK;
+}
+
+size_t ap_merge_nodes(const ap_merge *mg)
+{
+	return mg->nfiles;
+}
+
+size_t ap_merge_skipped(const ap_merge *mg)
+{
+	return mg->nbad;
 }
 
 static bool capability_differs(const ap_merge *mg, const capability *c)
 {
 	size_t n = mg->all.count;
 
-	return c->supported != n && c->lacking.count != n && c->unprobed.count != n;
+	/* Not probed on every node: probed on none, which cannot be. */
+	return c->supported != n && c->lacking.count != n;
 }
 
 bool ap_merge_differ(const ap_merge *mg)
@@ -377,14 +479,24 @@ bool ap_merge_differ(const ap_merge *mg)
  * longer items would not wrap on a terminal. */
 #define ITEM_BYTES 40
 
-/* "node-[0001-0003,0007]": ranges of one family as one item, several items
- * when they are many. */
-static json_t *nodeset_json(const nodeset *s)
+static size_t range_nodes(const range *r)
+{
+	return r->width == 0 ? 1 : (size_t)(r->hi - r->lo + 1);
+}
+
+/* A set's first max_ranges ranges (0: all of them), the nodes past them
+ * counted in "omitted". join: ranges of one family as one item
+ * ("node-[0001-0003,0007]"), several items when they are many, for text;
+ * else one item per range, whole ("node-[0001-0003]", "node-0007"). */
+static json_t *nodeset_json(const nodeset *s, size_t max_ranges, bool join)
 {
 	json_t *names = json_array();
-	size_t i = 0;
+	size_t i = 0, end = max_ranges == 0 || max_ranges > s->nranges ? s->nranges : max_ranges;
+	size_t omitted = 0;
 
-	while (i < s->nranges) {
+	for (size_t k = end; k < s->nranges; k++)
+		omitted += range_nodes(&s->ranges[k]);
+	while (i < end) {
 		const range *r = &s->ranges[i];
 		ap_buf body = AP_BUF_INIT;
 		char *item;
@@ -395,8 +507,8 @@ static json_t *nodeset_json(const nodeset *s)
 			i++;
 			continue;
 		}
-		while (i < s->nranges && range_cmp_family(&s->ranges[i], r) == 0 &&
-		       (n == 0 || body.len < ITEM_BYTES)) {
+		while (i < end && range_cmp_family(&s->ranges[i], r) == 0 &&
+		       (n == 0 || (join && body.len < ITEM_BYTES))) {
 			const range *q = &s->ranges[i++];
 			ap_buf_printf(&body, "%s%0*" PRIu64, n++ > 0 ? "," : "", r->width, q->lo);
 			if (q->hi != q->lo)
@@ -411,7 +523,7 @@ static json_t *nodeset_json(const nodeset *s)
 		ap_buf_free(&body);
 	}
 	return json_pack("{s:I, s:o, s:I}", "count", (json_int_t)s->count, "nodes", names, "omitted",
-	                 (json_int_t)s->omitted);
+	                 (json_int_t)omitted);
 }
 
 static int cap_cmp(const void *a, const void *b)
@@ -430,11 +542,62 @@ static int tree_cmp(const void *a, const void *b)
 	return strcmp(x->digest, y->digest);
 }
 
-json_t *ap_merge_report(const ap_merge *mg)
+/* Seconds since 1970 of "YYYY-MM-DDTHH:MM:SSZ" (what the scan writes), or
+ * -1: days from the civil date, so that no time zone is consulted. */
+static long long epoch_of(const char *text)
+{
+	int y, mo, d, h, mi, sec, used = 0;
+	long long days;
+
+	if (text == NULL ||
+	    sscanf(text, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &sec, &used) != 6 ||
+	    used != 20 || text[used] != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
+	    mi > 59 || sec > 60)
+		return -1;
+	y -= mo <= 2;
+	days = 365LL * y + y / 4 - y / 100 + y / 400 + (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 +
+	       d - 1 - 719468;
+	return days * 86400 + h * 3600 + mi * 60 + sec;
+}
+
+static int node_file_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const node_file *const *)a)->node, (*(const node_file *const *)b)->node);
+}
+
+/* Each node's manifest, by node name: its file, when it was made and its
+ * age against now (SOURCE_DATE_EPOCH when set, so that a report can be
+ * reproduced; null when the manifest does not say). */
+static json_t *manifests_json(const ap_merge *mg)
+{
+	const node_file **files = ap_xcalloc(mg->nfiles + 1, sizeof *files);
+	json_t *out = json_array();
+	time_t now = 0;
+	size_t i;
+
+	if (ap_manifest_source_date(getenv("SOURCE_DATE_EPOCH"), &now) <= 0)
+		now = time(NULL);
+	for (i = 0; i < mg->nfiles; i++)
+		files[i] = &mg->files[i];
+	qsort(files, mg->nfiles, sizeof *files, node_file_cmp);
+	for (i = 0; i < mg->nfiles; i++) {
+		long long at = epoch_of(files[i]->generated);
+		json_array_append_new(out, json_pack("{s:o, s:o, s:o, s:o}", "node",
+		                                     ap_json_text(files[i]->node), "file",
+		                                     ap_json_text(files[i]->path), "generated",
+		                                     ap_json_text(files[i]->generated), "age_s",
+		                                     at < 0 ? json_null()
+		                                            : json_integer((json_int_t)now - at)));
+	}
+	free(files);
+	return out;
+}
+
+json_t *ap_merge_report(const ap_merge *mg, size_t max_ranges, bool join)
 {
 	const capability **caps = ap_xcalloc(mg->ncaps + 1, sizeof *caps);
 	const tree **trees = ap_xcalloc(mg->ntrees + 1, sizeof *trees);
-	json_t *jcaps = json_object(), *jtrees = json_array();
+	json_t *jcaps = json_object(), *jtrees = json_array(), *jbad = json_array();
 	size_t i, ndiffer = 0;
 
 	for (i = 0; i < mg->ncaps; i++)
@@ -442,12 +605,16 @@ json_t *ap_merge_report(const ap_merge *mg)
 	qsort(caps, mg->ncaps, sizeof *caps, cap_cmp);
 	for (i = 0; i < mg->ncaps; i++) {
 		bool differs = capability_differs(mg, caps[i]);
+		nodeset unprobed = {0};
 		ndiffer += differs;
+		nodeset_minus(&unprobed, &mg->all, &caps[i]->probed);
 		json_object_set_new(jcaps, caps[i]->id,
 		                    json_pack("{s:I, s:b, s:o, s:o}", "supported",
 		                              (json_int_t)caps[i]->supported, "differs", differs,
-		                              "lacking", nodeset_json(&caps[i]->lacking), "unprobed",
-		                              nodeset_json(&caps[i]->unprobed)));
+		                              "lacking",
+		                              nodeset_json(&caps[i]->lacking, max_ranges, join),
+		                              "unprobed", nodeset_json(&unprobed, max_ranges, join)));
+		nodeset_free(&unprobed);
 	}
 	for (i = 0; i < mg->ntrees; i++)
 		trees[i] = &mg->trees[i];
@@ -457,12 +624,17 @@ json_t *ap_merge_report(const ap_merge *mg)
 		                      json_pack("{s:s, s:o, s:o, s:o}", "digest", trees[i]->digest,
 		                                "version", ap_json_text(trees[i]->version),
 		                                "git_commit", ap_json_text(trees[i]->git_commit),
-		                                "nodes", nodeset_json(&trees[i]->nodes)));
+		                                "nodes", nodeset_json(&trees[i]->nodes, max_ranges,
+		                                                      join)));
+	for (i = 0; i < mg->nbad; i++)
+		json_array_append_new(jbad, json_pack("{s:o, s:o}", "file", ap_json_text(mg->bad[i].path),
+		                                      "error", ap_json_text(mg->bad[i].error)));
 	free(caps);
 	free(trees);
-	return json_pack("{s:I, s:b, s:I, s:o, s:o}", "nodes", (json_int_t)mg->all.count, "differ",
-	                 ap_merge_differ(mg), "differing_capabilities", (json_int_t)ndiffer,
-	                 "capabilities", jcaps, "trees", jtrees);
+	return json_pack("{s:I, s:b, s:I, s:o, s:o, s:o, s:o}", "nodes", (json_int_t)mg->all.count,
+	                 "differ", ap_merge_differ(mg), "differing_capabilities",
+	                 (json_int_t)ndiffer, "capabilities", jcaps, "trees", jtrees, "manifests",
+	                 manifests_json(mg), "unreadable", jbad);
 }
 
 /* --- Text ----------------------------------------------------------------- */
@@ -581,7 +753,9 @@ static void print_report(const json_t *report, FILE *to, bool color, int width)
 	json_int_t ndiffer = json_integer_value(json_object_get(report, "differing_capabilities"));
 	const json_t *caps = json_object_get(report, "capabilities"), *cap;
 	const json_t *trees = json_object_get(report, "trees"), *t;
+	const json_t *bad = json_object_get(report, "unreadable");
 	size_t ncaps = json_object_size(caps), ntrees = json_array_size(trees), i;
+	size_t nbad = json_array_size(bad);
 	char *total = thousands(nodes);
 	const char *id;
 	ap_buf b = AP_BUF_INIT;
@@ -594,6 +768,9 @@ static void print_report(const json_t *report, FILE *to, bool color, int width)
 		ap_buf_printf(&b, "%" JSON_INTEGER_FORMAT " of %zu %s %s across nodes", ndiffer, ncaps,
 		              plural((json_int_t)ncaps, "capability", "capabilities"),
 		              plural(ndiffer, "differs", "differ"));
+	if (nbad > 0)
+		ap_buf_printf(&b, "; %zu %s not merged", nbad, plural((json_int_t)nbad, "manifest",
+		                                                       "manifests"));
 	ap_text_wrap(to, b.data, 0, 4, width);
 	ap_buf_free(&b);
 	if (ndiffer > 0)
@@ -629,6 +806,10 @@ static void print_report(const json_t *report, FILE *to, bool color, int width)
 	            "AITER trees (by the digest of their inputs, the most nodes first):", width);
 	json_array_foreach(trees, i, t)
 		print_tree(to, t, width);
+	if (nbad > 0)
+		print_title(to, color, AP_TEXT_RED, "Not merged (no node counted for them):", width);
+	json_array_foreach(bad, i, t)
+		ap_text_wrap_after(to, "  ", json_string_value(json_object_get(t, "error")), 4, width);
 	free(total);
 }
 
