@@ -885,11 +885,13 @@ class ArchDtypeTest(unittest.TestCase):
         m = golden("mla-lookup-causal1")
         b = Backend(m)
         self.assertEqual(b.mla_launch_heads(24, "gfx950:sramecc+:xnack-"), (32, "tile-slice"))
-        self.assertEqual(b.why("mla_launch_heads"), "gfx950:sramecc+:xnack- is gfx950: 24 heads "
+        self.assertEqual(b.why("mla_launch_heads", 24, "gfx950:sramecc+:xnack-"),
+                         "gfx950:sramecc+:xnack- is gfx950: 24 heads "
                          "launch as 32 (tile-slice): plans.mla_heads of %s (not verified by a "
                          "launch)" % m.path)
         self.assertIsNone(b.mla_launch_heads(24, "sm_90"))
-        self.assertIn("'sm_90' is not an AMD GPU architecture", b.why("mla_launch_heads"))
+        self.assertIn("'sm_90' is not an AMD GPU architecture",
+                      b.why("mla_launch_heads", 24, "sm_90"))
         self.assertEqual(b.mla_launch_heads(24), (32, "tile-slice"))
         # A launch verified the row on gfx942: not on gfx950.
         m = golden("mla-lookup-causal1")
@@ -899,13 +901,14 @@ class ArchDtypeTest(unittest.TestCase):
                               "compute_units": 304}]
         b = Backend(m)
         self.assertEqual(b.mla_launch_heads(24, "gfx950"), (32, "tile-slice"))
-        self.assertTrue(b.why("mla_launch_heads").endswith(
-            "(verified by a launch on gfx942, not on gfx950)"), b.why("mla_launch_heads"))
+        self.assertTrue(b.why("mla_launch_heads", 24, "gfx950").endswith(
+            "(verified by a launch on gfx942, not on gfx950)"),
+            b.why("mla_launch_heads", 24, "gfx950"))
         b.mla_launch_heads(24, "gfx942")
-        self.assertTrue(b.why("mla_launch_heads").endswith("(verified by a launch)"))
+        self.assertTrue(b.why("mla_launch_heads", 24, "gfx942").endswith("(verified by a launch)"))
         b = quiet("test reason")
         self.assertEqual(b.mla_launch_heads(24, "gfx942"), (32, "tile-slice"))
-        self.assertIn("as vLLM pads", b.why("mla_launch_heads"))
+        self.assertIn("as vLLM pads", b.why("mla_launch_heads", 24, "gfx942"))
 
 
 class SampleTest(Env):
