@@ -7,7 +7,8 @@
 # AITER's kernel cannot run, and the static verdict standing where nothing
 # ran. The reference launcher is tests/gpu/fake-launcher.
 . "$AP_SRCDIR/tests/lib.sh"
-PY=${PYTHON3:-python3}
+# By its path, as the scan names the python it ran in its reasons.
+PY=$(command -v "${PYTHON3:-python3}") || PY=${PYTHON3:-python3}
 "$PY" -c 'import numpy' 2>/dev/null ||
 	{ echo "SKIP: $PY has no numpy (python3-numpy), which the stand-in torch needs"; exit 77; }
 # The stand-in aiter over h24-native's csrc/ (24-head decode statically supported).
