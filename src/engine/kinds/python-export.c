@@ -79,6 +79,30 @@ static int pyexport_load(const ap_kind_load *l, void **state)
 	return ap_pyconf_load(l->pack, &l->opts[3], &p->conf);
 }
 
+/* The file of module `from` (its __init__.py, else NAME.py), or where
+ * Python's finder looks first when neither is there: a rule that resolves
+ * to no file still has a place (SARIF locates it there). */
+static const char *module_file(ap_reader *r, const char *from)
+{
+	char *base = ap_xstrdup(from), *path;
+	const ap_file *f;
+
+	for (char *c = base; *c != '\0'; c++)
+		if (*c == '.')
+			*c = '/';
+	path = ap_xasprintf("%s/__init__.py", base);
+	f = ap_reader_get(r, path);
+	free(path);
+	if (f->status == AP_FILE_MISSING) {
+		path = ap_xasprintf("%s.py", base);
+		if (ap_reader_get(r, path)->status != AP_FILE_MISSING)
+			f = ap_reader_get(r, path);
+		free(path);
+	}
+	free(base);
+	return f->path;
+}
+
 static void pyexport_run(const void *state, ap_kind_run *run)
 {
 	const struct pyexport *p = state;
@@ -90,6 +114,8 @@ static void pyexport_run(const void *state, ap_kind_run *run)
 	ap_pysource_resolve(run->reader, &p->conf, p->from, p->name, &ref, &missing);
 	if (ref.file != NULL)
 		res->file = ref.file->path;
+	if (res->file == NULL)
+		res->file = module_file(run->reader, p->from);
 	if (missing) {
 		res->status = AP_RULE_MISSING;
 		res->reason = ap_xasprintf("no module %s in the tree", p->from);
