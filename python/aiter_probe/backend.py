@@ -371,6 +371,15 @@ class Backend:
         """Every call vLLM makes into AITER without a guard binds."""
         return self._capability("vllm_calls_bind")
 
+    # --- any capability by its id (the census packs) -------------------------
+
+    def supported(self, capability):
+        """Whether the capability `capability` (an id of the shipped packs,
+        e.g. "sglang.aiter_backend", "custom_ar.per_group_quant") holds:
+        False without a manifest, or where it was scanned without its pack.
+        why(capability) keeps the reason."""
+        return self._answer(capability, *self._verdict(capability))
+
     def why(self, name):
         """The reason of the last answer of the decision `name` (a method
         name). A decision without arguments not asked yet is asked now."""
