@@ -21,6 +21,10 @@ script decides on its own, and compares with `aiter-probe scan --format json`:
   keywords vLLM uses binds by Python's rules, the Gluon decode entry's head
   bound, the gfx942/gfx950 mla_asm.csv rows, the SITU v2 A4W4 config and env
   read; and from them 14 capabilities (see NEW_RULES and CAPABILITIES).
+  The census packs (rules/vllm-census.yaml, rules/sglang.yaml) are read too:
+  pybind enum members with the C lexer, class attributes from the class
+  body, `from M import N` through aiter.ops.triton's _BACKWARD_COMPAT_MAP
+  (CENSUS_CAPS and census_verdicts).
 
   The MLA ASM decode's kernel lookup, run: the body of
   csrc/py_itfs_cu/asm_mla.cu's mla_decode_stage1_asm_fwd is interpreted as C
