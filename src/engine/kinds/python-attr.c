@@ -40,23 +40,6 @@ static void pyattr_free(void *state)
 	free(p);
 }
 
-/* Identifiers joined by dots, at least two of them (Cls.name). */
-static bool attr_name(const char *s)
-{
-	bool dotted = false;
-
-	for (;;) {
-		const char *dot = strchr(s, '.');
-		size_t len = dot ? (size_t)(dot - s) : strlen(s);
-		if (!ap_py_is_identifier(s, len))
-			return false;
-		if (dot == NULL)
-			return dotted;
-		dotted = true;
-		s = dot + 1;
-	}
-}
-
 static int pyattr_load(const ap_kind_load *l, void **state)
 {
 	struct pyattr *p = ap_xcalloc(1, sizeof *p);
@@ -66,7 +49,7 @@ static int pyattr_load(const ap_kind_load *l, void **state)
 	if ((rc = ap_y_strings(l->pack, l->arg, "python-attr", &p->names, &p->nnames)) < 0)
 		return rc;
 	for (size_t i = 0; i < p->nnames; i++) {
-		if (!attr_name(p->names[i]))
+		if (!ap_py_dotted_name(p->names[i]) || strchr(p->names[i], '.') == NULL)
 			return ap_y_fail(l->pack, l->arg,
 			                 "'python-attr' must name an attribute of a class (Cls.name), "
 			                 "not '%s'", p->names[i]);

@@ -42,20 +42,6 @@ static void pyexport_free(void *state)
 	free(p);
 }
 
-/* Identifiers (non-ASCII ones too, as in Python) joined by dots. */
-static bool dotted_name(const char *s)
-{
-	for (;;) {
-		const char *dot = strchr(s, '.');
-		size_t len = dot ? (size_t)(dot - s) : strlen(s);
-		if (!ap_py_is_identifier(s, len))
-			return false;
-		if (dot == NULL)
-			return true;
-		s = dot + 1;
-	}
-}
-
 static int pyexport_load(const ap_kind_load *l, void **state)
 {
 	struct pyexport *p = ap_xcalloc(1, sizeof *p);
@@ -67,10 +53,10 @@ static int pyexport_load(const ap_kind_load *l, void **state)
 	    (rc = ap_y_need_field(l->pack, l->map, "rule", "from", from)) < 0 ||
 	    (rc = ap_y_string(l->pack, from->val, "from", &p->from)) < 0)
 		return rc;
-	if (!dotted_name(p->from))
+	if (!ap_py_dotted_name(p->from))
 		return ap_y_fail(l->pack, from->val, "'from' must be a module name (a.b.c), not '%s'",
 		                 p->from);
-	if (!dotted_name(p->name) || strchr(p->name, '.') != NULL)
+	if (!ap_py_dotted_name(p->name) || strchr(p->name, '.') != NULL)
 		return ap_y_fail(l->pack, l->arg, "'python-export' must be a name, not '%s'", p->name);
 	ap_py_name_normalize(&p->name);
 	ap_py_name_normalize(&p->from);
