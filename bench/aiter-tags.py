@@ -2059,7 +2059,7 @@ class CompatReader(PyReader):
 @guarded
 def census_export(reader, module, name, check=always):
     """`from module import name` gives a def meeting check."""
-    if reader.locate(module)[1] is None:
+    if reader.locate(module)[1] is None or (module == PY_ROOT and not reader.src.isfile(INIT_PY)):
         return V("missing", note=f"no module {module}")
     r = reader.resolve(module, name, None, set())
     if r is None:
