@@ -21,6 +21,10 @@ script decides on its own, and compares with `aiter-probe scan --format json`:
   keywords vLLM uses binds by Python's rules, the Gluon decode entry's head
   bound, the gfx942/gfx950 mla_asm.csv rows, the SITU v2 A4W4 config and env
   read; and from them 14 capabilities (see NEW_RULES and CAPABILITIES).
+  The census packs (rules/vllm-census.yaml, rules/sglang.yaml) are read too:
+  pybind enum members with the C lexer, class attributes from the class
+  body, `from M import N` through aiter.ops.triton's _BACKWARD_COMPAT_MAP
+  (CENSUS_CAPS and census_verdicts).
 
   The MLA ASM decode's kernel lookup, run: the body of
   csrc/py_itfs_cu/asm_mla.cu's mla_decode_stage1_asm_fwd is interpreted as C
@@ -477,7 +481,8 @@ CSV_942 = "hsa/gfx942/mla/mla_asm.csv"
 CSV_950 = "hsa/gfx950/mla/mla_asm.csv"
 CODEGEN_PY = "hsa/codegen.py"
 ASM_MLA = "csrc/py_itfs_cu/asm_mla.cu"
-NEW_PATHS = (PY_ROOT, CSV_942, CSV_950, CODEGEN_PY, ASM_MLA)
+ROCM_OPS = "csrc/include/rocm_ops.hpp"   # the census rows' pybind enums
+NEW_PATHS = (PY_ROOT, CSV_942, CSV_950, CODEGEN_PY, ASM_MLA, ROCM_OPS)
 
 
 class GitSource:
@@ -2241,6 +2246,400 @@ VLLM_CALLS = {
 GLUON_CALL = (0, ("q_nope", "q_pe", "kv_c", "o", "page_table", "seq_info", "sm_scale", "k_pe",
                   "kv_pe_offset", "use_2d_view", "kv_scale", "min_kv_seq_len", "return_lse"))
 
+
+# --- The census rows (rules/census-vllm.yaml, rules/sglang.yaml) ---------------
+#
+# Read here on their own: pybind enum chains with the C lexer above; class
+# attributes from the class body with `ast`; `from M import N` through
+# CompatReader, which redirects aiter.ops.triton.OLD to aiter.ops.triton.NEW
+# as aiter/ops/triton/__init__.py's finder does (its _BACKWARD_COMPAT_MAP,
+# read as a literal dict).
+
+TRITON_PKG = "aiter.ops.triton"
+TRITON_INIT = "aiter/ops/triton/__init__.py"
+CUSTOM_AR_PY = "aiter/dist/device_communicators/custom_all_reduce.py"
+MOE_COMMON_PY = "aiter/ops/flydsl/moe_common.py"
+
+
+class CompatReader(PyReader):
+    """PyReader with aiter.ops.triton's backward-compatibility finder: a
+    module aiter.ops.triton.OLD (exactly one level below) is the module
+    aiter.ops.triton.NEW when the map names OLD and NEW is in the tree."""
+
+    def __init__(self, src):
+        super().__init__(src)
+        self.compat = None  # OLD -> NEW; {} when there is no finder
+        self.compat_unknown = False
+
+    def compat_map(self):
+        if self.compat is not None:
+            return self.compat
+        self.compat = {}
+        data = self.src.read(TRITON_INIT)
+        if data is None:
+            return self.compat
+        tree = parse_py(TRITON_INIT, data)
+        finder = any(isinstance(n, ast.FunctionDef) and n.name == "_backward_compat_find_spec"
+                     for n in tree.body)
+        for n in tree.body:
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name)
+                                                 and t.id == "_BACKWARD_COMPAT_MAP"
+                                                 for t in n.targets):
+                v = n.value
+                if isinstance(v, ast.Dict) and all(
+                        isinstance(k, ast.Constant) and isinstance(k.value, str)
+                        and isinstance(x, ast.Constant) and isinstance(x.value, str)
+                        for k, x in zip(v.keys, v.values)):
+                    self.compat = {k.value: x.value for k, x in zip(v.keys, v.values)}
+                else:
+                    self.compat_unknown = True
+        if not finder:
+            self.compat = {}
+        return self.compat
+
+    def redirect(self, dotted):
+        head, _, last = dotted.rpartition(".")
+        if head != TRITON_PKG:
+            return dotted
+        new = self.compat_map().get(last)
+        if new is None:
+            return dotted
+        target = f"{TRITON_PKG}.{new}"
+        return target if PyReader.locate(self, target)[1] is not None else dotted
+
+    def locate(self, dotted):
+        return PyReader.locate(self, self.redirect(dotted))
+
+    def module(self, dotted):
+        target = self.redirect(dotted)
+        return PyReader.module(self, target) if target != dotted else PyReader.module(self, dotted)
+
+
+@guarded
+def census_export(reader, module, name, check=always):
+    """`from module import name` gives a def meeting check."""
+    if reader.locate(module)[1] is None or (module == PY_ROOT and not reader.src.isfile(INIT_PY)):
+        return V("missing", note=f"no module {module}")
+    r = reader.resolve(module, name, None, set())
+    if r is None:
+        return V("unmatched", note="not exported")
+    if not r.is_def:
+        return V("unmatched", note=f"not a def: {r.what}")
+    why = check(r.node)
+    return V("unmatched" if why else "matched", where=r.where(), note=why or "")
+
+
+def class_member(cls, name):
+    """'there', 'absent' or 'unknown' for getattr(cls, name), read from the
+    class body's own statements (a name bound under a block of it may not be
+    bound; one not bound may come from the bases)."""
+    if cls.decorator_list:
+        return "unknown", None
+    found, maybe = None, False
+    for st in cls.body:
+        names = []
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [st.name]
+        elif isinstance(st, ast.Assign):
+            names = [n for t in st.targets for n in target_names(t)]
+        elif isinstance(st, ast.AnnAssign) and st.value is not None:
+            names = target_names(st.target)
+        elif isinstance(st, (ast.If, ast.For, ast.While, ast.Try, ast.With)):
+            for sub in ast.walk(st):
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                        and sub.name == name:
+                    maybe = True
+                if isinstance(sub, ast.Name) and sub.id == name \
+                        and isinstance(sub.ctx, ast.Store):
+                    maybe = True
+        if name in names:
+            found, maybe = st, False
+    if found is not None:
+        return "there", found
+    if maybe or cls.bases or cls.keywords:
+        return "unknown", None
+    return "absent", None
+
+
+@guarded
+def census_attr(reader, path, names):
+    """hasattr(Cls, name) for every Cls.name of names, on the class file path
+    defines at module level."""
+    mod = reader.file_module(path)
+    if mod is None:
+        return V("missing", path)
+    absent, unknown = [], []
+    for dotted in names:
+        parts = dotted.split(".")
+        node = None
+        for st in mod.tree.body:
+            if isinstance(st, ast.ClassDef) and st.name == parts[0]:
+                node = st
+        state = "there" if node is not None else "absent"
+        for part in parts[1:]:
+            if state != "there":
+                break
+            if not isinstance(node, ast.ClassDef):
+                state = "unknown"
+                break
+            state, node = class_member(node, part)
+        (absent if state == "absent" else unknown if state == "unknown" else []).append(dotted)
+    if absent:
+        return V("unmatched", path, note="no " + ", ".join(absent))
+    if unknown:
+        return V("unknown", path, note="not known: " + ", ".join(unknown))
+    return V("matched", path)
+
+
+@guarded
+def census_self_assign(reader, path, attr):
+    """A `self.ATTR = ...` assignment somewhere in the file."""
+    mod = reader.file_module(path)
+    if mod is None:
+        return V("missing", path)
+    for node in ast.walk(mod.tree):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                for sub in ast.walk(t):
+                    if isinstance(sub, ast.Attribute) and sub.attr == attr \
+                            and isinstance(sub.value, ast.Name) and sub.value.id == "self":
+                        return V("matched", path, f"{path}:{node.lineno}")
+    return V("unmatched", path)
+
+
+def enum_members(text, enum):
+    """The members of the pybind11 enum named `enum`, as each
+    `enum_<T>(m, "enum")` chain's `.value("X", ...)` calls give them, or None
+    when no chain names it. A chain runs to its `;`, or to the end of the
+    #define that holds it."""
+    chains = []
+    code = []
+    for toks, directive in lex_logical_lines(text):
+        if directive:
+            if len(toks) > 1 and toks[1].text == "define":
+                chains.append(toks[2:])
+            continue
+        code.extend(toks)
+    chains.append(code)
+    members = None
+    for toks in chains:
+        i = 0
+        while i < len(toks):
+            t = toks[i]
+            if t.kind == "ident" and t.text in ("enum_", "native_enum") \
+                    and i + 1 < len(toks) and toks[i + 1].text == "<":
+                j = i + 2
+                depth = 1
+                while j < len(toks) and depth:
+                    depth += {"<": 1, ">": -1}.get(toks[j].text, 0)
+                    j += 1
+                if j + 3 < len(toks) and toks[j].text == "(" and toks[j + 2].text == "," \
+                        and toks[j + 3].kind == "string" and toks[j + 3].text == f'"{enum}"':
+                    found = [] if members is None else members
+                    k = j + 4
+                    while k < len(toks) and toks[k].text != ";":
+                        if toks[k].text == "." and k + 3 < len(toks) \
+                                and toks[k + 1].text == "value" and toks[k + 2].text == "(" \
+                                and toks[k + 3].kind == "string":
+                            found.append(toks[k + 3].text[1:-1])
+                        k += 1
+                    members = found
+                    i = k
+            i += 1
+    return members
+
+
+def census_enum(src, enum, member):
+    data = src.read(ROCM_OPS)
+    if data is None:
+        return V("missing", ROCM_OPS)
+    members = enum_members(decode(data), enum)
+    if members is None:
+        return V("unmatched", ROCM_OPS, note=f"no enum {enum}")
+    if member not in members:
+        return V("unmatched", ROCM_OPS, note=f"{enum} lacks {member}")
+    return V("matched", ROCM_OPS)
+
+
+def census_glob_suffix(src, under, suffix):
+    hits = sorted(p for p in getattr(src, "files", ()) if p.startswith(under + "/")
+                  and p.endswith(suffix)) if hasattr(src, "files") else sorted(
+        os.path.relpath(os.path.join(d, f), src.root)
+        for d, _, files in os.walk(os.path.join(src.root, under)) for f in files
+        if f.endswith(suffix))
+    return V("matched", hits[0], hits[0]) if hits else V("unmatched")
+
+
+def sgl_import(name):
+    """The rule id of SGLang's import of name (one shortened to fit text
+    output at 60 columns)."""
+    return "sglang.import." + {"flash_attn_varlen_fp8_pertensor_func":
+                               "flash_attn_fp8_pertensor"}.get(name, name)
+
+
+SGLANG_TOP_AITER = ("flash_attn_varlen_fp8_pertensor_func", "flash_attn_varlen_func",
+                    "get_mla_metadata_info_v1", "get_mla_metadata_v1", "get_ps_metadata_info_v1",
+                    "get_ps_metadata_v1", "mha_batch_prefill_func", "mla_prefill_ps_asm_fwd",
+                    "mla_reduce_v1", "paged_attention_ragged")
+SGLANG_CALLS = {
+    "get_mla_metadata_info_v1": (5, ("is_sparse", "fast_mode", "num_kv_splits",
+                                     "intra_batch_mode")),
+    "get_mla_metadata_v1": (12, ("kv_granularity", "max_seqlen_qo", "uni_seqlen_qo", "fast_mode",
+                                 "max_split_per_batch", "intra_batch_mode", "dtype_q",
+                                 "dtype_kv")),
+    "get_ps_metadata_info_v1": (0, ("batch_size", "num_head_k", "max_qlen", "qlen_granularity")),
+    "get_ps_metadata_v1": (11, ("qhead_granularity", "qlen_granularity", "kvlen_granularity",
+                                "block_size", "is_causal")),
+}
+PA_GLUON = "aiter.ops.triton.gluon.pa_decode_gluon"
+# (rule id, module, name, positionals, keywords): SGLang's 5D-pool calls.
+SGLANG_5D_CALLS = (
+    ("sglang.calls_bind.pa_decode_gluon", PA_GLUON, "pa_decode_gluon", 0, (
+        "output", "query", "key_cache", "value_cache", "context_lengths", "block_tables",
+        "softmax_scale", "query_length", "max_context_partition_num", "context_partition_size",
+        "compute_type", "key_scale", "value_scale", "exp_sums", "max_logits", "temporary_output",
+        "sinks", "sliding_window", "ps")),
+    ("sglang.calls_bind.mha_batch_prefill_func", "aiter", "mha_batch_prefill_func", 8, (
+        "causal", "logits_soft_cap", "alibi_slopes", "return_lse", "return_attn_probs",
+        "window_size", "sink_ptr", "q_descale", "k_descale", "v_descale")),
+)
+SGLANG_DECODE_CALL = (3, ("qo_indptr", "kv_indptr", "kv_indices", "kv_last_page_lens",
+                          "max_seqlen_q", "sm_scale", "logit_cap", "work_meta_data",
+                          "work_indptr", "work_info_set", "reduce_indptr", "reduce_final_map",
+                          "reduce_partial_map", "q_scale", "kv_scale", "intra_batch_mode",
+                          "num_kv_splits"))
+SGLANG_MOE_CALL = (0, ("hidden_states", "w1", "w2", "topk_weight", "topk_ids", "quant_type",
+                       "activation", "w1_scale", "w2_scale", "a1_scale", "a2_scale", "bias1",
+                       "bias2", "expert_mask", "doweight_stage1", "hidden_pad",
+                       "intermediate_pad"))
+SGLANG_ENUMS = (("ActivationType", ("Silu", "Swiglu", "Gelu")),
+                ("QuantType", ("No", "per_Token", "per_128x128", "per_1x32")))
+CUSTOM_AR_AG_RS = ("CustomAllreduce.custom_all_gather", "CustomAllreduce.custom_reduce_scatter",
+                   "CustomAllreduce.should_custom_ag", "CustomAllreduce.should_custom_rs")
+# (rule id, module, name, params): the census exports, in pack order.
+CENSUS_EXPORTS = (
+    ("triton.fp8_mqa_logits.attention_path", "aiter.ops.triton.attention.fp8_mqa_logits",
+     "fp8_mqa_logits", ()),
+    ("triton.fp8_mqa_logits.flat_path", "aiter.ops.triton.fp8_mqa_logits", "fp8_mqa_logits", ()),
+    ("triton.pa_mqa_logits.attention_path", "aiter.ops.triton.attention.pa_mqa_logits",
+     "deepgemm_fp8_paged_mqa_logits", ()),
+    ("triton.pa_mqa_logits.flat_path", "aiter.ops.triton.pa_mqa_logits",
+     "deepgemm_fp8_paged_mqa_logits", ()),
+    ("gdn.export.chunk_gated_delta_rule", "aiter.ops.triton.gated_delta_net",
+     "chunk_gated_delta_rule", ()),
+    ("gdn.export.fused_recurrent_gated_delta_rule", "aiter.ops.triton.gated_delta_net",
+     "fused_recurrent_gated_delta_rule", ()),
+    ("gdn.export.chunk_opt_vk_state_indices", "aiter.ops.triton.gated_delta_net.gated_delta_rule",
+     "chunk_gated_delta_rule_opt_vk", ("initial_state_indices", "inplace_final_state")),
+    ("moe.export.routing", "aiter.ops.triton.moe.moe_routing.routing", "routing", ()),
+    ("moe.export.moe_gemm_a16w4", "aiter.ops.triton.moe.moe_op_gemm_a16w4", "moe_gemm_a16w4", ()),
+    ("export.flash_attn_varlen_func", "aiter", "flash_attn_varlen_func", ()),
+    ("export.top_k_top_p_sampling_from_probs", "aiter.ops.sampling",
+     "top_k_top_p_sampling_from_probs", ()),
+    ("sglang.import.mla_decode_fwd", "aiter.mla", "mla_decode_fwd", ()),
+    ("sglang.import.mla_prefill_fwd", "aiter.mla", "mla_prefill_fwd", ()),
+    ("sglang.import.unified_attention", "aiter.ops.triton.attention.unified_attention",
+     "unified_attention", ()),
+    ("sglang.import.biased_grouped_topk", "aiter", "biased_grouped_topk", ()),
+    ("sglang.import.fused_rms_fp8_group_quant", "aiter.ops.triton.fused_fp8_quant",
+     "fused_rms_fp8_group_quant", ()),
+    ("sglang.import.fused_flatten_fp8_group_quant", "aiter.ops.triton.fused_fp8_quant",
+     "fused_flatten_fp8_group_quant", ()),
+    ("sglang.import.pa_decode_gluon", PA_GLUON, "pa_decode_gluon", ()),
+    ("sglang.import.get_recommended_splits", PA_GLUON, "get_recommended_splits", ()),
+    ("sglang.import.get_cu_num", "aiter.jit.utils.chip_info", "get_cu_num", ()),
+    ("sglang.import.get_gfx", "aiter.jit.utils.chip_info", "get_gfx", ()),
+) + tuple((sgl_import(n), "aiter", n, ()) for n in SGLANG_TOP_AITER)
+
+# Capability id, short label, the rules it needs: all, or any ("any", [...]).
+CENSUS_CAPS = (
+    ("moe.activation.situv2", "situ2", ["enum.activation.situv2"]),
+    ("custom_ar.ag_rs", "agrs", ["custom_ar.class.ag_rs"]),
+    ("custom_ar.per_group_quant", "arpg", ["custom_ar.class.per_group_quant"]),
+    ("custom_ar.dynamic_hidden_dim", "ardh", ["custom_ar.instance.pool"]),
+    ("triton.fp8_mqa_logits", "f8mq", ("any", ["triton.fp8_mqa_logits.attention_path",
+                                               "triton.fp8_mqa_logits.flat_path"])),
+    ("triton.pa_mqa_logits", "pamq", ("any", ["triton.pa_mqa_logits.attention_path",
+                                              "triton.pa_mqa_logits.flat_path"])),
+    ("triton.gdn", "gdn", ["gdn.export.chunk_gated_delta_rule",
+                           "gdn.export.fused_recurrent_gated_delta_rule"]),
+    ("triton.gdn.prefill_opt_vk", "gdnvk", ["gdn.export.chunk_opt_vk_state_indices"]),
+    ("moe.mxfp8_tuned", "mxf8", ["moe.mxfp8.tuned_config"]),
+    ("moe.flydsl_gate_mode", "fgate", ["moe.flydsl.gate_mode"]),
+    ("moe.triton_a16w4", "a16w4", ["moe.export.routing", "moe.export.moe_gemm_a16w4"]),
+    ("aiter.flash_attn_varlen_func", "favl", ["export.flash_attn_varlen_func"]),
+    ("aiter.sampling.top_k_top_p", "samp", ["export.top_k_top_p_sampling_from_probs"]),
+    ("sglang.aiter_backend", "sgl", [sgl_import(n) for n in SGLANG_TOP_AITER]
+     + ["sglang.import.mla_decode_fwd", "sglang.import.mla_prefill_fwd",
+        "sglang.import.unified_attention"]),
+    ("sglang.calls_bind", "sglcb", [f"sglang.calls_bind.{n}" for n in SGLANG_CALLS]
+     + ["sglang.calls_bind.mla_decode_fwd", "sglang.calls_bind.fused_moe",
+        "mla.prefill_ps_asm_fwd.binds_17", "mla.reduce_v1.binds_9"]),
+    ("fused_moe.no_combine", "nocmb", ["fused_moe.params.no_combine"]),
+    ("sglang.moe_enums", "sglen", [f"sglang.enum.{e}.{m}" for e, ms in SGLANG_ENUMS for m in ms]),
+    ("sglang.dsa_backend", "sgdsa", [f"sglang.import.{n}" for n in (
+        "flash_attn_varlen_func", "get_mla_metadata_info_v1", "get_mla_metadata_v1",
+        "mha_batch_prefill_func", "paged_attention_ragged", "mla_decode_fwd", "mla_prefill_fwd")]),
+    ("sglang.vectorized_5d", "sg5d", ["sglang.import.mha_batch_prefill_func",
+                                      "sglang.import.pa_decode_gluon",
+                                      "sglang.import.get_recommended_splits"]
+     + [rid for rid, *_ in SGLANG_5D_CALLS]),
+    ("sglang.chip_info", "sgchp", ["sglang.import.get_cu_num", "sglang.import.get_gfx"]),
+    ("sglang.optional_ops", "sglop", ["sglang.import.biased_grouped_topk",
+                                      "sglang.import.fused_rms_fp8_group_quant",
+                                      "sglang.import.fused_flatten_fp8_group_quant"]),
+)
+
+
+def census_rule_caps():
+    out = {}
+    for cid, _, need in CENSUS_CAPS:
+        rids = need[1] if isinstance(need, tuple) else need
+        for rid in rids:
+            out.setdefault(rid, []).append(cid)
+    return out
+
+
+def census_verdicts(src, reader, R_known):
+    """The census rules and capabilities of one source; R_known holds the
+    rules read before (the shipped ones a capability reuses)."""
+    cr = CompatReader(src)
+    R = {}
+    R["enum.activation.situv2"] = census_enum(src, "ActivationType", "Situv2")
+    for enum, members in SGLANG_ENUMS:
+        for m in members:
+            R[f"sglang.enum.{enum}.{m}"] = census_enum(src, enum, m)
+    R["custom_ar.class.ag_rs"] = census_attr(cr, CUSTOM_AR_PY, CUSTOM_AR_AG_RS)
+    R["custom_ar.class.per_group_quant"] = census_attr(
+        cr, CUSTOM_AR_PY, ["CustomAllreduce.fused_ar_rms_per_group_quant"])
+    R["custom_ar.instance.pool"] = census_self_assign(cr, CUSTOM_AR_PY, "_pool")
+    R["moe.flydsl.gate_mode"] = census_attr(cr, MOE_COMMON_PY,
+                                            ["GateMode.INTERLEAVE", "GateMode.SEPARATED"])
+    R["moe.mxfp8.tuned_config"] = census_glob_suffix(src, CONFIG_DIR, "mxfp8_tuned_fmoe.csv")
+    for rid, module, name, params in CENSUS_EXPORTS:
+        R[rid] = census_export(cr, module, name, has_params(*params) if params else always)
+    for name, (npos, kws) in SGLANG_CALLS.items():
+        R[f"sglang.calls_bind.{name}"] = census_export(cr, "aiter", name, binds(npos, *kws))
+    for rid, module, name, npos, kws in SGLANG_5D_CALLS:
+        R[rid] = census_export(cr, module, name, binds(npos, *kws))
+    R["sglang.calls_bind.mla_decode_fwd"] = rule_def(reader, MLA_PY, "mla_decode_fwd",
+                                                     binds(SGLANG_DECODE_CALL[0], *SGLANG_DECODE_CALL[1]))
+    R["sglang.calls_bind.fused_moe"] = rule_def(reader, FUSED_MOE_PY, "fused_moe",
+                                                binds(SGLANG_MOE_CALL[0], *SGLANG_MOE_CALL[1]))
+    R["fused_moe.params.no_combine"] = rule_def(reader, FUSED_MOE_PY, "fused_moe",
+                                                has_params("no_combine"))
+    everything = dict(R_known, **R)
+
+    def m(rid):
+        return everything[rid].status == "matched"
+    C = {}
+    for cid, _, need in CENSUS_CAPS:
+        if isinstance(need, tuple):
+            C[cid] = any(m(r) for r in need[1])
+        else:
+            C[cid] = all(m(r) for r in need)
+    return R, C
+
 # Rule id -> the capabilities it feeds (for the `!` marks).
 NEW_RULES = {
     "mla.decode_fwd.params.fp8_scales": ["mla.decode_fwd.fp8_scales"],
@@ -2268,6 +2667,7 @@ NEW_RULES = {
 }
 NEW_RULES.update({rid: ["vllm.calls_bind"] for rid in VLLM_CALLS})
 NEW_RULES["vllm.calls_bind.mla_gluon"] = ["vllm.calls_bind"]
+NEW_RULES.update({rid: cids for rid, cids in census_rule_caps().items() if rid not in NEW_RULES})
 
 # The table's columns: capability id, short label.
 CAPABILITIES = (
@@ -2286,7 +2686,7 @@ CAPABILITIES = (
     ("moe.situv2_a4w4_tuned", "situ"),
     ("vllm.calls_bind", "vllm"),
     (CAPABILITY, "h24"),
-)
+) + tuple((cid, label) for cid, label, _ in CENSUS_CAPS)
 NEW_CAPABILITIES = [c for c, _ in CAPABILITIES if c != CAPABILITY]
 OLD_RULE_CAPS = {RULE_REDUCE: [CAPABILITY], RULE_METADATA: [CAPABILITY], RULE_CASES: []}
 
@@ -2335,6 +2735,8 @@ def new_verdicts(src, meta):
         else:
             R[rid] = rule_export(reader, rid.rsplit(".", 1)[1], binds(npos, *kws))
     R["vllm.calls_bind.mla_gluon"] = rule_gluon_binds(reader, *GLUON_CALL)
+    census_R, census_C = census_verdicts(src, reader, R)
+    R.update(census_R)
     assert set(R) == set(NEW_RULES)
 
     def m(rid):
@@ -2362,6 +2764,7 @@ def new_verdicts(src, meta):
         and (R["mla.gluon_decode.module"].status == "unmatched"
              or m("vllm.calls_bind.mla_gluon")),
     }
+    C.update(census_C)
     assert set(C) == set(NEW_CAPABILITIES)
     return R, C, probe_readings(reader, R)
 

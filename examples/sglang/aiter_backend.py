@@ -177,3 +177,23 @@ class AiterAttnBackend:
         if self.pad_mode == "repeat-interleave":
             return o_kernel[:, ::self.head_repeat_factor]
         return o_kernel[:, :self.num_head]
+
+
+# --- The other census rows SGLang decides by probing (BACKENDS.md S1, S12, S13,
+# S15), each one capability of rules/sglang.yaml.
+
+def aiter_backend_importable():
+    """S1: every name of aiter_backend.py's module-top try-import gives a def
+    (today the import fails or half-succeeds at server start)."""
+    return aiter_backend().supported("sglang.aiter_backend")
+
+
+def _aiter_fused_moe_supports_no_combine():
+    """S12: moe_runner/aiter.py's inspect.signature probe of fused_moe."""
+    return aiter_backend().supported("fused_moe.no_combine")
+
+
+def aiter_moe_enums_present():
+    """S13: aiter.ActivationType and aiter.QuantType have every member the MoE
+    runner takes by name (getattr today, an AttributeError when one lacks)."""
+    return aiter_backend().supported("sglang.moe_enums")

@@ -28,6 +28,11 @@ from aiter_probe.backend import Backend  # noqa: E402
 import aiter_backend  # noqa: E402
 from aiter_backend import (AiterAttnBackend, _fp8_prefill_num_head,  # noqa: E402
                            _use_fp8_prefill_attn, mla_reduce_v1_heads)
+from aiter_backend import (  # noqa: E402
+    _aiter_fused_moe_supports_no_combine,
+    aiter_backend_importable,
+    aiter_moe_enums_present,
+)
 
 try:
     import numpy
@@ -93,6 +98,35 @@ class ReducerHeadsTest(unittest.TestCase):
         aiter_backend.use_backend(Backend(None, "no manifest saved"))
         self.assertEqual(mla_reduce_v1_heads(), {})
         self.assertIsNone(_fp8_prefill_num_head(num_head=16, num_kv_head=16, v_head_dim=128))
+
+class CensusRowsTest(unittest.TestCase):
+    """S1, S12, S13 answer by their capabilities, never a guessed yes."""
+
+    def tearDown(self):
+        aiter_backend.use_backend(None)
+
+    def test_a_capability_the_manifest_holds(self):
+        caps = {"fused_moe.no_combine": {"supported": True, "reason": "rule matched"},
+                "sglang.aiter_backend": {"supported": False, "reason": "rule did not match"}}
+        aiter_backend.use_backend(Backend(aiter_probe.Manifest(
+            {"rules": {}, "capabilities": caps}, "m.json")))
+        self.assertTrue(_aiter_fused_moe_supports_no_combine())
+        self.assertFalse(aiter_backend_importable())
+        self.assertIn("not supported: rule did not match",
+                      aiter_backend.aiter_backend().why("supported", "sglang.aiter_backend"))
+        # scanned without the SGLang pack: no
+        self.assertFalse(aiter_moe_enums_present())
+        self.assertIn("scanned without its pack",
+                      aiter_backend.aiter_backend().why("supported", "sglang.moe_enums"))
+
+    def test_fixture_trees_lack_sglangs_imports(self):
+        use("old-layout")
+        self.assertFalse(aiter_backend_importable())
+        self.assertFalse(_aiter_fused_moe_supports_no_combine())
+
+    def test_no_manifest_says_no(self):
+        aiter_backend.use_backend(Backend(None, "none here"))
+        self.assertFalse(aiter_moe_enums_present())
 
 
     def test_fp8_prefill_gate_takes_the_callers_arch(self):

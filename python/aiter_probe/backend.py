@@ -505,6 +505,15 @@ class Backend(CallsMixin):
         """Every call vLLM makes into AITER without a guard binds."""
         return self._capability("vllm_calls_bind")
 
+    # --- any capability by its id (the census packs) -------------------------
+
+    def supported(self, capability: str) -> bool:
+        """Whether the capability `capability` (an id of the shipped packs,
+        e.g. "sglang.aiter_backend", "custom_ar.per_group_quant") holds:
+        False without a manifest, or where it was scanned without its pack;
+        why("supported", capability) gives the reason."""
+        return self._answer("supported", *self._verdict(capability))
+
     def answer(self, name: str, *args: "Any", **kwargs: "Any") -> "Tuple[Any, Optional[str]]":
         """(the answer, its reason) of the decision `name` (a method name)
         asked with args: the same answer as the method's, and the reason of

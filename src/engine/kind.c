@@ -24,6 +24,7 @@
 	X(glob) \
 	X(version) \
 	X(pybind_enum) \
+	X(python_attr) \
 	/* the end of the list: a kind added last is one line too */
 
 #define KIND_DECLARE(name) extern const ap_kind ap_kind_##name;

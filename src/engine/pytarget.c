@@ -25,7 +25,11 @@ static const char facts_py[] =
 /* Whether the module argv[1] is found, without importing it or its parents:
  * the top-level name by find_spec, each submodule by the path finder over
  * its parent's locations, as the import system would look. Not the folder
- * the scan runs in, which `-c` puts first on the path. */
+ * the scan runs in, which `-c` puts first on the path. Where it is absent,
+ * how many of its parts name the first module absent: every module under
+ * that one is absent too, found by the same walk, so one run answers them
+ * all (triton.language.extra.libdevice absent at `triton` answers
+ * triton.experimental), as a module found answers its parents. */
 static const char finds_py[] =
 	"import sys\n"
 	"if sys.path and sys.path[0] == '':\n"
@@ -33,13 +37,13 @@ static const char finds_py[] =
 	"import importlib.machinery as m, importlib.util as u\n"
 	"parts = sys.argv[1].split('.')\n"
 	"try:\n"
+	"    n = 1\n"
 	"    s = u.find_spec(parts[0])\n"
-	"    for k in range(1, len(parts)):\n"
-	"        if s is None or s.submodule_search_locations is None:\n"
-	"            s = None\n"
-	"            break\n"
-	"        s = m.PathFinder.find_spec('.'.join(parts[:k + 1]), list(s.submodule_search_locations))\n"
-	"    print('found' if s is not None else 'absent')\n"
+	"    while s is not None and n < len(parts):\n"
+	"        n += 1\n"
+	"        s = (m.PathFinder.find_spec('.'.join(parts[:n]), list(s.submodule_search_locations))\n"
+	"             if s.submodule_search_locations is not None else None)\n"
+	"    print('found' if s is not None else 'absent %d' % n)\n"
 	"except Exception:\n"
 	"    print('error')\n";
 
@@ -60,6 +64,7 @@ struct ap_pytarget {
 	int (*given_finds)(void *ctx, const char *module);
 	void *given_ctx;
 	ap_map *finds; /* module -> index into names */
+	ap_map *implied; /* module -> 0 absent or 1 found, as another's answer implies */
 	char **names;
 	int *found;
 	size_t nfinds, finds_cap;
@@ -120,6 +125,7 @@ ap_pytarget *ap_pytarget_new(const char *python, const char *version)
 	const char *env = getenv("AITER_PROBE_PYTHON");
 
 	t->finds = ap_xnonnull(ap_map_new());
+	t->implied = ap_xnonnull(ap_map_new());
 	if (version != NULL) {
 		t->version_only = true;
 		t->asked = t->have = true;
@@ -142,6 +148,7 @@ void ap_pytarget_free(ap_pytarget *t)
 	free(t->names);
 	free(t->found);
 	ap_map_free(t->finds);
+	ap_map_free(t->implied);
 	free(t->python);
 	free(t->executable);
 	free(t->level);
@@ -392,6 +399,67 @@ static bool module_name(const char *s)
 	return !start;
 }
 
+/* What the answers so far imply about module: 0 where a module it is
+ * under is absent, 1 where one under it is found, else -1. */
+static int implied(const ap_pytarget *t, const char *module)
+{
+	size_t at = ap_map_get_str(t->implied, module);
+
+	if (at != AP_MAP_ABSENT)
+		return (int)at;
+	for (const char *dot = strchr(module, '.'); dot != NULL; dot = strchr(dot + 1, '.'))
+		if (ap_map_get(t->implied, module, (size_t)(dot - module)) == 0)
+			return 0;
+	return -1;
+}
+
+/* Keeps what the run's answer about module implies: parts > 0, the first
+ * parts of it are absent; parts 0, it and every module above it are found. */
+static void imply(ap_pytarget *t, const char *module, size_t parts, bool found)
+{
+	const char *end = module;
+
+	for (size_t k = 0; *end != '\0'; k++) {
+		const char *dot = strchr(end, '.');
+		end = dot != NULL ? dot : end + strlen(end);
+		if (found || k + 1 == parts) {
+			size_t len = (size_t)(end - module);
+			if (ap_map_get(t->implied, module, len) == AP_MAP_ABSENT)
+				ap_xok(ap_map_put(t->implied, module, len, found ? 1 : 0));
+			if (!found)
+				return;
+		}
+		if (*end == '.')
+			end++;
+	}
+}
+
+/* The run's answer: 1 found, 0 absent, -1 not known, -2 no answer. */
+static int finds_answer(ap_pytarget *t, const char *module, const char *out)
+{
+	size_t dots = 0, parts;
+	char *end;
+
+	for (const char *q = module; *q != '\0'; q++)
+		dots += *q == '.';
+	if (strcmp(out, "found\n") == 0) {
+		imply(t, module, 0, true);
+		return 1;
+	}
+	if (strcmp(out, "absent\n") == 0)
+		return 0;
+	if (strcmp(out, "error\n") == 0)
+		return -1;
+	if (strncmp(out, "absent ", 7) != 0 || out[7] < '1' || out[7] > '9')
+		return -2;
+	errno = 0;
+	parts = strtoul(out + 7, &end, 10);
+	if (errno != 0 || strcmp(end, "\n") != 0 || parts > dots + 1)
+		return -2;
+	imply(t, module, parts, false);
+	return 0;
+}
+
 int ap_pytarget_finds(ap_pytarget *t, const char *module)
 {
 	size_t at = ap_map_get_str(t->finds, module);
@@ -404,14 +472,12 @@ int ap_pytarget_finds(ap_pytarget *t, const char *module)
 		found = t->given_finds(t->given_ctx, module);
 		if (found != 0 && found != 1)
 			found = -1;
-	} else if (t->python != NULL && module_name(module) &&
+	} else if (t->python != NULL && module_name(module) && (found = implied(t, module)) < 0 &&
 	           (out = run(t, finds_py, module, "where it finds modules")) != NULL) {
-		if (strcmp(out, "found\n") == 0)
-			found = 1;
-		else if (strcmp(out, "absent\n") == 0)
-			found = 0;
-		else if (strcmp(out, "error\n") != 0)
+		if ((found = finds_answer(t, module, out)) == -2) {
 			fail(t, ap_xstrdup("where it finds modules: it printed what is no answer"));
+			found = -1;
+		}
 		free(out);
 	}
 	ap_xgrow((void **)&t->names, &t->finds_cap, t->nfinds + 1, sizeof *t->names);

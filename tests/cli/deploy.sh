@@ -245,7 +245,7 @@ case_ "slurm-scan.sh"
 PATH="$TMP/bin:$PATH" sh "$DEPLOY/slurm-scan.sh" "$TMP/shared" --color=never >"$TMP/out" 2>"$TMP/err"
 rc=$?
 expect_rc 0
-expect_out_has "2 nodes, 1 AITER tree; no capability of 15 differs across nodes"
+expect_out_has "2 nodes, 1 AITER tree; no capability of 36 differs across nodes"
 expect_out_has "2 nodes: node-[1-2]"
 [ -f "$TMP/shared/1234/node-1.json" ] && [ -f "$TMP/shared/1234/node-2.json" ] ||
 	fail "no 1234/node-N.json"

@@ -68,12 +68,12 @@ golden merge-fixtures.json
 case_ "merge --fail-on-differ: the nodes differ"
 probe merge --fail-on-differ "$NODES/node-01.json" "$NODES/node-03.json"
 expect_rc 1
-expect_out_has "2 nodes, 2 AITER trees; 1 of 15 capabilities differs across nodes"
+expect_out_has "2 nodes, 2 AITER trees; 1 of 36 capabilities differs across nodes"
 
 case_ "merge --fail-on-differ: one tree on every node"
 probe merge --fail-on-differ --color=never "$NODES/node-01.json" "$NODES/node-02.json"
 expect_rc 0
-expect_out_has "2 nodes, 1 AITER tree; no capability of 15 differs across nodes"
+expect_out_has "2 nodes, 1 AITER tree; no capability of 36 differs across nodes"
 expect_out_has "AITER unknown  2 nodes: node-[01-02]"
 
 case_ "merge --color: only the counts and titles are painted"
@@ -92,7 +92,7 @@ expect_rc 0
 expect_json 'j["capabilities"]["mla.decode.native_h16"]["unprobed"]' "{'count': 1, 'nodes': ['node-01'], 'omitted': 0}"
 expect_json 'j["capabilities"]["aiter.hipb_mm"]["unprobed"]' "{'count': 1, 'nodes': ['good'], 'omitted': 0}"
 expect_json 'j["capabilities"]["aiter.hipb_mm"]["lacking"]["nodes"]' "['node-01']"
-expect_json 'j["differing_capabilities"]' 15
+expect_json 'j["differing_capabilities"]' 36
 
 case_ "merge: one node twice"
 cp "$NODES/node-01.json" "$TMP/copy.json"
@@ -305,8 +305,8 @@ expect_out 'Capabilities that differ (how many nodes have each):
 
 AITER trees (by the digest of their inputs, the most nodes
     first):
-  586f8a44c336  AITER 0.1\x1b[31m
+  5a9b75ee5267  AITER 0.1\x1b[31m
     (commit \x1b]0;PWN\x07\x1b[2J)
     1 node: evil\x1b[2J\xc2\x9b
-  e7d70898c2bb  AITER unknown  1 node: node-03'
+  cf5a51e84819  AITER unknown  1 node: node-03'
 finish

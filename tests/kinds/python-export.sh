@@ -138,7 +138,7 @@ rule ex.try_body status matched
 rule ex.try_body file aiter/ops/comms.py
 rule ex.except_only status unmatched
 rule ex.except_only reason "aiter does not export handler_only_op"
-rule ex.except_only file None
+rule ex.except_only file aiter/__init__.py
 
 case_ "python-export: only the else arm of if/elif on assume_false names counts"
 rule ex.dead_arm status unmatched
@@ -159,6 +159,7 @@ rule ex.module reason "aiter exports os, but it is a module, not a def"
 rule ex.submodule reason "aiter.ops exports gradlib, but it is a module, not a def"
 rule ex.nomodule status missing
 rule ex.nomodule reason "no module aiter.nope in the tree"
+rule ex.nomodule file aiter/nope/__init__.py
 rule ex.params_fail reason "hipb_mm has no parameter 'out_dtype'"
 
 case_ "python-export: a package is imported before the module of its name beside it"

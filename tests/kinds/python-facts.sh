@@ -3,7 +3,8 @@
 # The target interpreter's facts in the Python kinds: CPython agrees with
 # every condition the reader decides; --python and --python-version, what
 # they refuse; version, platform and try/except ImportError conditions in a
-# tree; the facts asked once and only when needed; the manifest's python;
+# tree; the facts asked once and only when needed, a module absent answering
+# those under it; the manifest's python;
 # verify and check --manifest with another interpreter; interpreters that
 # fail, hang, flood or print what is no answer.
 . "$AP_SRCDIR/tests/lib.sh"
@@ -304,6 +305,67 @@ bad raises "case \"\$*\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 f
 scan_facts --python "$TMP/bin/raises"
 expect_rc 0
 expect_json '"finds" in j["python"]' False
+
+case_ "a module absent answers the modules under it, one found those above it: one run each"
+# CPython itself, each run's module logged
+{
+	echo '#!/bin/sh'
+	echo 'eval "module=\${$#}"'
+	echo "echo \"\$module\" >>'$TMP/logged.log'"
+	echo "exec '${PYTHON3:-python3}' \"\$@\""
+} >"$TMP/bin/logged"
+chmod +x "$TMP/bin/logged"
+mkdir -p "$TMP/implied/aiter"
+touch "$TMP/implied/aiter/__init__.py"
+cat >"$TMP/implied/aiter/opt.py" <<'EOF'
+try:
+    import aiter_probe_nowhere.language.extra
+except ImportError:
+    def deep(q, fallback=True):
+        return q
+
+try:
+    import aiter_probe_nowhere.experimental
+except ImportError:
+    def wide(q, fallback=True):
+        return q
+
+try:
+    import json.decoder
+except ImportError:
+    pass
+else:
+    def decoder(q, stdlib=True):
+        return q
+
+try:
+    import json
+except ImportError:
+    pass
+else:
+    def top(q, stdlib=True):
+        return q
+EOF
+pack implied <<'EOF'
+rules:
+  - {id: deep, file: aiter/opt.py, python-def: deep, params: [fallback]}
+  - {id: wide, file: aiter/opt.py, python-def: wide, params: [fallback]}
+  - {id: decoder, file: aiter/opt.py, python-def: decoder, params: [stdlib]}
+  - {id: top, file: aiter/opt.py, python-def: top, params: [stdlib]}
+EOF
+: >"$TMP/logged.log"
+probe scan --aiter-root "$TMP/implied" --no-launch --no-default-rules --rules "$TMP/implied.yaml" \
+	--format json --python "$TMP/bin/logged"
+expect_rc 0
+for id in deep wide decoder top; do rule $id status matched; done
+expect_json 'j["python"]["finds"]' "{'aiter_probe_nowhere.language.extra': False, 'aiter_probe_nowhere.experimental': False, 'json.decoder': True, 'json': True}"
+expect_json "open('$TMP/logged.log').read().split()" "['aiter_probe_nowhere.language.extra', 'json.decoder']"
+
+case_ "an absent answer that names more parts than the module has is no answer"
+bad deeper "case \"\$*\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n' ;; *) echo absent 3 ;; esac"
+scan_facts --python "$TMP/bin/deeper"
+expect_rc 2
+expect_err "aiter-probe: cannot ask $TMP/bin/deeper where it finds modules: it printed what is no answer $hint"
 
 # --- verify and check --manifest: the interpreter asked again -------------
 

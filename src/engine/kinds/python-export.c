@@ -42,20 +42,6 @@ static void pyexport_free(void *state)
 	free(p);
 }
 
-/* Identifiers (non-ASCII ones too, as in Python) joined by dots. */
-static bool dotted_name(const char *s)
-{
-	for (;;) {
-		const char *dot = strchr(s, '.');
-		size_t len = dot ? (size_t)(dot - s) : strlen(s);
-		if (!ap_py_is_identifier(s, len))
-			return false;
-		if (dot == NULL)
-			return true;
-		s = dot + 1;
-	}
-}
-
 static int pyexport_load(const ap_kind_load *l, void **state)
 {
 	struct pyexport *p = ap_xcalloc(1, sizeof *p);
@@ -67,16 +53,40 @@ static int pyexport_load(const ap_kind_load *l, void **state)
 	    (rc = ap_y_need_field(l->pack, l->map, "rule", "from", from)) < 0 ||
 	    (rc = ap_y_string(l->pack, from->val, "from", &p->from)) < 0)
 		return rc;
-	if (!dotted_name(p->from))
+	if (!ap_py_dotted_name(p->from))
 		return ap_y_fail(l->pack, from->val, "'from' must be a module name (a.b.c), not '%s'",
 		                 p->from);
-	if (!dotted_name(p->name) || strchr(p->name, '.') != NULL)
+	if (!ap_py_dotted_name(p->name) || strchr(p->name, '.') != NULL)
 		return ap_y_fail(l->pack, l->arg, "'python-export' must be a name, not '%s'", p->name);
 	ap_py_name_normalize(&p->name);
 	ap_py_name_normalize(&p->from);
 	if ((rc = ap_pydef_check_load(l->pack, l->opts, &p->check)) < 0)
 		return rc;
 	return ap_pyconf_load(l->pack, &l->opts[3], &p->conf);
+}
+
+/* The file of module `from` (its __init__.py, else NAME.py), or where
+ * Python's finder looks first when neither is there: a rule that resolves
+ * to no file still has a place (SARIF locates it there). */
+static const char *module_file(ap_reader *r, const char *from)
+{
+	char *base = ap_xstrdup(from), *path;
+	const ap_file *f;
+
+	for (char *c = base; *c != '\0'; c++)
+		if (*c == '.')
+			*c = '/';
+	path = ap_xasprintf("%s/__init__.py", base);
+	f = ap_reader_get(r, path);
+	free(path);
+	if (f->status == AP_FILE_MISSING) {
+		path = ap_xasprintf("%s.py", base);
+		if (ap_reader_get(r, path)->status != AP_FILE_MISSING)
+			f = ap_reader_get(r, path);
+		free(path);
+	}
+	free(base);
+	return f->path;
 }
 
 static void pyexport_run(const void *state, ap_kind_run *run)
@@ -90,6 +100,8 @@ static void pyexport_run(const void *state, ap_kind_run *run)
 	ap_pysource_resolve(run->reader, &p->conf, p->from, p->name, &ref, &missing);
 	if (ref.file != NULL)
 		res->file = ref.file->path;
+	if (res->file == NULL)
+		res->file = module_file(run->reader, p->from);
 	if (missing) {
 		res->status = AP_RULE_MISSING;
 		res->reason = ap_xasprintf("no module %s in the tree", p->from);

@@ -50,6 +50,20 @@ void ap_pyconf_free(ap_pyconf *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* Identifiers (non-ASCII ones too, as in Python) joined by dots. */
+bool ap_py_dotted_name(const char *s)
+{
+	for (;;) {
+		const char *dot = strchr(s, '.');
+		size_t len = dot ? (size_t)(dot - s) : strlen(s);
+		if (!ap_py_is_identifier(s, len))
+			return false;
+		if (dot == NULL)
+			return true;
+		s = dot + 1;
+	}
+}
+
 /* --- The def a rule names -------------------------------------------------- */
 
 int ap_pysource_names_load(const ap_kind_load *l, const char *what, const ap_ynode *n,

@@ -47,6 +47,10 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 int ap_pysource_names_load(const ap_kind_load *l, const char *what, const ap_ynode *n,
                            char ***names, size_t *count);
 
+/* Whether s is identifiers (non-ASCII ones too, as in Python) joined by
+ * dots: a module name, or a dotted attribute. */
+bool ap_py_dotted_name(const char *s);
+
 /* A match at line of f, its text the line's. */
 ap_match *ap_pysource_match(ap_kind_run *run, const ap_file *f, unsigned line);
 
