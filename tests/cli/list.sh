@@ -34,7 +34,7 @@ diff -u "$EXP/list-capabilities.txt" "$TMP/out" >&2 || fail "stdout differs from
 case_ "list --color: section names and ids in bold, the text as without"
 probe list capabilities --color
 expect_rc 0
-expect_out_has "$(printf '\033[1mcapabilities (15):\033[0m')"
+expect_out_has "$(printf '\033[1mcapabilities (36):\033[0m')"
 expect_out_has "$(printf '  \033[1mmla.decode.native_h24\033[0m (./probes/mla.yaml:9)')"
 sed 's/\x1b\[[0-9]*m//g' "$TMP/out" | diff -u "$EXP/list-capabilities.txt" - >&2 ||
 	fail "painted text differs from the golden"
