@@ -188,7 +188,9 @@ static void test_reader_refuses(void **state)
 	expect_refused("\"params\": \"q, k, /, v, *, scale=\\u2026, **extra\"", "\"params\": 3",
 	               "'signatures[\"aiter\"].callables[\"paged_attention\"].params' must be a "
 	               "string");
-	expect_refused("\"file\": \"aiter/__init__.py\",", "\"file\": 1,",
+	/* the signatures' own "file", not a rule's before it */
+	expect_refused("\"aiter\": {\n      \"file\": \"aiter/__init__.py\",",
+	               "\"aiter\": {\n      \"file\": 1,",
 	               "'signatures[\"aiter\"].file' must be a string or null");
 	expect_refused("\"signatures\": {", "\"signatures\": {\"x\": [], ",
 	               "'signatures[\"x\"]' must be an object");
