@@ -30,7 +30,16 @@ expect_rc 0
 size=$(wc -c <"$TMP/big.json")
 [ "$size" -lt 1000000 ] || fail "the manifest is $size bytes"
 expect_json_file() { "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$TMP/big.json" "$1"; }
-[ "$(expect_json_file 'j["rules"]["mla.reduce.cases"]["status"], j["rules"]["mla.reduce.cases"]["reason"], len(j["rules"]["mla.reduce.cases"]["matches"])')" = "('error', \"its 9999 matches would take 129 MiB of the manifest, more than the 16 MiB a rule's may\", 0)" ] ||
+# Under valgrind or the sanitizers the regex's time bound stops the collection
+# earlier (fewer matches found, still past the share): the count is not fixed.
+if [ -z "${AP_WRAPPER:-}${AP_SAN:-}" ]; then
+	want="('error', \"its 9999 matches would take 129 MiB of the manifest, more than the 16 MiB a rule's may\", 0)"
+	got=$(expect_json_file 'j["rules"]["mla.reduce.cases"]["status"], j["rules"]["mla.reduce.cases"]["reason"], len(j["rules"]["mla.reduce.cases"]["matches"])')
+else
+	want="('error', True, 0)"
+	got=$(expect_json_file 'j["rules"]["mla.reduce.cases"]["status"], bool(__import__("re").fullmatch("its [0-9]+ matches would take [0-9]+ MiB of the manifest, more than the 16 MiB a rule.s may", j["rules"]["mla.reduce.cases"]["reason"])), len(j["rules"]["mla.reduce.cases"]["matches"])')
+fi
+[ "$got" = "$want" ] ||
 	fail "mla.reduce.cases: $(expect_json_file 'j["rules"]["mla.reduce.cases"]')"
 # The rule that stops at its first match is not touched.
 [ "$(expect_json_file 'j["capabilities"]["mla.decode.native_h24"]["supported"]')" = True ] ||
