@@ -508,6 +508,16 @@ def _look_at(root, rel, want_bytes):
     try:
         if rel.endswith("/"):
             return _listing(root, rel)
+        # Most inputs of a real tree are absent paths (a scan's lookups), and
+        # where the kernel finds nothing by name the walk beneath root finds
+        # nothing either (it follows only what the kernel follows): one lstat
+        # instead of an open per component.
+        try:
+            os.lstat(os.path.join(root, rel))
+        except (FileNotFoundError, NotADirectoryError):
+            return "absent", None, None
+        except OSError:
+            pass  # a loop, a name too long: as the walk finds it
         kind, fd, st = _open_beneath(root, rel)
     except OSError as e:
         return _seen_of_error(e), None, None
@@ -745,6 +755,35 @@ def _prescan(text):
     return None
 
 
+# What can make _prescan refuse, found without its token walk (most of load()'s
+# time on a real tree's manifest: 70 of 190 ms for 170 KB): a \u escape of
+# U+0000 or a surrogate anywhere, and outside the strings (taken out whole, as
+# _LINT_RE takes them) a number with an exponent or 19 digits, NaN, Infinity
+# or brackets past _MAX_DEPTH. Each finds a superset of what the walk
+# refuses, so text with none of them passes it.
+_REFUSABLE_ESCAPE_RE = re.compile(r'\\u(?:0000|[dD][89a-fA-F])')
+_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_RISKY_NUMBER_RE = re.compile(r'[0-9][0-9.]*(?:[eE]|[0-9]{18})')
+_NOT_BRACKETS_RE = re.compile(r'[^\[\]{}]+')
+
+
+def _may_be_refused(text):
+    if _REFUSABLE_ESCAPE_RE.search(text) is not None:
+        return True
+    bare = _STRING_RE.sub("", text)
+    if "NaN" in bare or "Infinity" in bare or _RISKY_NUMBER_RE.search(bare) is not None:
+        return True
+    depth = 0
+    for c in _NOT_BRACKETS_RE.sub("", bare):
+        if c in "[{":
+            depth += 1
+            if depth > _MAX_DEPTH:
+                return True
+        elif depth:
+            depth -= 1
+    return False
+
+
 def _refuse_constant(name):
     raise ValueError("'%s' is not JSON" % name)
 
@@ -851,7 +890,7 @@ def load(path: "Union[str, os.PathLike]", verify_fresh: bool = False) -> "Manife
 def _parse(text, path):
     """The Manifest of JSON text, checked as load() checks a file's; path
     names it in messages."""
-    refused = _prescan(text)
+    refused = _prescan(text) if _may_be_refused(text) else None
     if refused is not None:
         raise ManifestError("%s:%d:%d: %s" % ((path,) + refused))
     return _checked(text, path)

@@ -341,7 +341,8 @@ class HostileTest(unittest.TestCase):
 
     def test_accepted_edges(self):
         for value in ('"\\ud83d\\ude00 \\u00e9"', "-9223372036854775808", "1e308",
-                      '"NaN Infinity [[[["', "1e-400"):
+                      '"NaN Infinity [[[["', "1e-400", '"\\"1e999 ]]] ' + "{" * 70 + '"',
+                      '"\\\\u0000"'):
             text = self.good_with(value)
             got = self.refusal(text)
             # Only the reason's type may be refused, never the text.
