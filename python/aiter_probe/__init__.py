@@ -64,9 +64,10 @@ _PAD_MODES = ("none", "repeat-interleave", "tile-slice")
 _KERNELS = ("aiter", "reference")
 # The most heads a plan row names (AP_MLA_MAX_HEADS, src/core/mla-route.h).
 _PLAN_MAX_HEADS = 128
-# What aiter-probe's text output escapes: C0 controls but tab, DEL, and C1
-# controls, each UTF-8 byte as \xHH.
-_CONTROL_RE = re.compile("[\x00-\x08\x0a-\x1f\x7f\x80-\x9f]")
+# What aiter-probe's text output escapes: C0 controls but tab, DEL, C1
+# controls and bidirectional controls, each UTF-8 byte as \xHH.
+_CONTROL_RE = re.compile("[\x00-\x08\x0a-\x1f\x7f\x80-\x9f\u061c\u200e\u200f"
+                         "\u202a-\u202e\u2066-\u2069]")
 
 
 def _terminal_text(text):

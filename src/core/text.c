@@ -196,14 +196,24 @@ void ap_text_wrap_after(FILE *to, const char *lead, const char *text, int indent
 }
 
 /* The length of the control at s (n bytes left) that a terminal could act
- * on, or 0: a C0 byte other than tab, DEL, or a C1 control in UTF-8
- * (U+0080 to U+009F, C2 80 to C2 9F; 8-bit CSI and OSC on some terminals). */
+ * on, or 0: a C0 byte other than tab, DEL, a C1 control in UTF-8 (U+0080 to
+ * U+009F, C2 80 to C2 9F; 8-bit CSI and OSC on some terminals), or a
+ * bidirectional mark, embedding, override or isolate (U+061C, U+200E,
+ * U+200F, U+202A to U+202E, U+2066 to U+2069), which reorders the text
+ * shown after it so that a line reads other than it is. */
 static size_t control_at(const unsigned char *s, size_t n)
 {
 	if ((s[0] < 0x20 && s[0] != '\t') || s[0] == 0x7F)
 		return 1;
 	if (n >= 2 && s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
 		return 2;
+	if (n >= 2 && s[0] == 0xD8 && s[1] == 0x9C)
+		return 2;
+	if (n >= 3 && s[0] == 0xE2 && s[1] == 0x80 &&
+	    (s[2] == 0x8E || s[2] == 0x8F || (s[2] >= 0xAA && s[2] <= 0xAE)))
+		return 3;
+	if (n >= 3 && s[0] == 0xE2 && s[1] == 0x81 && s[2] >= 0xA6 && s[2] <= 0xA9)
+		return 3;
 	return 0;
 }
 

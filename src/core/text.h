@@ -69,7 +69,9 @@ void ap_text_wrap_after(FILE *to, const char *lead, const char *text, int indent
 
 /* s (len bytes) for a terminal, in a new string: each C0 control byte but
  * tab (newline included), DEL, and each byte of a UTF-8 C1 control
- * (U+0080 to U+009F) written as \xHH (lowercase hex); the rest as it is.
+ * (U+0080 to U+009F) or bidirectional control (U+061C, U+200E, U+200F,
+ * U+202A to U+202E, U+2066 to U+2069) written as \xHH (lowercase hex); the
+ * rest as it is.
  * NULL with the error set when memory runs out. */
 AP_CHECKED char *ap_terminal_text(const char *s, size_t len);
 /* Whether s (len bytes) holds a control ap_terminal_text would escape. */

@@ -121,6 +121,85 @@ expect_rc 2
 expect_err "aiter-probe explain: --manifest reads a manifest; scan options do not apply to it
 Try 'aiter-probe explain --help'."
 
+case_ "explain --heads: padded, with the fallback and its cost"
+probe explain mla.decode.native_h24 --heads 24 --aiter-root tests/fixtures/h24-missing --no-launch
+expect_rc 0
+golden explain-heads-24.txt
+
+case_ "explain --heads: native on a tree that has it"
+probe explain mla.decode.native_h24 --heads 24 --aiter-root sample/aiter-root --no-launch
+expect_rc 0
+expect_out "mla.decode.native_h24 at 24 heads per rank: supported
+  routing: launch 24 (native: passed through, no padding)
+  verified: no (no launch of 24 heads passed on this node)
+  cost: none (no padded heads)"
+
+case_ "explain --heads: another head count, repeat-interleave, no fallback"
+probe explain mla.decode.native_h24 --heads 8 --aiter-root tests/fixtures/h24-missing --no-launch
+expect_rc 0
+expect_out "mla.decode.native_h24 (24 heads) at 8 heads per rank: unsupported
+  routing: launch 16 (repeat-interleave: each query head repeated 2 times, the
+      output read strided)
+  verified: no (no launch of 8 heads passed on this node)
+  cost: 16/8 = 2.00x the heads' work (8 padded heads computed and dropped), in
+      the same 1 stage-1 block per KV range as 8 heads"
+
+case_ "explain --heads: json"
+probe explain mla.decode.native_h24 --heads 24 --aiter-root tests/fixtures/h24-missing --no-launch --format json
+expect_rc 0
+expect_json '[j[k] for k in ("heads", "capability_heads", "launch_heads", "mode", "verified", "kernel")]' "[24, 24, 32, 'tile-slice', False, None]"
+expect_json 'j["verdict"]' unsupported
+expect_json 'j["fallback"].startswith("vLLM pads the 24 query heads to 32")' True
+expect_json 'j["cost"]' "{'work_ratio': 1.3333333333333333, 'padded_heads': 8, 'head_tiles': 1}"
+
+cp -R tests/fixtures/h24-missing "$TMP/htree"
+probe scan --aiter-root "$TMP/htree" --no-launch -o "$TMP/h.json"
+"${PYTHON3:-python3}" - "$TMP/h.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+row = m["plans"]["mla_heads"][23]
+row["verified"], row["kernel"] = True, "aiter"
+json.dump(m, open(sys.argv[1][:-5] + "-verified.json", "w"))
+m["plans"]["mla_heads"] = [r for r in m["plans"]["mla_heads"] if r["heads"] != 20]
+json.dump(m, open(sys.argv[1][:-5] + "-no20.json", "w"))
+del m["plans"]
+json.dump(m, open(sys.argv[1][:-5] + "-noplans.json", "w"))
+PY
+
+case_ "explain --heads --manifest: verified by AITER's kernel"
+probe explain mla.decode.native_h24 --heads 24 --manifest "$TMP/h-verified.json"
+expect_rc 0
+expect_out_has "  verified: yes, by a launch on this node of AITER's kernel"
+
+case_ "explain --heads --manifest: no plan row for the head count"
+probe explain mla.decode.native_h24 --heads 20 --manifest "$TMP/h-no20.json"
+expect_rc 2
+expect_err "aiter-probe: plans.mla_heads has no row for 20 heads"
+expect_no_out
+
+case_ "explain --heads --manifest: a manifest without plans"
+probe explain mla.decode.native_h24 --heads 24 --manifest "$TMP/h-noplans.json"
+expect_rc 2
+expect_err "aiter-probe: $TMP/h-noplans.json: missing key 'plans'"
+expect_no_out
+
+for bad in 0 129 x ''; do
+	case_ "explain --heads '$bad': not a head count"
+	probe explain mla.decode.native_h24 --heads "$bad" --aiter-root tests/fixtures/h24-missing --no-launch
+	expect_rc 2
+	expect_err "aiter-probe explain: --heads takes a head count from 1 to 128, not '$bad'
+Try 'aiter-probe explain --help'."
+	expect_no_out
+done
+
+for id in mla.decode_fwd.causal mla.metadata.native_h24; do
+	case_ "explain --heads: $id is not an MLA decode capability"
+	probe explain "$id" --heads 24 --aiter-root tests/fixtures/h24-missing --no-launch
+	expect_rc 2
+	expect_err "aiter-probe: --heads needs an MLA decode capability (one with a launch: mla.decode.native_h24), not '$id'"
+	expect_no_out
+done
+
 case_ "explain: unknown id, with the nearest"
 probe explain mla.decode.native_h42 --aiter-root sample/aiter-root --no-launch
 expect_rc 2

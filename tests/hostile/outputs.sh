@@ -251,6 +251,24 @@ bprobe scan --aiter-root "$TMP/t1" $OWN --format json
 expect_json 'ascii(j["rules"]["r"]["matches"][0]["captures"]["v"])' "'\\x1b]0;title\\x07\\x1b[2J'"
 expect_json 'ascii(j["rules"]["r"]["matches"][0]["text"])' "'const char *x = \"\\x1b]0;title\\x07\\x1b[2J\";'"
 
+# U+202E (right-to-left override), U+2066 (left-to-right isolate), U+2069
+# (pop isolate), U+200F (right-to-left mark) and U+061C (Arabic letter mark):
+# each reorders what a terminal shows after it.
+mkdir -p "$TMP/tbidi"
+printf 'const char *x = "a\342\200\256b\342\201\246c\342\201\251d\342\200\217e\330\234f";\n' >"$TMP/tbidi/a.c"
+
+case_ "scan and explain text: bidirectional controls are escaped, JSON keeps them"
+bprobe scan --aiter-root "$TMP/tbidi" $OWN --format text
+expect_rc 0
+expect_out_has '      a.c:1 (v=a\xe2\x80\xaeb\xe2\x81\xa6c\xe2\x81\xa9d\xe2\x80\x8fe\xd8\x9cf)'
+LC_ALL=C grep -q "$(printf '\342\200[\216\217\252-\256]\\|\342\201[\246-\251]\\|\330\234')" "$TMP/out" &&
+	fail "a bidirectional control in the text"
+bprobe explain r --aiter-root "$TMP/tbidi" $OWN
+expect_rc 0
+expect_out_has '      "a\xe2\x80\xaeb\xe2\x81\xa6c\xe2\x81\xa9d\xe2\x80\x8fe\xd8\x9cf";'
+bprobe scan --aiter-root "$TMP/tbidi" $OWN --format json
+expect_json 'ascii(j["rules"]["r"]["matches"][0]["captures"]["v"])' "'a\\u202eb\\u2066c\\u2069d\\u200fe\\u061cf'"
+
 case_ "scan text: a newline in a value is escaped too"
 nl="$TMP/nl
 root"

@@ -75,6 +75,31 @@ expect_rc 0
 cap p False
 expect_json "'(null)' in j['capabilities']['p']['reason']" False
 
+# 64 folders deep is the walk's limit: a file there is found, one a folder
+# further is an error naming the limit, the pattern and the folder, never
+# unmatched.
+at64=$(printf 'd/%.0s' $(seq 64))
+mkdir -p "$TMP/deep64/$at64" "$TMP/deep65/${at64}d"
+echo x >"$TMP/deep64/${at64}f.csv"
+echo x >"$TMP/deep65/${at64}d/f.csv"
+pack glob_deep <<'EOF'
+rules:
+  - id: deep
+    glob: "**/*.csv"
+EOF
+
+case_ "glob: a file 64 folders deep is found"
+scan "$TMP/deep64" glob_deep
+expect_rc 0
+rule deep status matched
+rule deep file "${at64}f.csv"
+
+case_ "glob: deeper than 64 folders is an error, not unmatched"
+scan "$TMP/deep65" glob_deep
+expect_rc 0
+rule deep status error
+rule deep reason "glob '**/*.csv' goes deeper than 64 folders (at ${at64}d/)"
+
 pack glob_empty_seg <<'EOF'
 rules:
   - id: r

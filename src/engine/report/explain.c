@@ -7,6 +7,7 @@
 #include "core/ap-error.h"
 #include "core/ap-util.h"
 #include "core/manifest-read.h"
+#include "core/mla-route.h"
 #include "engine/report/explain.h"
 #include "engine/kind.h"
 #include "engine/manifest.h"
@@ -473,21 +474,29 @@ static json_t *node_json(account *a, const ap_expr *e, holds *value)
 	return node;
 }
 
+/* The manifest's entry for p; NULL with the message when it has none. */
+static const json_t *capability_of(const ap_probe *p, const json_t *manifest)
+{
+	const json_t *cap = json_object_get(json_object_get(manifest, "capabilities"), p->id);
+
+	if (cap == NULL)
+		ap_error_set("the manifest has no capability '%s' (it was scanned without the probe "
+		             "that defines it)", p->id);
+	return cap;
+}
+
 int ap_explain_capability(const ap_ruleset *rs, const ap_probe *p, const json_t *manifest,
                           json_t **out)
 {
-	const json_t *cap = json_object_get(json_object_get(manifest, "capabilities"), p->id);
+	const json_t *cap = capability_of(p, manifest);
 	const json_t *row;
 	account a;
 	json_t *doc;
 	holds v;
 	char *consequence;
 
-	if (cap == NULL) {
-		ap_error_set("the manifest has no capability '%s' (it was scanned without the probe "
-		             "that defines it)", p->id);
+	if (cap == NULL)
 		return AP_EINPUT;
-	}
 	account_open(&a, rs, manifest);
 	doc = json_pack("{s:o, s:o, s:b, s:s, s:o, s:o}", "capability", ap_json_text(p->id),
 	                "description", ap_json_text(p->description), "supported",
@@ -504,6 +513,35 @@ int ap_explain_capability(const ap_ruleset *rs, const ap_probe *p, const json_t 
 	json_object_set_new(doc, "consequence", ap_json_text(consequence));
 	free(consequence);
 	ap_reader_free(a.reader);
+	*out = doc;
+	return AP_OK;
+}
+
+int ap_explain_heads(const ap_probe *p, const json_t *manifest, int heads, json_t **out)
+{
+	const json_t *cap = capability_of(p, manifest), *row;
+	ap_mla_plan_row plan;
+	json_t *doc;
+
+	if (cap == NULL || (row = ap_manifest_mla_plan_for(manifest, heads)) == NULL)
+		return AP_EINPUT;
+	ap_manifest_mla_plan_read(row, &plan);
+	doc = json_pack("{s:o, s:b, s:s, s:i, s:i, s:i, s:s, s:b, s:o}", "capability",
+	                ap_json_text(p->id), "supported",
+	                json_is_true(json_object_get(cap, "supported")), "verdict",
+	                ap_manifest_cap_verdict(cap), "capability_heads", p->launch->heads, "heads",
+	                heads, "launch_heads", plan.launch_heads, "mode",
+	                ap_pad_mode_name(plan.mode), "verified", plan.verified, "kernel",
+	                plan.kernel != NULL ? json_string(plan.kernel) : json_null());
+	/* The pack's fallback speaks of the capability's own head count. */
+	json_object_set_new(doc, "fallback", heads == p->launch->heads && plan.mode != AP_PAD_NONE
+	                                             ? ap_json_text(p->fallback)
+	                                             : json_null());
+	json_object_set_new(doc, "cost",
+	                    json_pack("{s:f, s:i, s:i}", "work_ratio",
+	                              (double)plan.launch_heads / heads, "padded_heads",
+	                              plan.launch_heads - heads, "head_tiles",
+	                              ap_mla_head_tiles(plan.launch_heads)));
 	*out = doc;
 	return AP_OK;
 }
@@ -709,4 +747,58 @@ void ap_explain_print_text(const json_t *doc, FILE *to, bool color, int width)
 		free(row);
 	}
 	field(to, 0, "when unsupported", str(doc, "fallback"), width);
+}
+
+/* How mode runs heads real heads as launch of them, for people. */
+static char *mode_text(const char *mode, int heads, int launch)
+{
+	if (strcmp(mode, "repeat-interleave") == 0)
+		return ap_xasprintf("launch %d (repeat-interleave: each query head repeated %d times, "
+		                    "the output read strided)", launch, launch / heads);
+	if (strcmp(mode, "tile-slice") == 0)
+		return ap_xasprintf("launch %d (tile-slice: the query heads tiled up to %d, the first "
+		                    "%d outputs kept)", launch, launch, heads);
+	return ap_xasprintf("launch %d (native: passed through, no padding)", launch);
+}
+
+void ap_explain_heads_print_text(const json_t *doc, FILE *to, bool color, int width)
+{
+	painter pt = {to, color, width};
+	const json_t *cost = json_object_get(doc, "cost");
+	const char *kernel = str(doc, "kernel");
+	int heads = (int)json_integer_value(json_object_get(doc, "heads"));
+	int launch = (int)json_integer_value(json_object_get(doc, "launch_heads"));
+	int tiles = (int)json_integer_value(json_object_get(cost, "head_tiles"));
+	int own = (int)json_integer_value(json_object_get(doc, "capability_heads"));
+	/* The verdict is the capability's, about its own head count. */
+	char *head = own == heads ? ap_xasprintf("%s at %d heads per rank", str(doc, "capability"),
+	                                         heads)
+	                          : ap_xasprintf("%s (%d heads) at %d heads per rank",
+	                                         str(doc, "capability"), own, heads);
+	char *routing = mode_text(str(doc, "mode"), heads, launch);
+	char *verified = !json_is_true(json_object_get(doc, "verified"))
+	                         ? ap_xasprintf("no (no launch of %d heads passed on this node)",
+	                                        heads)
+	                 : kernel == NULL ? ap_xstrdup("yes, by a launch on this node")
+	                 : ap_xasprintf("yes, by a launch on this node of %s",
+	                                strcmp(kernel, "aiter") == 0 ? "AITER's kernel"
+	                                                             : "the reference kernel");
+	char *price = launch == heads
+	                      ? ap_xstrdup("none (no padded heads)")
+	                      : ap_xasprintf("%d/%d = %.2fx the heads' work (%d padded heads "
+	                                     "computed and dropped), in the same %d stage-1 block%s "
+	                                     "per KV range as %d heads",
+	                                     launch, heads,
+	                                     json_real_value(json_object_get(cost, "work_ratio")),
+	                                     launch - heads, tiles, tiles == 1 ? "" : "s", heads);
+
+	head_line(&pt, 0, head, str(doc, "verdict"));
+	field(to, 2, "routing", routing, width);
+	field(to, 2, "verified", verified, width);
+	field(to, 2, "fallback", str(doc, "fallback"), width);
+	field(to, 2, "cost", price, width);
+	free(price);
+	free(verified);
+	free(routing);
+	free(head);
 }

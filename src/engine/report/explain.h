@@ -46,6 +46,15 @@ int ap_explain_capability(const ap_ruleset *rs, const ap_probe *p, const json_t 
                           json_t **out);
 /* The account of rule r, with the capabilities that require it. */
 int ap_explain_rule(const ap_ruleset *rs, const ap_rule *r, const json_t *manifest, json_t **out);
+/* The routing of p's MLA decode (p has a launch) at `heads` real heads per
+ * rank, from the manifest's plans.mla_heads row for them: the capability's
+ * verdict, the launch head count and padding mode, whether a launch on this
+ * node verified it and with which kernel, the fallback (when the capability
+ * is about these heads and they are padded) and the cost of the padding.
+ * AP_EINPUT when the manifest lacks the capability or the row. */
+int ap_explain_heads(const ap_probe *p, const json_t *manifest, int heads, json_t **out);
+/* That account for a terminal, as ap_explain_print_text prints the others. */
+void ap_explain_heads_print_text(const json_t *doc, FILE *to, bool color, int width);
 /* Either account, for a terminal width columns wide (color: ANSI). Every
  * value from a tree or a pack is escaped with ap_terminal_text. */
 void ap_explain_print_text(const json_t *doc, FILE *to, bool color, int width);
