@@ -23,7 +23,8 @@ const struct ap_cmd ap_cmd_check = {
 	.name = "check",
 	.summary = "go or no-go: are these capabilities supported here?",
 	.usage =
-	"Usage: aiter-probe check --require CAP[,CAP...] [--prefer CAP[,CAP...]] [OPTION]...\n"
+	"Usage: aiter-probe check --require CAP[,CAP...] [--prefer CAP[,CAP...]]\n"
+	"                         [OPTION]...\n"
 	"Scan the AITER tree (as 'scan' does), or read a manifest, and tell whether\n"
 	"every required capability is supported, with the reason for each; and\n"
 	"what the deployment loses for each preferred one that is not.\n\n"

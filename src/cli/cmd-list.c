@@ -24,7 +24,8 @@ const struct ap_cmd ap_cmd_list = {
 	"Options:\n"
 	"  --rules PATH          a rule pack file or folder to load too; repeatable\n"
 	"  --no-default-rules    do not load the installed packs\n"
-	"  --format text|json    what to print (default text)\n"
+	"  --format FORMAT       what to print: text (the default), json, or ids (each\n"
+	"                        id alone on a line, for scripts and completion)\n"
 	"  --color[=WHEN]        paint the text: auto (the default: on a terminal,\n"
 	"                        unless NO_COLOR is set or TERM=dumb), always (bare\n"
 	"                        --color) or never\n"
@@ -52,6 +53,18 @@ static int selector(const char *word, unsigned *what)
 	return -1;
 }
 
+/* The ids of every section of doc, in its order, one a line. */
+static void print_ids(const json_t *doc)
+{
+	const char *section;
+	json_t *entries, *entry;
+	size_t i;
+
+	json_object_foreach((json_t *)doc, section, entries)
+		json_array_foreach(entries, i, entry)
+			puts(json_string_value(json_object_get(entry, "id")));
+}
+
 static int cmd_list_exec(int argc, char **argv)
 {
 	const struct ap_cmd *cmd = &ap_cmd_list;
@@ -59,7 +72,7 @@ static int cmd_list_exec(int argc, char **argv)
 	const char *format = "text", *word = NULL, *v;
 	unsigned what = AP_LIST_PROBES | AP_LIST_RULES;
 	ap_ruleset *rs = NULL;
-	int i, r, rc, json_out, operands_only = 0;
+	int i, r, rc, ids_out, json_out = 0, operands_only = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -102,14 +115,17 @@ static int cmd_list_exec(int argc, char **argv)
 		                        word);
 		goto out;
 	}
-	if ((json_out = ap_cli_format_is_json(cmd, format)) < 0) {
-		rc = AP_EXIT_ERROR;
+	ids_out = strcmp(format, "ids") == 0;
+	if (!ids_out && strcmp(format, "text") != 0 && !(json_out = strcmp(format, "json") == 0)) {
+		rc = ap_cli_usage_error(cmd, "--format takes text, json or ids, not '%s'", format);
 		goto out;
 	}
 	rc = ap_cli_load_rules(&rs, o.rules, o.nrules, o.no_default_rules);
 	if (rc == AP_EXIT_OK) {
 		json_t *doc = ap_list_build(rs, what);
-		if (json_out)
+		if (ids_out)
+			print_ids(doc);
+		else if (json_out)
 			ap_cli_print_json(doc);
 		else
 			ap_list_print_text(doc, stdout, ap_cli_color(stdout), ap_text_width(stdout));

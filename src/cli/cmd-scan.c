@@ -21,7 +21,7 @@ static int cmd_scan_exec(int argc, char **argv);
 
 const struct ap_cmd ap_cmd_scan = {
 	.name = "scan",
-	.summary = "check the rules against an AITER tree and write the capability manifest",
+	.summary = "check the rules against an AITER tree, write the capability manifest",
 	.usage =
 	"Usage: aiter-probe scan [OPTION]...\n"
 	"Check every rule against an AITER tree, cross-check capabilities on the GPUs,\n"

@@ -12,6 +12,7 @@
 #include "engine/helper.h"
 
 static int run_helper(int argc, char **argv);
+static int help_exec(int argc, char **argv);
 
 /* history needs libgit2, and loading it with the TLS and SSH libraries behind
  * it costs more than a whole scan; so it runs in a program of its own and the
@@ -35,6 +36,21 @@ static int run_helper(int argc, char **argv)
 	return AP_EXIT_ERROR;
 }
 
+/* help CMD runs CMD --help, so that the two cannot differ (history's text is
+ * in its own program). */
+static const struct ap_cmd ap_cmd_help = {
+	.name = "help",
+	.summary = "show a command's help (as COMMAND --help does)",
+	.usage =
+	"Usage: aiter-probe help [COMMAND]\n"
+	"Show the help of COMMAND, the same as 'aiter-probe COMMAND --help'; without\n"
+	"one, the tool's (as 'aiter-probe --help').\n\n"
+	"Options:\n"
+	"  -h, --help  show this help\n\n"
+	"Exit status: 0 shown, 2 usage error (an unknown command).\n",
+	.exec = help_exec,
+};
+
 static const struct ap_cmd *const commands[] = {
 	&ap_cmd_scan,
 	&ap_cmd_check,
@@ -44,6 +60,7 @@ static const struct ap_cmd *const commands[] = {
 	&ap_cmd_list,
 	&ap_cmd_explain,
 	&ap_cmd_merge,
+	&ap_cmd_help,
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -63,6 +80,36 @@ static void print_tool_help(FILE *to)
 	      "Exit status: 0 done or all good, 1 the answer is no, 2 usage or input error.\n\n"
 	      "Report bugs to <" PACKAGE_BUGREPORT ">.\n",
 	      to);
+}
+
+static int help_exec(int argc, char **argv)
+{
+	const char *name = NULL;
+	int i, operands_only = 0;
+
+	for (i = 1; i < argc; i++) {
+		ap_cli_arg_kind kind = ap_cli_arg(argv[i], &operands_only);
+
+		if (kind == AP_ARG_END)
+			continue;
+		if (kind == AP_ARG_HELP)
+			return ap_cli_print_help(&ap_cmd_help, stdout);
+		if (kind == AP_ARG_OPTION)
+			return ap_cli_unknown_option(&ap_cmd_help, argv[i]);
+		if (name != NULL)
+			return ap_cli_unexpected(&ap_cmd_help, argv[i]);
+		name = argv[i];
+	}
+	if (name == NULL) {
+		print_tool_help(stdout);
+		return AP_EXIT_OK;
+	}
+	for (size_t c = 0; c < NCOMMANDS; c++)
+		if (strcmp(name, commands[c]->name) == 0) {
+			char *help_argv[] = {(char *)commands[c]->name, (char *)"--help", NULL};
+			return commands[c]->exec(2, help_argv);
+		}
+	return ap_cli_usage_error(&ap_cmd_help, "unknown command '%s'", name);
 }
 
 int main(int argc, char **argv)

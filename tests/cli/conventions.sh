@@ -17,6 +17,8 @@ case_ "the man page names the files where this build installs them"
 man="$AP_BUILDDIR/doc/aiter-probe.1"
 grep -qF ".I $AP_PKGDATADIR/rules/" "$man" || fail "FILES lacks $AP_PKGDATADIR/rules/"
 grep -qF ".I $AP_PKGLIBEXECDIR/aiter-probe-launcher" "$man" || fail "FILES lacks the launcher"
+grep -q "^\.I /.*/bash-completion/completions/aiter-probe .*/zsh/site-functions/_aiter-probe$" "$man" ||
+	fail "FILES lacks the completions"
 ! grep -n '@[a-zA-Z_]*@' "$man" >&2 || fail "unexpanded placeholders"
 grep -qF ".UR https://" "$man" || fail "no bug-report address"
 head -3 "$man" | grep -qF "\"aiter-probe $("$AP" --version | head -1 | cut -d' ' -f2)\"" \

@@ -147,10 +147,22 @@ expect_rc 2
 expect_err "aiter-probe list: unknown option '--bogus'
 Try 'aiter-probe list --help'."
 
+case_ "list --format ids: the ids alone, as the JSON lists them"
+probe list capabilities --format ids
+expect_rc 0
+cp "$TMP/out" "$TMP/ids"
+probe list capabilities --format json
+"${PYTHON3:-python3}" -c 'import json,sys; [print(c["id"]) for c in json.load(open(sys.argv[1]))["capabilities"]]' \
+	"$TMP/out" | diff -u - "$TMP/ids" >&2 || fail "the ids differ from the JSON's"
+grep -qx 'mla.decode.native_h24' "$TMP/ids" || fail "no mla.decode.native_h24"
+probe list --format=ids
+expect_rc 0
+[ "$(wc -l <"$TMP/out")" -gt 0 ] || fail "no probe or rule ids"
+
 case_ "list: bad --format"
 probe list --format yaml
 expect_rc 2
-expect_err "aiter-probe list: --format takes text or json, not 'yaml'
+expect_err "aiter-probe list: --format takes text, json or ids, not 'yaml'
 Try 'aiter-probe list --help'."
 
 finish
