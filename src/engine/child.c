@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,25 +37,33 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int ap_child_start(ap_child *c, char *const *argv, double timeout_s)
+/* fed: its stdin is a socket the caller writes questions to (a socket, so
+ * that a question to a child gone fails with EPIPE instead of SIGPIPE). */
+static int start(ap_child *c, char *const *argv, double timeout_s, bool fed)
 {
 	posix_spawn_file_actions_t actions;
 	posix_spawnattr_t attr;
-	int out[2], err[2], rc;
+	int out[2], err[2], in[2] = {-1, -1}, rc;
 
 	memset(c, 0, sizeof *c);
-	c->out_fd = c->err_fd = -1;
+	c->out_fd = c->err_fd = c->in_fd = -1;
 	if ((rc = ap_runnable(argv[0])) != 0)
 		return rc;
-	if (pipe2(out, O_CLOEXEC) != 0)
+	if (fed && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0)
 		return errno;
+	if (pipe2(out, O_CLOEXEC) != 0) {
+		rc = errno;
+		goto close_in;
+	}
 	if (pipe2(err, O_CLOEXEC) != 0) {
 		rc = errno;
 		close(out[0]);
 		close(out[1]);
-		return rc;
+		goto close_in;
 	}
 	posix_spawn_file_actions_init(&actions);
+	if (fed)
+		posix_spawn_file_actions_adddup2(&actions, in[1], STDIN_FILENO);
 	posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
 	posix_spawnattr_init(&attr);
@@ -68,7 +77,11 @@ int ap_child_start(ap_child *c, char *const *argv, double timeout_s)
 	if (rc != 0) {
 		close(out[0]);
 		close(err[0]);
-		return rc;
+		goto close_in;
+	}
+	if (fed) {
+		close(in[1]);
+		c->in_fd = in[0];
 	}
 	/* Non-blocking: once the child has exited, what is there is read without
 	 * waiting for more (finish). */
@@ -78,6 +91,22 @@ int ap_child_start(ap_child *c, char *const *argv, double timeout_s)
 	c->err_fd = err[0];
 	c->deadline = now_s() + timeout_s;
 	return 0;
+close_in:
+	if (fed) {
+		close(in[0]);
+		close(in[1]);
+	}
+	return rc;
+}
+
+int ap_child_start(ap_child *c, char *const *argv, double timeout_s)
+{
+	return start(c, argv, timeout_s, false);
+}
+
+int ap_child_start_fed(ap_child *c, char *const *argv, double timeout_s)
+{
+	return start(c, argv, timeout_s, true);
 }
 
 /* Once a child has exited, what is left in its pipes is read up to this
@@ -143,7 +172,9 @@ static void close_pipes(ap_child *c)
 		close(c->out_fd);
 	if (c->err_fd >= 0)
 		close(c->err_fd);
-	c->out_fd = c->err_fd = -1;
+	if (c->in_fd >= 0)
+		close(c->in_fd);
+	c->out_fd = c->err_fd = c->in_fd = -1;
 }
 
 /* The child has exited: everything it wrote is in its pipes. Reads what is
@@ -253,6 +284,90 @@ void ap_children_wait(ap_child *cs, size_t n)
 		}
 	}
 	free(fds);
+}
+
+/* The bytes of out up to its lines-th newline; 0 when it has fewer. */
+static size_t answer_len(const ap_child *c, size_t lines)
+{
+	size_t at = 0;
+
+	while (lines > 0 && at < c->out.len) {
+		const char *nl = memchr(c->out.data + at, '\n', c->out.len - at);
+		if (nl == NULL)
+			return 0;
+		at = (size_t)(nl - c->out.data) + 1;
+		lines--;
+	}
+	return lines == 0 ? at : 0;
+}
+
+size_t ap_child_ask(ap_child *c, const char *question, size_t lines, double timeout_s)
+{
+	struct pollfd fds[2];
+	size_t len, sent = 0, qlen = question != NULL ? strlen(question) : 0;
+
+	if (c->pid <= 0 || c->exited || c->timed_out)
+		return 0;
+	c->deadline = now_s() + timeout_s;
+	/* A child that does not read, or is gone, is told nothing more: its
+	 * exit or its time limit says why it gave no answer. */
+	while (sent < qlen && c->in_fd >= 0) {
+		ssize_t n = send(c->in_fd, question + sent, qlen - sent, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			close(c->in_fd);
+			c->in_fd = -1;
+			break;
+		}
+		sent += (size_t)n;
+	}
+	for (;;) {
+		double t;
+		size_t nfds = 0;
+		int wait_ms;
+
+		if ((len = answer_len(c, lines)) > 0)
+			return len;
+		t = now_s();
+		if (settle(c, t))
+			return c->exited && !c->overflowed ? answer_len(c, lines) : 0;
+		add_fd(fds, &nfds, c->out_fd);
+		add_fd(fds, &nfds, c->err_fd);
+		/* with its pipes closed, its exit is near: looked for soon */
+		wait_ms = nfds == 0 ? 1 : c->deadline > t ? (int)((c->deadline - t) * 1000) + 1 : 0;
+		if (poll(fds, nfds, wait_ms) < 0 && errno != EINTR)
+			return 0;
+		for (size_t k = 0; k < nfds; k++) {
+			if (fds[k].revents == 0)
+				continue;
+			if (fds[k].fd == c->out_fd)
+				drain(c, &c->out_fd);
+			else if (fds[k].fd == c->err_fd)
+				drain(c, &c->err_fd);
+		}
+	}
+}
+
+void ap_child_take(ap_child *c, size_t len)
+{
+	if (len == 0)
+		return;
+	/* with the NUL after it */
+	memmove(c->out.data, c->out.data + len, c->out.len - len + 1);
+	c->out.len -= len;
+}
+
+void ap_child_stop(ap_child *c)
+{
+	if (c->pid <= 0 || c->exited)
+		return;
+	if (!c->timed_out) {
+		kill(-c->pid, SIGKILL);
+		c->timed_out = true;
+		c->deadline = now_s() + KILL_GRACE_S;
+	}
+	ap_children_wait(c, 1);
 }
 
 void ap_child_free(ap_child *c)

@@ -23,6 +23,7 @@ typedef struct ap_child {
 	pid_t pid;
 	int out_fd;
 	int err_fd;
+	int in_fd;      /* its stdin, when started fed; else -1 */
 	ap_buf out;     /* what it wrote on stdout, at most AP_CHILD_OUT_MAX bytes */
 	ap_buf err;     /* the start of what it wrote on stderr */
 	int status;     /* waitpid's, once exited; after an overflow it reads as
@@ -37,6 +38,19 @@ typedef struct ap_child {
 /* Starts argv (argv[0] searched in PATH when it has no slash). Returns 0, or
  * an errno value when it cannot run. */
 int ap_child_start(ap_child *c, char *const *argv, double timeout_s);
+/* Starts argv as ap_child_start does, its stdin fed by ap_child_ask: one
+ * process asked many questions, each answered before the next. */
+int ap_child_start_fed(ap_child *c, char *const *argv, double timeout_s);
+/* Writes question (NULL: none, for what it prints unasked) to the stdin of
+ * c and waits, timeout_s at most, for the next lines of its answer; the
+ * group is killed when it outlives that. Returns the bytes of c->out that
+ * hold them (ap_child_take drops them), or 0 when it gave no such answer:
+ * it exited, timed out or overflowed, which ap_child_failure explains. */
+size_t ap_child_ask(ap_child *c, const char *question, size_t lines, double timeout_s);
+void ap_child_take(ap_child *c, size_t len);
+/* Kills the group of a fed child that is no longer needed and reaps it,
+ * with the grace of a timeout's kill. */
+void ap_child_stop(ap_child *c);
 /* Waits for every started child, reading their output as it comes, and kills
  * the process group of each that outlives its deadline. */
 void ap_children_wait(ap_child *cs, size_t n);

@@ -15,37 +15,41 @@
 #include "engine/child.h"
 #include "engine/pytarget.h"
 
-/* Prints the facts in five lines. sys.executable may be empty. */
+/* One run for every question of a scan: prints the facts in five lines
+ * (sys.executable may be empty), then answers each module named on a line
+ * of its stdin with a line: whether it is found, without importing it or
+ * its parents: the top-level name by find_spec, each submodule by the path
+ * finder over its parent's locations, as the import system would look. Not
+ * the folder the scan runs in, which `-c` puts first on the path. Where it
+ * is absent, how many of its parts name the first module absent: every
+ * module under that one is absent too, found by the same walk, so one
+ * answer answers them all (triton.language.extra.libdevice absent at
+ * `triton` answers triton.experimental), as a module found answers its
+ * parents. The facts need neither the environment nor site-packages, but
+ * where it finds modules needs both: it starts as the server would. */
 static const char facts_py[] =
-	"import os, sys\n"
-	"v = sys.version_info\n"
-	"sys.stdout.write('aiter-probe-facts-1\\n%s\\n%d %d %d %s %d\\n%s\\n%s\\n' % (sys.executable "
-	"or '', v[0], v[1], v[2], v[3], v[4], sys.platform, os.name))\n";
-
-/* Whether the module argv[1] is found, without importing it or its parents:
- * the top-level name by find_spec, each submodule by the path finder over
- * its parent's locations, as the import system would look. Not the folder
- * the scan runs in, which `-c` puts first on the path. Where it is absent,
- * how many of its parts name the first module absent: every module under
- * that one is absent too, found by the same walk, so one run answers them
- * all (triton.language.extra.libdevice absent at `triton` answers
- * triton.experimental), as a module found answers its parents. */
-static const char finds_py[] =
 	"import sys\n"
 	"if sys.path and sys.path[0] == '':\n"
 	"    del sys.path[0]\n"
-	"import importlib.machinery as m, importlib.util as u\n"
-	"parts = sys.argv[1].split('.')\n"
-	"try:\n"
-	"    n = 1\n"
-	"    s = u.find_spec(parts[0])\n"
-	"    while s is not None and n < len(parts):\n"
-	"        n += 1\n"
-	"        s = (m.PathFinder.find_spec('.'.join(parts[:n]), list(s.submodule_search_locations))\n"
-	"             if s.submodule_search_locations is not None else None)\n"
-	"    print('found' if s is not None else 'absent %d' % n)\n"
-	"except Exception:\n"
-	"    print('error')\n";
+	"import os, importlib.machinery as m, importlib.util as u\n"
+	"v = sys.version_info\n"
+	"sys.stdout.write('aiter-probe-facts-1\\n%s\\n%d %d %d %s %d\\n%s\\n%s\\n' % (sys.executable "
+	"or '', v[0], v[1], v[2], v[3], v[4], sys.platform, os.name))\n"
+	"sys.stdout.flush()\n"
+	"for line in iter(sys.stdin.readline, ''):\n"
+	"    parts = line.rstrip('\\n').split('.')\n"
+	"    try:\n"
+	"        n = 1\n"
+	"        s = u.find_spec(parts[0])\n"
+	"        while s is not None and n < len(parts):\n"
+	"            n += 1\n"
+	"            s = (m.PathFinder.find_spec('.'.join(parts[:n]), list(s.submodule_search_locations))\n"
+	"                 if s.submodule_search_locations is not None else None)\n"
+	"        a = 'found' if s is not None else 'absent %d' % n\n"
+	"    except Exception:\n"
+	"        a = 'error'\n"
+	"    sys.stdout.write(a + '\\n')\n"
+	"    sys.stdout.flush()\n";
 
 /* Longest a module name asked may be, and sys.executable, platform, os.name. */
 #define NAME_MAX_BYTES 512
@@ -57,12 +61,14 @@ struct ap_pytarget {
 	bool version_only;
 	bool asked;    /* the facts were looked for */
 	bool have;     /* and found */
+	bool wanted;   /* by the caller, not only to ask where modules are found */
 	ap_py_facts facts;
 	char *executable, *level, *platform, *os_name;
 	unsigned used; /* AP_PY_FACT_* that answers read */
 	/* given by the caller (ap_pytarget_new_given): asked instead of a run */
 	int (*given_finds)(void *ctx, const char *module);
 	void *given_ctx;
+	ap_child child; /* the run, once started; pid 0 before */
 	ap_map *finds; /* module -> index into names */
 	ap_map *implied; /* module -> 0 absent or 1 found, as another's answer implies */
 	char **names;
@@ -143,6 +149,8 @@ void ap_pytarget_free(ap_pytarget *t)
 {
 	if (t == NULL)
 		return;
+	ap_child_stop(&t->child);
+	ap_child_free(&t->child);
 	for (size_t i = 0; i < t->nfinds; i++)
 		free(t->names[i]);
 	free(t->names);
@@ -199,42 +207,46 @@ int ap_pytarget_check_env(void)
 	return AP_EINPUT;
 }
 
-/* Runs the interpreter on script (with arg, when not NULL) and returns what
- * it printed, or NULL after fail() said why (what: what was asked); NULL
- * too when that holds a NUL, which no answer does. The facts need neither
- * the environment nor site-packages: -I -S start it fastest; where it finds
- * modules needs both. */
-static char *run(ap_pytarget *t, const char *script, const char *arg, const char *what)
+/* The time limit of a run that a scan refuses first (ap_pytarget_check_env)
+ * is the default. */
+static double limit_of_run(void)
 {
-	bool bare = script == facts_py;
-	char *argv[] = {t->python, bare ? "-I" : "-c", bare ? "-S" : (char *)script,
-	                bare ? "-c" : (char *)arg, bare ? (char *)script : NULL, NULL};
 	double limit = time_limit();
-	ap_child c;
-	char *out = NULL;
-	int rc;
+
+	return limit > 0 ? limit : AP_PYTARGET_TIMEOUT_S;
+}
+
+/* Asks the run question (NULL: the facts it prints once started) and
+ * returns the lines of its answer, or NULL after fail() said why (what:
+ * what was asked); NULL too when they hold a NUL, or when more than the
+ * answer has come, which no answer does. */
+static char *ask(ap_pytarget *t, const char *question, size_t lines, const char *what)
+{
+	double limit = limit_of_run();
+	size_t len;
+	char *out;
 
 	if (t->error != NULL)
 		return NULL;
-	/* a bad limit, which a scan refuses first (ap_pytarget_check_env), is
-	 * the default */
-	if (limit == 0)
-		limit = AP_PYTARGET_TIMEOUT_S;
-	if ((rc = ap_child_start(&c, argv, limit)) != 0) {
-		fail(t, ap_xasprintf("%s: %s", what, strerror(rc)));
+	len = ap_child_ask(&t->child, question, lines, limit);
+	/* what a run that ended well printed is all there is of its answer */
+	if (len == 0 && t->child.exited && !t->child.overflowed && WIFEXITED(t->child.status) &&
+	    WEXITSTATUS(t->child.status) == 0) {
+		fail(t, ap_xasprintf("%s: it printed what is no answer", what));
 		return NULL;
 	}
-	ap_children_wait(&c, 1);
-	if (c.timed_out || c.overflowed || !WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0) {
-		char *why = ap_child_failure(&c, t->python, limit);
+	if (len == 0) {
+		char *why = ap_child_failure(&t->child, t->python, limit);
 		fail(t, ap_xasprintf("%s: %s", what, why));
 		free(why);
-	} else if (c.out.len > 0 && memchr(c.out.data, '\0', c.out.len) != NULL) {
-		fail(t, ap_xasprintf("%s: it printed what is no answer", what));
-	} else {
-		out = c.out.len > 0 ? ap_buf_detach(&c.out) : ap_xstrdup("");
+		return NULL;
 	}
-	ap_child_free(&c);
+	if (memchr(t->child.out.data, '\0', len) != NULL || t->child.out.len > len) {
+		fail(t, ap_xasprintf("%s: it printed what is no answer", what));
+		return NULL;
+	}
+	out = ap_xstrndup(t->child.out.data, len);
+	ap_child_take(&t->child, len);
 	return out;
 }
 
@@ -354,24 +366,40 @@ ap_pytarget *ap_pytarget_new_given(const ap_pytarget_given *g)
 
 	t->finds = ap_xnonnull(ap_map_new());
 	keep_facts(t, g->executable, v, g->releaselevel, g->platform, g->os_name);
+	t->wanted = true;
 	t->given_finds = g->finds;
 	t->given_ctx = g->ctx;
 	return t;
 }
 
-const ap_py_facts *ap_pytarget_facts(ap_pytarget *t, unsigned need)
+/* The facts, starting the run on first need. */
+static const ap_py_facts *started(ap_pytarget *t)
 {
 	if (!t->asked) {
-		char *out = run(t, facts_py, NULL, "for its facts");
+		char *argv[] = {t->python, "-c", (char *)facts_py, NULL};
+		char *out = NULL;
+		int rc;
+
 		t->asked = true;
+		if ((rc = ap_child_start_fed(&t->child, argv, limit_of_run())) != 0)
+			fail(t, ap_xasprintf("for its facts: %s", strerror(rc)));
+		else
+			out = ask(t, NULL, 5, "for its facts");
 		if (out != NULL && !parse_facts(t, out))
 			fail(t, ap_xstrdup("for its facts: it printed what is no answer"));
 		free(out);
 	}
-	if (!t->have)
-		return NULL;
-	t->used |= need;
-	return &t->facts;
+	return t->have ? &t->facts : NULL;
+}
+
+const ap_py_facts *ap_pytarget_facts(ap_pytarget *t, unsigned need)
+{
+	const ap_py_facts *f = started(t);
+
+	t->wanted = true;
+	if (f != NULL)
+		t->used |= need;
+	return f;
 }
 
 /* Whether s is a dotted module name of ASCII identifiers, which a
@@ -464,7 +492,7 @@ int ap_pytarget_finds(ap_pytarget *t, const char *module)
 {
 	size_t at = ap_map_get_str(t->finds, module);
 	int found = -1;
-	char *out;
+	char *out, *line;
 
 	if (at != AP_MAP_ABSENT)
 		return t->found[at];
@@ -473,8 +501,11 @@ int ap_pytarget_finds(ap_pytarget *t, const char *module)
 		if (found != 0 && found != 1)
 			found = -1;
 	} else if (t->python != NULL && module_name(module) && (found = implied(t, module)) < 0 &&
-	           (out = run(t, finds_py, module, "where it finds modules")) != NULL) {
-		if ((found = finds_answer(t, module, out)) == -2) {
+	           started(t) != NULL) {
+		line = ap_xasprintf("%s\n", module);
+		out = ask(t, line, 1, "where it finds modules");
+		free(line);
+		if (out != NULL && (found = finds_answer(t, module, out)) == -2) {
 			fail(t, ap_xstrdup("where it finds modules: it printed what is no answer"));
 			found = -1;
 		}
@@ -523,7 +554,8 @@ json_t *ap_pytarget_json(const ap_pytarget *t)
 		return NULL;
 	}
 	/* Which interpreter: what it calls itself, else as it was named. */
-	exe = t->executable != NULL && *t->executable != '\0' ? t->executable : t->python;
+	exe = t->wanted && t->executable != NULL && *t->executable != '\0' ? t->executable
+	                                                                    : t->python;
 	which = json_pack("{s:o}", "executable", exe != NULL ? json_string(exe) : json_null());
 	json_object_update(which, o);
 	json_decref(o);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The interpreter that will import the AITER tree, as a scan asks it: its
- * facts (sys.version_info, sys.platform, os.name: one run of it, on first
- * need) and whether it finds a module from outside the tree (find_spec,
- * which imports nothing: one run a module), each asked at most once a scan;
+ * facts (sys.version_info, sys.platform, os.name) and whether it finds a
+ * module from outside the tree (find_spec, which imports nothing), each
+ * asked at most once a scan of one run of it, started on first need and
+ * fed the modules on its stdin, each answer under the time limit; killed
+ * by ap_pytarget_free;
  * and what the answers depended on, for the manifest's "python". Or, given
  * a version alone (--python-version), that version and nothing else: then
  * nothing is run; nor when the caller gives them (ap_pytarget_new_given).

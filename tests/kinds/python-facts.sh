@@ -17,24 +17,24 @@ case_ "CPython gives every condition the reader decides the reader's value"
 
 # stand_in NAME VERSION PLATFORM OS_NAME FOUND...: an interpreter that
 # answers the facts script with those facts (its own path as
-# sys.executable) and the find script "found" for the modules named, else
-# "absent"; each run is logged in $TMP/NAME.log ("facts", or the module).
+# sys.executable) once started, then "found" for each module named on its
+# stdin that is among those given, else "absent"; each start ("start"), and
+# each question (the module), is logged in $TMP/NAME.log.
 mkdir -p "$TMP/bin"
 stand_in() {
 	name=$1 version=$2 platform=$3 os_name=$4
 	shift 4
 	{
 		echo '#!/bin/sh'
-		echo 'case "$*" in'
-		echo "*aiter-probe-facts-1*) echo facts >>'$TMP/$name.log'"
-		echo "    printf 'aiter-probe-facts-1\\n%s\\n%s\\n%s\\n%s\\n' \"\$0\" '$version' '$platform' '$os_name' ;;"
-		echo '*find_spec*) eval "module=\${$#}"'
+		echo "echo start >>'$TMP/$name.log'"
+		echo "printf 'aiter-probe-facts-1\\n%s\\n%s\\n%s\\n%s\\n' \"\$0\" '$version' '$platform' '$os_name'"
+		echo 'while read -r module; do'
 		echo "    echo \"\$module\" >>'$TMP/$name.log'"
 		echo '    case "$module" in'
 		for m in "$@"; do echo "    $m) echo found ;;"; done
 		echo '    *) echo absent ;;'
-		echo '    esac ;;'
-		echo 'esac'
+		echo '    esac'
+		echo 'done'
 	} >"$TMP/bin/$name"
 	chmod +x "$TMP/bin/$name"
 	: >"$TMP/$name.log"
@@ -134,7 +134,7 @@ rule tiles.fallback status matched
 expect_json 'j["python"]' "{'executable': '$TMP/bin/py312', 'version': '3.12.3', 'releaselevel': 'final', 'platform': 'linux', 'os_name': 'posix', 'finds': {'triton': True, 'triton.language': True}}"
 
 case_ "the facts are asked once a scan, each module once, and only what is needed"
-expect_json "open('$TMP/py312.log').read().split()" "['facts', 'triton', 'triton.language']"
+expect_json "open('$TMP/py312.log').read().split()" "['start', 'triton', 'triton.language']"
 : >"$TMP/py312.log"
 probe scan --aiter-root "$TREE" --no-launch --no-default-rules --rules "$TMP/plain.yaml" \
 	--format json --python "$TMP/bin/py312"
@@ -275,19 +275,19 @@ expect_err "aiter-probe: cannot ask $TMP/bin/hangs for its facts: timed out afte
 [ "$took" -lt 10 ] || fail "took $took s"
 
 case_ "an interpreter that floods its output"
-bad floods 'exec yes'
+bad floods 'head -c 2000000 /dev/zero | tr "\\000" y'
 scan_facts --python "$TMP/bin/floods"
 expect_rc 2
 expect_err "aiter-probe: cannot ask $TMP/bin/floods for its facts: $TMP/bin/floods wrote more than 1048576 bytes $hint"
 
 case_ "an interpreter that answers the facts but not where it finds modules"
-bad half "case \"\$*\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n' ;; *) echo maybe ;; esac"
+bad half "printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n'; while read -r m; do echo maybe; done"
 scan_facts --python "$TMP/bin/half"
 expect_rc 2
 expect_err "aiter-probe: cannot ask $TMP/bin/half where it finds modules: it printed what is no answer $hint"
 
 case_ "an interpreter whose find answer holds a NUL"
-bad nul "case \"\$*\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n' ;; *) printf 'found\n\000x' ;; esac"
+bad nul "printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n'; while read -r m; do printf 'found\n\000x'; done"
 scan_facts --python "$TMP/bin/nul"
 expect_rc 2
 expect_err "aiter-probe: cannot ask $TMP/bin/nul where it finds modules: it printed what is no answer $hint"
@@ -301,18 +301,17 @@ for bad in soon 0 -1 1e9 nan; do
 done
 
 case_ "find_spec that raises: the import is not known, and nothing is refused"
-bad raises "case \"\$*\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n' ;; *) echo error ;; esac"
+bad raises "printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n'; while read -r m; do echo error; done"
 scan_facts --python "$TMP/bin/raises"
 expect_rc 0
 expect_json '"finds" in j["python"]' False
 
 case_ "a module absent answers the modules under it, one found those above it: one run each"
-# CPython itself, each run's module logged
+# CPython itself, each start and each module asked logged
 {
 	echo '#!/bin/sh'
-	echo 'eval "module=\${$#}"'
-	echo "echo \"\$module\" >>'$TMP/logged.log'"
-	echo "exec '${PYTHON3:-python3}' \"\$@\""
+	echo "echo start >>'$TMP/logged.log'"
+	echo "tee -a '$TMP/logged.log' | '${PYTHON3:-python3}' \"\$@\""
 } >"$TMP/bin/logged"
 chmod +x "$TMP/bin/logged"
 mkdir -p "$TMP/implied/aiter"
@@ -359,10 +358,30 @@ probe scan --aiter-root "$TMP/implied" --no-launch --no-default-rules --rules "$
 expect_rc 0
 for id in deep wide decoder top; do rule $id status matched; done
 expect_json 'j["python"]["finds"]' "{'aiter_probe_nowhere.language.extra': False, 'aiter_probe_nowhere.experimental': False, 'json.decoder': True, 'json': True}"
-expect_json "open('$TMP/logged.log').read().split()" "['aiter_probe_nowhere.language.extra', 'json.decoder']"
+# one run for the facts and every module, asked only those not implied
+expect_json "open('$TMP/logged.log').read().split()" "['start', 'aiter_probe_nowhere.language.extra', 'json.decoder']"
+
+case_ "an interpreter that hangs mid-answer is killed at its time limit"
+bad stalls "printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n'; read -r m; printf fou; exec sleep 100"
+start=$(date +%s)
+AITER_PROBE_PYTHON_TIMEOUT=1 probe scan --aiter-root "$TMP/implied" --no-launch --no-default-rules \
+	--rules "$TMP/implied.yaml" --format json --python "$TMP/bin/stalls"
+took=$(($(date +%s) - start))
+expect_rc 2
+expect_no_out
+expect_err "aiter-probe: cannot ask $TMP/bin/stalls where it finds modules: timed out after 1 s (killed) $hint"
+[ "$took" -lt 10 ] || fail "took $took s"
+
+case_ "an interpreter that dies after its first answer"
+bad once "printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n'; read -r m; echo absent 1; echo gone >&2; exit 4"
+probe scan --aiter-root "$TMP/implied" --no-launch --no-default-rules --rules "$TMP/implied.yaml" \
+	--format json --python "$TMP/bin/once"
+expect_rc 2
+expect_no_out
+expect_err "aiter-probe: cannot ask $TMP/bin/once where it finds modules: $TMP/bin/once exited with status 4 without a result: gone $hint"
 
 case_ "an absent answer that names more parts than the module has is no answer"
-bad deeper "case \"\$*\" in *facts-1*) printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n' ;; *) echo absent 3 ;; esac"
+bad deeper "printf 'aiter-probe-facts-1\n/x\n3 12 3 final 0\nlinux\nposix\n'; while read -r m; do echo absent 3; done"
 scan_facts --python "$TMP/bin/deeper"
 expect_rc 2
 expect_err "aiter-probe: cannot ask $TMP/bin/deeper where it finds modules: it printed what is no answer $hint"
