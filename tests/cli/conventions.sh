@@ -24,6 +24,14 @@ grep -qF ".UR https://" "$man" || fail "no bug-report address"
 head -3 "$man" | grep -qF "\"aiter-probe $("$AP" --version | head -1 | cut -d' ' -f2)\"" \
 	|| fail "the version in .TH is not the tool's"
 
+case_ "the man page is mandoc -T lint clean"
+# .ci/install-deps installs mandoc; a machine without it says so here.
+if command -v mandoc >/dev/null 2>&1; then
+	mandoc -T lint "$man" >"$TMP/lint" 2>&1 || fail "mandoc -T lint: $(cat "$TMP/lint")"
+else
+	echo "no mandoc: the man page's lint is not checked" >&2
+fi
+
 case_ "scan -oFILE"
 probe scan --aiter-root "$ROOT" --no-launch "-o$TMP/glued.json"
 expect_rc 0
