@@ -27,15 +27,23 @@ bounded scan --aiter-root "$TMP/big" --no-launch -o "$TMP/big.json"
 expect_rc 0
 probe verify "$TMP/big.json"
 expect_rc 0
-size=$(wc -c <"$TMP/big.json")
-[ "$size" -lt 1000000 ] || fail "the manifest is $size bytes"
 expect_json_file() { "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$TMP/big.json" "$1"; }
+size=$(wc -c <"$TMP/big.json")
 # Under valgrind or the sanitizers the regex's time bound stops the collection
-# earlier (fewer matches found, still past the share): the count is not fixed.
-if [ -z "${AP_WRAPPER:-}${AP_SAN:-}" ]; then
+# earlier: fewer matches found, still past the share, or, on a loaded
+# machine, its 1 s of CPU spent first, which is an error of its own with the
+# matches found so far (within the share): the count is not fixed.
+if [ -n "${AP_WRAPPER:-}${AP_SAN:-}" ] &&
+	[ "$(expect_json_file 'j["rules"]["mla.reduce.cases"]["reason"]')" = "regex exceeded its time limit (1 s of CPU for all its matches in a file)" ]; then
+	want=error
+	got=$(expect_json_file 'j["rules"]["mla.reduce.cases"]["status"]')
+	[ "$size" -lt 20000000 ] || fail "the manifest is $size bytes"
+elif [ -z "${AP_WRAPPER:-}${AP_SAN:-}" ]; then
+	[ "$size" -lt 1000000 ] || fail "the manifest is $size bytes"
 	want="('error', \"its 9999 matches would take 129 MiB of the manifest, more than the 16 MiB a rule's may\", 0)"
 	got=$(expect_json_file 'j["rules"]["mla.reduce.cases"]["status"], j["rules"]["mla.reduce.cases"]["reason"], len(j["rules"]["mla.reduce.cases"]["matches"])')
 else
+	[ "$size" -lt 1000000 ] || fail "the manifest is $size bytes"
 	want="('error', True, 0)"
 	got=$(expect_json_file 'j["rules"]["mla.reduce.cases"]["status"], bool(__import__("re").fullmatch("its [0-9]+ matches would take [0-9]+ MiB of the manifest, more than the 16 MiB a rule.s may", j["rules"]["mla.reduce.cases"]["reason"])), len(j["rules"]["mla.reduce.cases"]["matches"])')
 fi
