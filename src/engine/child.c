@@ -37,6 +37,12 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void ap_child_init(ap_child *c)
+{
+	memset(c, 0, sizeof *c);
+	c->out_fd = c->err_fd = c->in_fd = -1;
+}
+
 /* fed: its stdin is a socket the caller writes questions to (a socket, so
  * that a question to a child gone fails with EPIPE instead of SIGPIPE). */
 static int start(ap_child *c, char *const *argv, double timeout_s, bool fed)
@@ -45,8 +51,7 @@ static int start(ap_child *c, char *const *argv, double timeout_s, bool fed)
 	posix_spawnattr_t attr;
 	int out[2], err[2], in[2] = {-1, -1}, rc;
 
-	memset(c, 0, sizeof *c);
-	c->out_fd = c->err_fd = c->in_fd = -1;
+	ap_child_init(c);
 	if ((rc = ap_runnable(argv[0])) != 0)
 		return rc;
 	if (fed && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0)
@@ -360,13 +365,9 @@ void ap_child_take(ap_child *c, size_t len)
 
 void ap_child_stop(ap_child *c)
 {
-	if (c->pid <= 0 || c->exited)
-		return;
-	if (!c->timed_out) {
-		kill(-c->pid, SIGKILL);
-		c->timed_out = true;
-		c->deadline = now_s() + KILL_GRACE_S;
-	}
+	/* due now: the wait kills its group as at a time limit, and reaps it */
+	if (!c->timed_out)
+		c->deadline = 0;
 	ap_children_wait(c, 1);
 }
 

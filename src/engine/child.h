@@ -35,6 +35,9 @@ typedef struct ap_child {
 	double deadline;
 } ap_child;
 
+/* A child not started, which ap_child_stop and ap_child_free take (a zeroed
+ * one holds fd 0, which they would close). */
+void ap_child_init(ap_child *c);
 /* Starts argv (argv[0] searched in PATH when it has no slash). Returns 0, or
  * an errno value when it cannot run. */
 int ap_child_start(ap_child *c, char *const *argv, double timeout_s);

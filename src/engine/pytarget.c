@@ -130,6 +130,7 @@ ap_pytarget *ap_pytarget_new(const char *python, const char *version)
 	ap_pytarget *t = ap_xcalloc(1, sizeof *t);
 	const char *env = getenv("AITER_PROBE_PYTHON");
 
+	ap_child_init(&t->child);
 	t->finds = ap_xnonnull(ap_map_new());
 	t->implied = ap_xnonnull(ap_map_new());
 	if (version != NULL) {
@@ -364,6 +365,7 @@ ap_pytarget *ap_pytarget_new_given(const ap_pytarget_given *g)
 	ap_pytarget *t = ap_xcalloc(1, sizeof *t);
 	int v[3] = {g->major, g->minor, g->micro};
 
+	ap_child_init(&t->child);
 	t->finds = ap_xnonnull(ap_map_new());
 	keep_facts(t, g->executable, v, g->releaselevel, g->platform, g->os_name);
 	t->wanted = true;

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -298,7 +299,12 @@ static void test_given_facts(void **state)
 	/* no interpreter is run: one named would fail */
 	setenv("AITER_PROBE_PYTHON", AP_SRCDIR "/no-such-python", 1);
 	o.python_facts = &f;
+	/* A scan in process that runs no interpreter leaves the caller's
+	 * descriptors alone: fd 0 is the server's, not a child's pipe. */
+	if (fcntl(0, F_GETFD) < 0)
+		assert_int_equal(open("/dev/null", O_RDONLY), 0);
 	m = scan_ok(&o);
+	assert_int_not_equal(fcntl(0, F_GETFD), -1);
 	assert_string_equal(aiter_probe_manifest_rule_status(m, "f.new"), "matched");
 	assert_string_equal(aiter_probe_manifest_rule_status(m, "g"), "matched");
 	text = aiter_probe_manifest_json(m);
