@@ -23,14 +23,12 @@
 
 struct glob_rule {
 	ap_glob **globs;
-	char **texts; /* each pattern as written, for a message */
 	size_t n;
 };
 
 struct walk {
 	ap_reader *reader;
 	const ap_glob *g;
-	const char *text;
 	size_t nseg;
 	size_t folders;
 	ap_map *found;  /* paths found, deduplicated */
@@ -76,8 +74,8 @@ static void walk(struct walk *w, size_t k, const char *dir, unsigned depth)
 		return;
 	/* Cut short, the walk would call a file below unmatched. */
 	if (depth > GLOB_MAX_DEPTH) {
-		w->error = ap_xasprintf("glob '%s' goes deeper than %d folders (at %s)", w->text,
-		                        GLOB_MAX_DEPTH, dir);
+		w->error = ap_xasprintf("glob '%s' goes deeper than %d folders (at %s)",
+		                        ap_glob_pattern(w->g), GLOB_MAX_DEPTH, dir);
 		return;
 	}
 	if (kind == AP_GLOB_LITERAL && !last) {
@@ -129,7 +127,6 @@ static int glob_load(const ap_kind_load *l, void **state)
 	*state = gr;
 	rc = ap_y_strings(l->pack, l->arg, "glob", &patterns, &n);
 	gr->globs = ap_xcalloc(n ? n : 1, sizeof *gr->globs);
-	gr->texts = ap_xcalloc(n ? n : 1, sizeof *gr->texts);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const ap_ynode *at = l->arg->kind == AP_Y_SEQ ? l->arg->kids[i] : l->arg;
 		rc = ap_glob_new(&gr->globs[i], patterns[i], &off);
@@ -141,7 +138,6 @@ static int glob_load(const ap_kind_load *l, void **state)
 			free(why);
 			break;
 		}
-		gr->texts[i] = ap_xstrdup(patterns[i]);
 		gr->n++;
 	}
 	ap_y_strings_free(patterns, n);
@@ -156,7 +152,6 @@ static void glob_run(const void *state, ap_kind_run *run)
 
 	for (size_t i = 0; i < gr->n && w.error == NULL; i++) {
 		w.g = gr->globs[i];
-		w.text = gr->texts[i];
 		w.nseg = ap_glob_nsegments(w.g);
 		walk(&w, 0, "", 0);
 	}
@@ -188,12 +183,9 @@ static void glob_free(void *state)
 
 	if (gr == NULL)
 		return;
-	for (size_t i = 0; i < gr->n; i++) {
+	for (size_t i = 0; i < gr->n; i++)
 		ap_glob_free(gr->globs[i]);
-		free(gr->texts[i]);
-	}
 	free(gr->globs);
-	free(gr->texts);
 	free(gr);
 }
 

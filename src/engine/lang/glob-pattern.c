@@ -16,6 +16,7 @@ typedef struct seg {
 } seg;
 
 struct ap_glob {
+	char *pattern;
 	seg *v;
 	size_t n;
 };
@@ -182,6 +183,7 @@ int ap_glob_new(ap_glob **out, const char *pattern, size_t *err_offset)
 	if (pattern[0] == '/')
 		return glob_error(err_offset, 0, "absolute pattern");
 	g = ap_xcalloc(1, sizeof *g);
+	g->pattern = ap_xstrdup(pattern);
 	for (;;) {
 		size_t len = strcspn(pattern + i, "/");
 		seg *s;
@@ -216,6 +218,7 @@ void ap_glob_free(ap_glob *g)
 	for (size_t k = 0; k < g->n; k++)
 		free(g->v[k].text);
 	free(g->v);
+	free(g->pattern);
 	free(g);
 }
 
@@ -264,6 +267,11 @@ bool ap_glob_match(const ap_glob *g, const char *path)
 	result = live && cur[g->n];
 	free(cur);
 	return result;
+}
+
+const char *ap_glob_pattern(const ap_glob *g)
+{
+	return g->pattern;
 }
 
 size_t ap_glob_nsegments(const ap_glob *g)

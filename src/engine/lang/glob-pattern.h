@@ -35,6 +35,8 @@ typedef struct ap_glob ap_glob;
  * reversed range ("[z-a]"). */
 int ap_glob_new(ap_glob **out, const char *pattern, size_t *err_offset);
 void ap_glob_free(ap_glob *g);
+/* The pattern as written. */
+const char *ap_glob_pattern(const ap_glob *g);
 /* Whether the whole relative path matches. A path that is not a clean
  * relative one (empty, absolute, with an empty, "." or ".." segment, or a
  * trailing '/') matches nothing. */
