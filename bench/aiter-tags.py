@@ -2481,6 +2481,10 @@ SGLANG_TOP_AITER = ("flash_attn_varlen_fp8_pertensor_func", "flash_attn_varlen_f
                     "get_mla_metadata_info_v1", "get_mla_metadata_v1", "get_ps_metadata_info_v1",
                     "get_ps_metadata_v1", "mha_batch_prefill_func", "mla_prefill_ps_asm_fwd",
                     "mla_reduce_v1", "paged_attention_ragged")
+# What SGLang's quantization/fp8_kernel.py imports from aiter (census S14).
+SGLANG_FP8_QUANT = ("dynamic_per_tensor_quant", "dynamic_per_token_scaled_quant",
+                    "static_per_tensor_quant")
+SGLANG_CUSTOM_AR = ("CustomAllreduce.should_custom_ar", "CustomAllreduce.custom_all_reduce")
 SGLANG_CALLS = {
     "get_mla_metadata_info_v1": (5, ("is_sparse", "fast_mode", "num_kv_splits",
                                      "intra_batch_mode")),
@@ -2549,7 +2553,10 @@ CENSUS_EXPORTS = (
     ("sglang.import.get_recommended_splits", PA_GLUON, "get_recommended_splits", ()),
     ("sglang.import.get_cu_num", "aiter.jit.utils.chip_info", "get_cu_num", ()),
     ("sglang.import.get_gfx", "aiter.jit.utils.chip_info", "get_gfx", ()),
-) + tuple((sgl_import(n), "aiter", n, ()) for n in SGLANG_TOP_AITER)
+    ("sglang.import.dynamic_mxfp4_quant", "aiter.ops.triton.quant", "dynamic_mxfp4_quant", ()),
+    ("sglang.import.fused_qk_norm_mrope", "aiter",
+     "fused_qk_norm_mrope_3d_cache_pts_quant_shuffle", ()),
+) + tuple((f"sglang.import.{n}", "aiter", n, ()) for n in SGLANG_FP8_QUANT) + tuple((sgl_import(n), "aiter", n, ()) for n in SGLANG_TOP_AITER)
 
 # Capability id, short label, the rules it needs: all, or any ("any", [...]).
 CENSUS_CAPS = (
@@ -2588,6 +2595,10 @@ CENSUS_CAPS = (
     ("sglang.optional_ops", "sglop", ["sglang.import.biased_grouped_topk",
                                       "sglang.import.fused_rms_fp8_group_quant",
                                       "sglang.import.fused_flatten_fp8_group_quant"]),
+    ("sglang.fp8_quant_ops", "sgfq", [f"sglang.import.{n}" for n in SGLANG_FP8_QUANT]),
+    ("sglang.quark_mxfp4", "sgqk", ["sglang.import.dynamic_mxfp4_quant"]),
+    ("sglang.qwen3_fused_mrope", "sgq3", ["sglang.import.fused_qk_norm_mrope"]),
+    ("sglang.custom_allreduce", "sgcar", ["sglang.class.custom_allreduce"]),
 )
 
 
@@ -2613,6 +2624,7 @@ def census_verdicts(src, reader, R_known):
     R["custom_ar.class.per_group_quant"] = census_attr(
         cr, CUSTOM_AR_PY, ["CustomAllreduce.fused_ar_rms_per_group_quant"])
     R["custom_ar.instance.pool"] = census_self_assign(cr, CUSTOM_AR_PY, "_pool")
+    R["sglang.class.custom_allreduce"] = census_attr(cr, CUSTOM_AR_PY, SGLANG_CUSTOM_AR)
     R["moe.flydsl.gate_mode"] = census_attr(cr, MOE_COMMON_PY,
                                             ["GateMode.INTERLEAVE", "GateMode.SEPARATED"])
     R["moe.mxfp8.tuned_config"] = census_glob_suffix(src, CONFIG_DIR, "mxfp8_tuned_fmoe.csv")
