@@ -192,21 +192,46 @@ static bool still_holds(ap_reader *r, const ap_pyconf *c, const struct busy *cha
 }
 
 /* Marks a parse held for f in r: one made for it, or kept and checked once;
- * kept with this reader alone, as the checking is. */
+ * kept with this reader alone, as the checking is. The mark, and a parse
+ * kept under a second key, are freed by their owners. */
 static char held_mark;
-static void held_free(void *p)
+static void owned_elsewhere(void *p)
 {
 	(void)p;
 }
 
-/* f parsed, as ap_pysource_module, read while the files of outer are. */
+/* Whether c's names assumed false can be in f: the parser reads them only
+ * as names the module's own text spells, and a non-ASCII byte may spell one
+ * that NFKC normalises to it. */
+static bool names_false_in(const ap_file *f, const ap_pyconf *c)
+{
+	for (size_t i = 0; i < f->len; i++)
+		if ((unsigned char)f->data[i] >= 0x80)
+			return true;
+	for (size_t i = 0; i < c->nfalse; i++)
+		if (memmem(f->data, f->len, c->false_names[i], strlen(c->false_names[i])) != NULL)
+			return true;
+	return false;
+}
+
+/* f parsed, as ap_pysource_module, read while the files of outer are. A
+ * module none of c's false names can be in parses as it does with none, so
+ * it is kept once for every c (AITER's top package names them; the modules
+ * under it do not); what its imports found is checked per c as for a parse
+ * of the same bytes elsewhere. */
 static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_pyconf *c,
                                      const struct busy *outer, const char **error)
 {
 	struct parsed *p = ap_reader_derived(r, f, c->key);
+	const char *key = c->key;
 	char *held = ap_xasprintf("%s/held", c->key);
 	struct busy here = {f, outer};
 	int rc;
+
+	if (p == NULL && c->nfalse > 0 && !names_false_in(f, c)) {
+		key = AP_PYCONF_PLAIN;
+		p = ap_reader_derived(r, f, key);
+	}
 
 	for (const struct busy *b = outer; b != NULL; b = b->outer) {
 		if (b->f == f) {
@@ -216,8 +241,10 @@ static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_py
 			return NULL;
 		}
 	}
-	if (p != NULL && ap_reader_derived(r, f, held) == NULL && !still_holds(r, c, &here, p))
+	if (p != NULL && ap_reader_derived(r, f, held) == NULL && !still_holds(r, c, &here, p)) {
 		p = NULL;
+		key = c->key;
+	}
 	if (p == NULL) {
 		struct asking a = {r, c, f, NULL, NULL, &here, NULL};
 		ap_py_options opt = {.false_names = (const char *const *)c->false_names,
@@ -232,14 +259,18 @@ static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_py
 			ap_py_module_free(p->m);
 			p->m = NULL;
 			p->error = ap_xstrdup(ap_error_last());
-			ap_reader_keep_here(r, f, c->key, p, parsed_free);
+			ap_reader_keep_here(r, f, key, p, parsed_free);
 		} else {
 			/* a syntax error too: the same bytes fail alike */
-			ap_reader_keep(r, f, c->key, p, parsed_free);
+			ap_reader_keep(r, f, key, p, parsed_free);
 		}
 	}
-	if (ap_reader_derived(r, f, held) == NULL)
-		ap_reader_keep_here(r, f, held, &held_mark, held_free);
+	if (ap_reader_derived(r, f, held) == NULL) {
+		ap_reader_keep_here(r, f, held, &held_mark, owned_elsewhere);
+		/* found under c's key from now on, the text not searched again */
+		if (key != c->key)
+			ap_reader_keep_here(r, f, c->key, p, owned_elsewhere);
+	}
 	free(held);
 	*error = p->error;
 	return p->m;
