@@ -214,6 +214,24 @@ static bool names_false_in(const ap_file *f, const ap_pyconf *c)
 	return false;
 }
 
+/* Whether f parses under c as under no names assumed false
+ * (names_false_in), told once for its bytes, in the cache a history's
+ * commits share: a mark, not the parse, so that a sweep dropping the parse
+ * leaves nothing pointing at it. */
+static char plain_mark, own_mark;
+static bool parses_plain(ap_reader *r, const ap_file *f, const ap_pyconf *c)
+{
+	char *k = ap_xasprintf("%s/plain", c->key);
+	const char *mark = ap_reader_derived(r, f, k);
+
+	if (mark == NULL) {
+		mark = names_false_in(f, c) ? &own_mark : &plain_mark;
+		ap_reader_keep(r, f, k, (void *)mark, owned_elsewhere);
+	}
+	free(k);
+	return mark == &plain_mark;
+}
+
 /* f parsed, as ap_pysource_module, read while the files of outer are. A
  * module none of c's false names can be in parses as it does with none, so
  * it is kept once for every c (AITER's top package names them; the modules
@@ -228,7 +246,7 @@ static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_py
 	struct busy here = {f, outer};
 	int rc;
 
-	if (p == NULL && c->nfalse > 0 && !names_false_in(f, c)) {
+	if (p == NULL && c->nfalse > 0 && parses_plain(r, f, c)) {
 		key = AP_PYCONF_PLAIN;
 		p = ap_reader_derived(r, f, key);
 	}
