@@ -39,6 +39,7 @@ struct parsed {
 	char *error;
 	struct assumed *assumed;
 	size_t nassumed;
+	size_t unasked; /* imports left unasked (ap_reader_tries_unasked) */
 };
 
 static void parsed_free(void *p)
@@ -160,6 +161,10 @@ static int can_import(void *ctx, const char *written, const char *name, const ap
 	struct parsed *p = a->into;
 	int found;
 
+	if (ap_reader_tries_unasked(a->r)) {
+		p->unasked++;
+		return -1;
+	}
 	a->running = so_far;
 	found = import_found(a, written, name);
 
@@ -236,32 +241,35 @@ static bool parses_plain(ap_reader *r, const ap_file *f, const ap_pyconf *c)
  * module none of c's false names can be in parses as it does with none, so
  * it is kept once for every c (AITER's top package names them; the modules
  * under it do not); what its imports found is checked per c as for a parse
- * of the same bytes elsewhere. */
+ * of the same bytes elsewhere. A parse that leaves its tries' imports
+ * unasked is kept under keys of its own. */
 static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_pyconf *c,
                                      const struct busy *outer, const char **error)
 {
-	struct parsed *p = ap_reader_derived(r, f, c->key);
-	const char *key = c->key;
-	char *held = ap_xasprintf("%s/held", c->key);
+	const char *mode = ap_reader_tries_unasked(r) ? "/unasked" : "";
+	char *own = ap_xasprintf("%s%s", c->key, mode);
+	char *plain = ap_xasprintf("%s%s", AP_PYCONF_PLAIN, mode);
+	char *held = ap_xasprintf("%s/held", own);
+	struct parsed *p = ap_reader_derived(r, f, own);
+	const char *key = own;
 	struct busy here = {f, outer};
 	int rc;
 
 	if (p == NULL && c->nfalse > 0 && parses_plain(r, f, c)) {
-		key = AP_PYCONF_PLAIN;
+		key = plain;
 		p = ap_reader_derived(r, f, key);
 	}
-
 	for (const struct busy *b = outer; b != NULL; b = b->outer) {
 		if (b->f == f) {
 			/* only a run tells how much of it is bound by then */
 			*error = "it is imported again while it is read";
-			free(held);
-			return NULL;
+			p = NULL;
+			goto out;
 		}
 	}
 	if (p != NULL && ap_reader_derived(r, f, held) == NULL && !still_holds(r, c, &here, p)) {
 		p = NULL;
-		key = c->key;
+		key = own;
 	}
 	if (p == NULL) {
 		struct asking a = {r, c, f, NULL, NULL, &here, NULL};
@@ -286,12 +294,17 @@ static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_py
 	if (ap_reader_derived(r, f, held) == NULL) {
 		ap_reader_keep_here(r, f, held, &held_mark, owned_elsewhere);
 		/* found under c's key from now on, the text not searched again */
-		if (key != c->key)
-			ap_reader_keep_here(r, f, c->key, p, owned_elsewhere);
+		if (key != own)
+			ap_reader_keep_here(r, f, own, p, owned_elsewhere);
 	}
-	free(held);
+	if (p->unasked > 0)
+		ap_reader_count_unasked(r);
 	*error = p->error;
-	return p->m;
+out:
+	free(own);
+	free(plain);
+	free(held);
+	return p != NULL ? p->m : NULL;
 }
 
 const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_pyconf *c,
