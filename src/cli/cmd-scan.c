@@ -152,13 +152,15 @@ static int cmd_scan_exec(int argc, char **argv)
 	/* Where it went: the name is derived, not given. */
 	if (format == NULL && saved != NULL)
 		printf("%s\n", saved);
-	if (json_out == 1 && ap_manifest_check_size(manifest) < 0) {
-		rc = ap_cli_fail("%s", ap_error_last());
-		goto out;
-	}
-	if (json_out == 1)
-		ap_cli_print_json(manifest);
-	else if (json_out == 0)
+	if (json_out == 1) {
+		ap_buf text = AP_BUF_INIT;
+		if (ap_manifest_dump(manifest, &text) < 0) {
+			rc = ap_cli_fail("%s", ap_error_last());
+			goto out;
+		}
+		fwrite(text.data, 1, text.len, stdout);
+		ap_buf_free(&text);
+	} else if (json_out == 0)
 		ap_manifest_print_text(manifest, stdout, ap_cli_color(stdout), ap_text_width(stdout));
 	rc = ap_cli_stdout_done(rc);
 out:

@@ -124,15 +124,53 @@ static int open_beneath(const char *root, const char *rel)
 	return fd;
 }
 
+/* fd opened (or -1 with err): what it is. */
+static ap_confined_kind opened(ap_confined *c, int fd, int err)
+{
+	c->fd = fd;
+	if (c->fd < 0)
+		return settle(c, AP_CONFINED_ERRNO, err);
+	if (fstat(c->fd, &c->st) != 0)
+		return settle(c, AP_CONFINED_ERRNO, errno);
+	if (S_ISDIR(c->st.st_mode))
+		return settle(c, AP_CONFINED_FOLDER, 0);
+	if (!S_ISREG(c->st.st_mode))
+		return settle(c, AP_CONFINED_NOT_FILE, 0);
+	return settle(c, AP_CONFINED_FILE, 0);
+}
+
 ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c)
 {
-	char *joined = ap_asprintf("%s/%s", strcmp(root, "/") == 0 ? "" : root, rel);
-	char *real = joined != NULL ? realpath(joined, NULL) : NULL;
-	int err = joined != NULL ? errno : ENOMEM;
+	char *joined, *real;
+	int err, fd;
 
-	free(joined);
 	c->fd = -1;
 	c->target = NULL;
+	joined = ap_asprintf("%s/%s", strcmp(root, "/") == 0 ? "" : root, rel);
+	if (joined == NULL)
+		return settle(c, AP_CONFINED_ERRNO, ENOMEM);
+	/* Most paths a scan asks of are not there, and most that are hold no
+	 * symlink; realpath costs a readlink per component, the root's too.
+	 * A path the kernel cannot resolve, symlinks followed, realpath cannot
+	 * either: one lstat tells it. One with no symlink opens beneath the
+	 * root following none; a symlink on the way (ELOOP, or ENOTDIR from a
+	 * folder's O_DIRECTORY), or any other failure, is told as below. */
+	if (lstat(joined, &c->st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+		err = errno;
+		free(joined);
+		return settle(c, AP_CONFINED_MISSING, err);
+	}
+	if (ap_path_refusal(rel) == NULL && rel[strlen(rel) - 1] != '/') {
+		fd = open_beneath(root, rel);
+		if (fd >= 0 || errno == ENOMEM) {
+			err = errno;
+			free(joined);
+			return opened(c, fd, err);
+		}
+	}
+	real = realpath(joined, NULL);
+	err = errno;
+	free(joined);
 	if (real == NULL)
 		return settle(c, err == ENOENT || err == ENOTDIR ? AP_CONFINED_MISSING : AP_CONFINED_ERRNO,
 		              err);
@@ -144,18 +182,10 @@ ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c
 	 * following none, so that a folder swapped for a symlink since (to a
 	 * folder outside, say) is refused, not read. O_NONBLOCK keeps a FIFO
 	 * from blocking. */
-	c->fd = open_beneath(root, real + (strcmp(root, "/") == 0 ? 1 : strlen(root) + 1));
+	fd = open_beneath(root, real + (strcmp(root, "/") == 0 ? 1 : strlen(root) + 1));
 	err = errno;
 	free(real);
-	if (c->fd < 0)
-		return settle(c, AP_CONFINED_ERRNO, err);
-	if (fstat(c->fd, &c->st) != 0)
-		return settle(c, AP_CONFINED_ERRNO, errno);
-	if (S_ISDIR(c->st.st_mode))
-		return settle(c, AP_CONFINED_FOLDER, 0);
-	if (!S_ISREG(c->st.st_mode))
-		return settle(c, AP_CONFINED_NOT_FILE, 0);
-	return settle(c, AP_CONFINED_FILE, 0);
+	return opened(c, fd, err);
 }
 
 const char *ap_seen_of(ap_confined_kind kind, int err)

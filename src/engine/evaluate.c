@@ -8,13 +8,12 @@
 #include "core/ap-util.h"
 #include "engine/evaluate.h"
 
-/* spent: what the scan's rules before this one take of the manifest. */
-static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r, size_t *spent)
+/* rule run once; res zeroed. */
+static void run_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r)
 {
 	ap_kind_rule view = ap_rule_view(rule);
 	ap_kind_run run = {.reader = r, .rule = &view, .res = res};
 	const ap_file *f;
-	size_t bytes;
 
 	res->rule = rule;
 	if (rule->kind->flags & AP_KIND_FILE) {
@@ -33,6 +32,27 @@ static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r, s
 		run.file = f;
 	}
 	ap_kind_run_rule(rule->kind, rule->state, &run);
+}
+
+/* spent: what the scan's rules before this one take of the manifest. The
+ * rule is run first with the tries of the Python modules it reads left
+ * unasked (reader.h); only an answer that pass could not give, where it
+ * left one unasked, is asked again, deciding each try. */
+static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r, size_t *spent)
+{
+	size_t bytes;
+
+	ap_reader_set_tries_unasked(r, true);
+	run_rule(res, rule, r);
+	if ((res->status == AP_RULE_UNKNOWN || res->status == AP_RULE_ERROR) &&
+	    ap_reader_unasked(r) > 0) {
+		free(res->reason);
+		ap_match_list_free(&res->matches);
+		memset(res, 0, sizeof *res);
+		ap_reader_set_tries_unasked(r, false);
+		run_rule(res, rule, r);
+	}
+	ap_reader_set_tries_unasked(r, false);
 	if (res->matches.over > 0) {
 		ap_rule_set_error(res, "matched more than %d times, the most a rule may report",
 		                  AP_MATCH_MAX);

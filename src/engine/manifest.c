@@ -224,15 +224,40 @@ json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r, const ap_aite
 	                 "signatures", scan->signatures);
 }
 
-int ap_manifest_check_size(const json_t *m)
-{
-	/* json_dumpb with no buffer gives the length without keeping it. */
-	size_t n = json_dumpb(m, NULL, 0, AP_MANIFEST_JSON_FLAGS) + 1;
+/* The text so far, kept while within the cap; past it only counted, so
+ * that the error gives the size without holding it. */
+struct dump {
+	ap_buf *out;
+	size_t n;
+};
 
-	if (n <= AP_MANIFEST_MAX_BYTES)
-		return AP_OK;
+static int dump_put(const char *data, size_t len, void *ctx)
+{
+	struct dump *d = ctx;
+
+	d->n += len;
+	if (d->n > AP_MANIFEST_MAX_BYTES)
+		return 0;
+	return ap_buf_try_append(d->out, data, len);
+}
+
+int ap_manifest_dump(const json_t *m, ap_buf *out)
+{
+	struct dump d = {out, 1}; /* the newline after it */
+
+	if (json_dump_callback(m, dump_put, &d, AP_MANIFEST_JSON_FLAGS) != 0) {
+		ap_error_set("cannot write the manifest as JSON: out of memory");
+		return AP_ENOMEM;
+	}
+	if (d.n <= AP_MANIFEST_MAX_BYTES) {
+		if (ap_buf_try_append(out, "\n", 1) == 0)
+			return AP_OK;
+		ap_error_set("cannot write the manifest as JSON: out of memory");
+		return AP_ENOMEM;
+	}
+	ap_buf_free(out);
 	ap_error_set("the manifest would be %zu MiB, more than the %zu MiB its readers accept",
-	             (n + (1 << 20) - 1) >> 20, AP_MANIFEST_MAX_BYTES >> 20);
+	             (d.n + (1 << 20) - 1) >> 20, AP_MANIFEST_MAX_BYTES >> 20);
 	return AP_ELIMIT;
 }
 
@@ -477,6 +502,7 @@ int ap_manifest_write(const json_t *m, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	sink *out = NULL;
+	ap_buf text = AP_BUF_INIT;
 	struct stat st;
 	sigset_t old;
 	char *tmp;
@@ -488,10 +514,11 @@ int ap_manifest_write(const json_t *m, const char *path)
 	 * would refuse it). Only nothing or a regular file may be replaced. */
 	if (check_target(path, &st) != 0)
 		return AP_EINPUT;
-	if (ap_manifest_check_size(m) < 0) {
+	if ((rc = ap_manifest_dump(m, &text)) < 0) {
 		ap_error_prefix("cannot write the manifest to %s", path);
-		return AP_ELIMIT;
+		return rc;
 	}
+	rc = AP_EIO;
 	mask = umask(0);
 	umask(mask);
 	/* A new manifest is for every reader the umask allows; a replaced one
@@ -513,14 +540,7 @@ int ap_manifest_write(const json_t *m, const char *path)
 	/* open() took the umask off; put back what the replaced file had. */
 	if ((mode & mask) != 0 && fchmod(fd, mode) != 0)
 		out->err = errno;
-	if (out->err == 0 && json_dump_callback(m, sink_put, out, AP_MANIFEST_JSON_FLAGS) != 0 &&
-	    out->err == 0) {
-		close(fd);
-		discard_temp();
-		ap_error_set("%s: cannot write the manifest as JSON", path);
-		goto out;
-	}
-	if (sink_put("\n", 1, out) != 0 || sink_flush(out) != 0 || fsync(fd) != 0) {
+	if (sink_put(text.data, text.len, out) != 0 || sink_flush(out) != 0 || fsync(fd) != 0) {
 		ap_error_set("%s: %s", tmp, strerror(out->err ? out->err : errno));
 		close(fd);
 		discard_temp();
@@ -545,6 +565,7 @@ int ap_manifest_write(const json_t *m, const char *path)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 out:
 	uninstall_cleanup();
+	ap_buf_free(&text);
 	free(out);
 	free(tmp);
 	return rc;

@@ -39,12 +39,13 @@ json_t *ap_json_text(const char *s);
 json_t *ap_manifest_build(const ap_scan *scan, const ap_reader *r, const ap_aiter_info *aiter,
                           const json_t *python, const json_t *devices, const char *host);
 
-/* AP_OK, or AP_ELIMIT with the message set when m written as the manifest
- * would pass AP_MANIFEST_MAX_BYTES, the most its readers load: "the manifest
- * would be 70 MiB, more than the 64 MiB its readers accept". The rules'
- * match budgets (engine/match.h) keep a scan's well under; this is the last
- * guard, before writing to a file or stdout. */
-int ap_manifest_check_size(const json_t *m);
+/* m as the manifest's text, a newline after it, appended to out: AP_OK; or
+ * AP_ELIMIT (out freed) with the message set when it would pass
+ * AP_MANIFEST_MAX_BYTES, the most its readers load: "the manifest would be
+ * 70 MiB, more than the 64 MiB its readers accept", never holding more than
+ * that. The rules' match budgets (engine/match.h) keep a scan's well under;
+ * this is the last guard, before writing to a file or stdout. */
+int ap_manifest_dump(const json_t *m, ap_buf *out);
 
 /* The largest SOURCE_DATE_EPOCH: 9999-12-31T23:59:59Z. */
 #define AP_SOURCE_DATE_MAX 253402300799ULL

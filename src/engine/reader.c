@@ -43,6 +43,8 @@ struct ap_reader {
 	size_t files_cap;
 	ap_map *index;        /* path -> index into files */
 	struct ap_pytarget *python; /* borrowed; NULL: none */
+	bool tries_unasked; /* ap_reader_set_tries_unasked */
+	size_t unasked;     /* parses handed out that left a try's imports unasked */
 };
 
 /* --- Folder source ---------------------------------------------------------- */
@@ -308,6 +310,27 @@ void ap_reader_set_python(ap_reader *r, struct ap_pytarget *python)
 struct ap_pytarget *ap_reader_python(const ap_reader *r)
 {
 	return r->python;
+}
+
+void ap_reader_set_tries_unasked(ap_reader *r, bool unasked)
+{
+	r->tries_unasked = unasked;
+	r->unasked = 0;
+}
+
+bool ap_reader_tries_unasked(const ap_reader *r)
+{
+	return r->tries_unasked;
+}
+
+void ap_reader_count_unasked(ap_reader *r)
+{
+	r->unasked++;
+}
+
+size_t ap_reader_unasked(const ap_reader *r)
+{
+	return r->unasked;
 }
 
 static void set_failure(ap_file *f, ap_file_status status, char *reason)

@@ -4,7 +4,8 @@
 # every condition the reader decides; --python and --python-version, what
 # they refuse; version, platform and try/except ImportError conditions in a
 # tree; the facts asked once and only when needed, a module absent answering
-# those under it; the manifest's python;
+# those under it, a try no answer depends on left undecided; the manifest's
+# python;
 # verify and check --manifest with another interpreter; interpreters that
 # fail, hang, flood or print what is no answer.
 . "$AP_SRCDIR/tests/lib.sh"
@@ -146,6 +147,47 @@ expect_json '"python" in j' False
 case_ "the in-tree imports of a try are looked up in the tree, and are inputs"
 scan_facts --python "$TMP/bin/py312"
 expect_json "[i['path'] for i in j['inputs'] if 'ops' in i['path']]" "['aiter/ops/fast/__init__.py', 'aiter/ops/slow/__init__.py', 'aiter/ops/slow.py', 'aiter/ops/slow/', 'aiter/ops/']"
+
+case_ "a try the answer does not depend on is not decided: its imports are neither read nor asked"
+mkdir -p "$TMP/lazy/aiter"
+cat >"$TMP/lazy/aiter/__init__.py" <<'EOF'
+from .core import run
+try:
+    import triton
+    from .heavy import extra
+except ImportError:
+    extra = None
+EOF
+printf 'def run(q, stream=None):\n    return q\n' >"$TMP/lazy/aiter/core.py"
+printf 'from .deeper import extra\n' >"$TMP/lazy/aiter/heavy.py"
+printf 'def extra():\n    pass\n' >"$TMP/lazy/aiter/deeper.py"
+pack lazy <<'EOF'
+rules:
+  - id: run.stream
+    python-export: run
+    from: aiter
+    params: [stream]
+EOF
+: >"$TMP/py312.log"
+probe scan --aiter-root "$TMP/lazy" --no-launch --no-default-rules --rules "$TMP/lazy.yaml" \
+	--format json --python "$TMP/bin/py312"
+expect_rc 0
+rule run.stream status matched
+expect_json "[i['path'] for i in j['inputs'] if i['sha256']]" "['aiter/__init__.py', 'aiter/core.py']"
+expect_json '"python" in j' False
+[ ! -s "$TMP/py312.log" ] || fail "the interpreter was asked what no answer needs"
+pack lazy <<'EOF'
+rules:
+  - id: extra.def
+    python-export: extra
+    from: aiter
+EOF
+probe scan --aiter-root "$TMP/lazy" --no-launch --no-default-rules --rules "$TMP/lazy.yaml" \
+	--format json --python "$TMP/bin/py312"
+expect_rc 0
+rule extra.def status matched
+expect_json "[i['path'] for i in j['inputs'] if i['sha256']]" "['aiter/__init__.py', 'aiter/heavy.py', 'aiter/deeper.py']"
+expect_json 'j["python"]["finds"]' "{'triton': True}"
 
 case_ "another interpreter: other arms"
 scan_facts --python "$TMP/bin/py39"

@@ -1016,9 +1016,10 @@ class InProcessTest(Env):
 
         def write(platform):
             with open(gradlib, "w") as f:
+                # defined only where the try's import is found: asked
                 f.write("import os, sys\ntry:\n    import json\nexcept ImportError:\n"
-                        "    json = None\nif sys.platform == %r and os.name == %r:\n"
-                        "    %s" % (platform, os.name, body.replace("\n", "\n    ")))
+                        "    pass\nelse:\n    if sys.platform == %r and os.name == %r:\n"
+                        "        %s" % (platform, os.name, body.replace("\n", "\n        ")))
         write(sys.platform)
         b = for_this_process()
         self.assertIs(b.hipb_mm(), True)

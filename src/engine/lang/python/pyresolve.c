@@ -39,6 +39,7 @@ struct parsed {
 	char *error;
 	struct assumed *assumed;
 	size_t nassumed;
+	size_t unasked; /* imports left unasked (ap_reader_tries_unasked) */
 };
 
 static void parsed_free(void *p)
@@ -160,6 +161,10 @@ static int can_import(void *ctx, const char *written, const char *name, const ap
 	struct parsed *p = a->into;
 	int found;
 
+	if (ap_reader_tries_unasked(a->r)) {
+		p->unasked++;
+		return -1;
+	}
 	a->running = so_far;
 	found = import_found(a, written, name);
 
@@ -192,32 +197,80 @@ static bool still_holds(ap_reader *r, const ap_pyconf *c, const struct busy *cha
 }
 
 /* Marks a parse held for f in r: one made for it, or kept and checked once;
- * kept with this reader alone, as the checking is. */
+ * kept with this reader alone, as the checking is. The mark, and a parse
+ * kept under a second key, are freed by their owners. */
 static char held_mark;
-static void held_free(void *p)
+static void owned_elsewhere(void *p)
 {
 	(void)p;
 }
 
-/* f parsed, as ap_pysource_module, read while the files of outer are. */
+/* Whether c's names assumed false can be in f: the parser reads them only
+ * as names the module's own text spells, and a non-ASCII byte may spell one
+ * that NFKC normalises to it. */
+static bool names_false_in(const ap_file *f, const ap_pyconf *c)
+{
+	for (size_t i = 0; i < f->len; i++)
+		if ((unsigned char)f->data[i] >= 0x80)
+			return true;
+	for (size_t i = 0; i < c->nfalse; i++)
+		if (memmem(f->data, f->len, c->false_names[i], strlen(c->false_names[i])) != NULL)
+			return true;
+	return false;
+}
+
+/* Whether f parses under c as under no names assumed false
+ * (names_false_in), told once for its bytes, in the cache a history's
+ * commits share: a mark, not the parse, so that a sweep dropping the parse
+ * leaves nothing pointing at it. */
+static char plain_mark, own_mark;
+static bool parses_plain(ap_reader *r, const ap_file *f, const ap_pyconf *c)
+{
+	char *k = ap_xasprintf("%s/plain", c->key);
+	const char *mark = ap_reader_derived(r, f, k);
+
+	if (mark == NULL) {
+		mark = names_false_in(f, c) ? &own_mark : &plain_mark;
+		ap_reader_keep(r, f, k, (void *)mark, owned_elsewhere);
+	}
+	free(k);
+	return mark == &plain_mark;
+}
+
+/* f parsed, as ap_pysource_module, read while the files of outer are. A
+ * module none of c's false names can be in parses as it does with none, so
+ * it is kept once for every c (AITER's top package names them; the modules
+ * under it do not); what its imports found is checked per c as for a parse
+ * of the same bytes elsewhere. A parse that leaves its tries' imports
+ * unasked is kept under keys of its own. */
 static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_pyconf *c,
                                      const struct busy *outer, const char **error)
 {
-	struct parsed *p = ap_reader_derived(r, f, c->key);
-	char *held = ap_xasprintf("%s/held", c->key);
+	const char *mode = ap_reader_tries_unasked(r) ? "/unasked" : "";
+	char *own = ap_xasprintf("%s%s", c->key, mode);
+	char *plain = ap_xasprintf("%s%s", AP_PYCONF_PLAIN, mode);
+	char *held = ap_xasprintf("%s/held", own);
+	struct parsed *p = ap_reader_derived(r, f, own);
+	const char *key = own;
 	struct busy here = {f, outer};
 	int rc;
 
+	if (p == NULL && c->nfalse > 0 && parses_plain(r, f, c)) {
+		key = plain;
+		p = ap_reader_derived(r, f, key);
+	}
 	for (const struct busy *b = outer; b != NULL; b = b->outer) {
 		if (b->f == f) {
 			/* only a run tells how much of it is bound by then */
 			*error = "it is imported again while it is read";
-			free(held);
-			return NULL;
+			p = NULL;
+			goto out;
 		}
 	}
-	if (p != NULL && ap_reader_derived(r, f, held) == NULL && !still_holds(r, c, &here, p))
+	if (p != NULL && ap_reader_derived(r, f, held) == NULL && !still_holds(r, c, &here, p)) {
 		p = NULL;
+		key = own;
+	}
 	if (p == NULL) {
 		struct asking a = {r, c, f, NULL, NULL, &here, NULL};
 		ap_py_options opt = {.false_names = (const char *const *)c->false_names,
@@ -232,17 +285,26 @@ static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_py
 			ap_py_module_free(p->m);
 			p->m = NULL;
 			p->error = ap_xstrdup(ap_error_last());
-			ap_reader_keep_here(r, f, c->key, p, parsed_free);
+			ap_reader_keep_here(r, f, key, p, parsed_free);
 		} else {
 			/* a syntax error too: the same bytes fail alike */
-			ap_reader_keep(r, f, c->key, p, parsed_free);
+			ap_reader_keep(r, f, key, p, parsed_free);
 		}
 	}
-	if (ap_reader_derived(r, f, held) == NULL)
-		ap_reader_keep_here(r, f, held, &held_mark, held_free);
-	free(held);
+	if (ap_reader_derived(r, f, held) == NULL) {
+		ap_reader_keep_here(r, f, held, &held_mark, owned_elsewhere);
+		/* found under c's key from now on, the text not searched again */
+		if (key != own)
+			ap_reader_keep_here(r, f, own, p, owned_elsewhere);
+	}
+	if (p->unasked > 0)
+		ap_reader_count_unasked(r);
 	*error = p->error;
-	return p->m;
+out:
+	free(own);
+	free(plain);
+	free(held);
+	return p != NULL ? p->m : NULL;
 }
 
 const ap_py_module *ap_pysource_module(ap_reader *r, const ap_file *f, const ap_pyconf *c,

@@ -34,7 +34,7 @@ int ap_pyconf_load(const char *pack, const ap_yfield *assume_false, ap_pyconf *c
 		c->false_names[i] = names[i];
 	free(names);
 	c->nfalse = n;
-	ap_buf_puts(&key, "python");
+	ap_buf_puts(&key, AP_PYCONF_PLAIN);
 	for (size_t i = 0; i < n; i++)
 		ap_buf_printf(&key, "%c%s", i ? ',' : ':', c->false_names[i]);
 	c->key = ap_buf_detach(&key);

@@ -16,6 +16,9 @@
 #include "engine/lang/yaml-node.h"
 
 /* Names whose value on a default import is false (`assume_false:`). */
+/* The key of a conf with no names assumed false. */
+#define AP_PYCONF_PLAIN "python"
+
 typedef struct ap_pyconf {
 	char **false_names; /* NULL-terminated */
 	size_t nfalse;
