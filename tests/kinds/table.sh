@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: MIT
 # What every kind of the kind table (src/engine/kind.c) needs besides its
 # file, checked against the table itself (tests/kinds/kind-table): its row in
-# doc/rules.md's table of kinds, naming each of its options; its name in the man
-# page's DESCRIPTION; its tests, a case_ "KEY: ..." in a script of
-# tests/kinds/ that Makefile.am runs. The docs are written by hand: this
-# names what is missing.
+# doc/rules.md's table of kinds, naming each of its options; its name in
+# the man page's DESCRIPTION; its row in aiter-probe-rules(5); its tests, a
+# case_ "KEY: ..." in a script of tests/kinds/ that Makefile.am runs. The
+# docs are written by hand: this names what is missing.
 . "$AP_SRCDIR/tests/lib.sh"
 RULES_MD="$AP_SRCDIR/doc/rules.md"
 MAN_IN="$AP_SRCDIR/doc/aiter-probe.1.in"
@@ -43,6 +43,16 @@ while read -r key; do
 	grep -qxF "$key" "$TMP/keys" ||
 		fail "doc/rules.md's table of kinds has a row for '$key', which the kind table lacks"
 done <"$TMP/readme-keys"
+
+case_ "aiter-probe-rules(5), written from doc/rules.md, names each kind"
+# A cell of its table of kinds, as doc/md2man.py writes a key: in bold, on a
+# line of its own.
+page="$AP_BUILDDIR/doc/aiter-probe-rules.5"
+[ -s "$page" ] || fail "no $page"
+while read -r key options; do
+	grep -qxF "\\fB$(printf %s "$key" | sed 's/-/\\-/g')\\fR" "$page" ||
+		fail "kind '$key' has no row in aiter-probe-rules(5)"
+done <"$KINDS"
 
 case_ "the man page's DESCRIPTION names each kind in bold"
 # The first word of each bold line (.B, .BR, .RB), as roff writes it.
