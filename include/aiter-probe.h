@@ -243,7 +243,7 @@ int aiter_probe_manifest_default_path(const char *aiter_root, char **path);
  * /b/site-packages" (or "P was made for the AITER sources in /a, not /b":
  * aiter.meta must be the meta folder AITER at aiter_root builds from, as
  * its aiter/jit/core.py picks it: aiter/install_mode, $AITER_META_DIR, the
- * root when the pick has no csrc/, older tags as they did; README, Usage),
+ * root when the pick has no csrc/, older tags as they did; doc/usage.md),
  * or the manifest's own error. */
 int aiter_probe_manifest_for_root(aiter_probe_manifest **out, const char *aiter_root,
                                   const char **reason);

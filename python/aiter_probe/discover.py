@@ -10,7 +10,7 @@ from: the twin of src/engine/discover.c.
 Nothing here imports aiter: the package is found with importlib's
 find_spec, and the meta folder is picked by the rule the tree's own
 aiter/jit/core.py follows, told by a statement only that generation of the
-rule has (README, Usage: the table of generations):
+rule has (doc/usage.md: the table of generations):
 
 - v0.1.1 to v0.1.4: aiter_meta/ when the root is one of this
   interpreter's site.getsitepackages(), else the root;

@@ -91,7 +91,7 @@ static bool holds(const char *dir, const char *name)
 }
 
 /* The generations of the rule by which aiter/jit/core.py picks its meta
- * folder, each told by a statement only it has (README, Usage: "the meta
+ * folder, each told by a statement only it has (doc/usage.md: "the meta
  * folder"). */
 typedef enum {
 	META_LAYOUT,      /* none of them, no install_mode: aiter_meta/ when it holds csrc/ */

@@ -68,7 +68,7 @@ int ap_manifest_write(const json_t *m, const char *path);
 json_t *ap_json_for_terminal(const json_t *j);
 
 /* A table for people: capabilities, then rules, fitted to width columns
- * (src/engine/report/manifest-text.c; the layout is in README.md, "Text output"). color:
+ * (src/engine/report/manifest-text.c; the layout is in doc/usage.md, "Text output"). color:
  * ANSI colours. Every value from the tree is escaped with ap_terminal_text. */
 void ap_manifest_print_text(const json_t *m, FILE *to, bool color, int width);
 /* The distinct tuples of captures (an array of {name: value} objects,

@@ -24,13 +24,17 @@ grep -qF ".UR https://" "$man" || fail "no bug-report address"
 head -3 "$man" | grep -qF "\"aiter-probe $("$AP" --version | head -1 | cut -d' ' -f2)\"" \
 	|| fail "the version in .TH is not the tool's"
 
-case_ "the man page is mandoc -T lint clean"
+case_ "the man pages are mandoc -T lint clean"
 # .ci/install-deps installs mandoc; a machine without it says so here.
-if command -v mandoc >/dev/null 2>&1; then
-	mandoc -T lint "$man" >"$TMP/lint" 2>&1 || fail "mandoc -T lint: $(cat "$TMP/lint")"
-else
-	echo "no mandoc: the man page's lint is not checked" >&2
-fi
+for page in "$man" "$AP_BUILDDIR/doc/aiter-probe-rules.5" "$AP_BUILDDIR/doc/aiter-probe-manifest.5" \
+	"$AP_BUILDDIR/doc/libaiter-probe.3"; do
+	[ -s "$page" ] || { fail "no $page"; continue; }
+	if command -v mandoc >/dev/null 2>&1; then
+		mandoc -T lint "$page" >"$TMP/lint" 2>&1 || fail "mandoc -T lint: $(cat "$TMP/lint")"
+	else
+		echo "no mandoc: the lint of ${page##*/} is not checked" >&2
+	fi
+done
 
 case_ "scan -oFILE"
 probe scan --aiter-root "$ROOT" --no-launch "-o$TMP/glued.json"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # examples/deploy: the Kubernetes YAML parses (libyaml, through the rule
-# loader's reader) and says what the README says; the job's documented
+# loader's reader) and says what doc/deployment.md says; the job's documented
 # substitution; the DaemonSet's loop (its readiness after a failed and a good
 # scan, its SIGTERM), the Job's and the consumer pod's commands and the Slurm
 # script (a failed node, an earlier allocation's manifests), run here against

@@ -446,7 +446,7 @@ cp -R "$AP_SRCDIR/tests/fixtures/wheel-layout" "$TMP/wheel"
 chmod -R u+w "$TMP/wheel"
 # The packs the wheel fixture models: a capability of the others is
 # unsupported there and unknown on a missing tree, with no evidence in OLD to
-# locate it by (README: SARIF).
+# locate it by (doc/diff.md: SARIF).
 set -- --no-default-rules
 for pack in mla moe ops vllm-calls; do set -- "$@" --rules "$AP_SRCDIR/rules/$pack.yaml"; done
 for pack in mla moe ops vllm; do set -- "$@" --rules "$AP_SRCDIR/probes/$pack.yaml"; done

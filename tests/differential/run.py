@@ -144,7 +144,7 @@ REASONS = [
     ("method-staticmethod", "not yet: a staticmethod has no self (issue 19 item 1)"),
     ("method-redef", "not yet: the last def in a class body wins (issue 19 item 1)"),
     ("external-func", "intended: a name imported from outside the package is not a def "
-                      "(README, Python kinds)"),
+                      "(doc/rules.md, Python kinds)"),
     ("bound-raise-gt", "not yet: a bound as `if n > N: raise` (issue 19 item 5)"),
     ("bound-raise-not", "not yet: a bound as `if not n <= N: raise` (issue 19 item 5)"),
     ("bound-raise-ge", "not yet: a bound as `if n >= N: raise` (issue 19 item 5)"),
@@ -558,7 +558,7 @@ def write_known(path, results, limits):
                   key=lambda x: x[:3])
     with open(path, "w", encoding="utf-8") as f:
         f.write("# The disagreements of the differential test with CPython that are listed\n"
-                "# (tests/differential/run.py; README, Development), rewritten by\n"
+                "# (tests/differential/run.py; doc/development.md), rewritten by\n"
                 "# `make update-known`; edit only the limits. Tab-separated lines:\n"
                 "#   unknown-max KIND N%   at most N% of a kind's questions (def, export,\n"
                 "#                         bound, all) may answer unknown\n"

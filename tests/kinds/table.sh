@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: MIT
 # What every kind of the kind table (src/engine/kind.c) needs besides its
 # file, checked against the table itself (tests/kinds/kind-table): its row in
-# README.md's table of kinds, naming each of its options; its name in the man
-# page's DESCRIPTION; its tests, a case_ "KEY: ..." in a script of
-# tests/kinds/ that Makefile.am runs. The docs are written by hand: this
-# names what is missing.
+# doc/rules.md's table of kinds, naming each of its options; its name in
+# the man page's DESCRIPTION; its row in aiter-probe-rules(5); its tests, a
+# case_ "KEY: ..." in a script of tests/kinds/ that Makefile.am runs. The
+# docs are written by hand: this names what is missing.
 . "$AP_SRCDIR/tests/lib.sh"
-README="$AP_SRCDIR/README.md"
+RULES_MD="$AP_SRCDIR/doc/rules.md"
 MAN_IN="$AP_SRCDIR/doc/aiter-probe.1.in"
 KINDS="$TMP/kinds"
 
@@ -16,33 +16,43 @@ case_ "the kind table lists its kinds"
 [ -s "$KINDS" ] || fail "kind-table listed no kind"
 cut -d' ' -f1 "$KINDS" >"$TMP/keys"
 
-# README's table of kinds: the rows under its header, up to the first line
+# doc/rules.md's table of kinds: the rows under its header, up to the first line
 # that is no row.
 awk '/^\| key \| value \| other keys \| matches \|$/ { t = 1; next }
 	t && !/^\|/ { exit }
-	t' "$README" >"$TMP/readme-rows"
+	t' "$RULES_MD" >"$TMP/readme-rows"
 
-case_ "README.md: a row for each kind, naming each of its options"
+case_ "doc/rules.md: a row for each kind, naming each of its options"
 while read -r key options; do
 	row=$(grep -F "| \`$key\` |" "$TMP/readme-rows")
 	if [ -z "$row" ]; then
-		fail "kind '$key' has no row in README.md's table of kinds (| key | value | other keys | matches |)"
+		fail "kind '$key' has no row in doc/rules.md's table of kinds (| key | value | other keys | matches |)"
 		continue
 	fi
 	for option in $options; do
 		case $row in
 		*"\`$option\`"*) ;;
-		*) fail "README.md's row for kind '$key' does not name its option '$option'" ;;
+		*) fail "doc/rules.md's row for kind '$key' does not name its option '$option'" ;;
 		esac
 	done
 done <"$KINDS"
 
-case_ "README.md: no row for a key that is no kind"
+case_ "doc/rules.md: no row for a key that is no kind"
 sed -n 's/^| `\([^`]*\)` |.*/\1/p' "$TMP/readme-rows" >"$TMP/readme-keys"
 while read -r key; do
 	grep -qxF "$key" "$TMP/keys" ||
-		fail "README.md's table of kinds has a row for '$key', which the kind table lacks"
+		fail "doc/rules.md's table of kinds has a row for '$key', which the kind table lacks"
 done <"$TMP/readme-keys"
+
+case_ "aiter-probe-rules(5), written from doc/rules.md, names each kind"
+# A cell of its table of kinds, as doc/md2man.py writes a key: in bold, on a
+# line of its own.
+page="$AP_BUILDDIR/doc/aiter-probe-rules.5"
+[ -s "$page" ] || fail "no $page"
+while read -r key options; do
+	grep -qxF "\\fB$(printf %s "$key" | sed 's/-/\\-/g')\\fR" "$page" ||
+		fail "kind '$key' has no row in aiter-probe-rules(5)"
+done <"$KINDS"
 
 case_ "the man page's DESCRIPTION names each kind in bold"
 # The first word of each bold line (.B, .BR, .RB), as roff writes it.

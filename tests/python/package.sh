@@ -57,7 +57,7 @@ case_ "the wheel in a fresh venv"
 "$TMP/venv/bin/python" -m pip install --no-index "$wheel" >"$TMP/install.log" 2>&1 ||
 	{ fail "pip install of the wheel failed"; sed 's/^/  /' "$TMP/install.log" >&2; }
 
-case_ "the source folder with the interpreter's setuptools, as the README says"
+case_ "the source folder with the interpreter's setuptools, as doc/python.md says"
 "$PY" -m venv --system-site-packages "$TMP/venv-src" || fail "venv --system-site-packages"
 (cd "$TMP/src" && "$TMP/venv-src/bin/python" -m pip install --no-build-isolation --no-index \
 	./python) >"$TMP/install-src.log" 2>&1 ||

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""The source tree keeps the architecture its folders tell (README,
-Development): which folder may include which, no cycle in the include graph
+"""The source tree keeps the architecture its folders tell (doc/development.md):
+which folder may include which, no cycle in the include graph
 between headers nor in the call graph between files (read from the built
 objects with nm), no command calling another's functions, no GPU header in
 the engine, no YAML in the launcher, and no file under src/ over 1,500 lines.

@@ -22,7 +22,7 @@ typedef struct ap_history_opts {
 	void *progress_ctx;
 } ap_history_opts;
 
-/* Where the report goes, as it is found (the format is in README.md,
+/* Where the report goes, as it is found (the format is in doc/history.md,
  * "aiter-probe history"): start once the range is listed, initial once
  * (the state before the first commit), change for each change, oldest
  * first. The JSON handed over is borrowed: a callback keeps what it needs

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The manifest as text for people: fitted to the width, long values wrapped
- * with a hanging indent, and a rule's case table grouped (see README.md,
+ * with a hanging indent, and a rule's case table grouped (see doc/usage.md,
  * "Text output"). */
 #include "config.h"
 

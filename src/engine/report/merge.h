@@ -44,7 +44,7 @@ int ap_merge_add_file(ap_merge *mg, const char *path);
 size_t ap_merge_nodes(const ap_merge *mg);
 size_t ap_merge_skipped(const ap_merge *mg);
 
-/* The summary (schema in the README, "aiter-probe merge"): "nodes",
+/* The summary (schema in doc/merge.md): "nodes",
  * "differ", "capabilities" by id, "trees" (the most nodes first),
  * "manifests" (each node's file and age) and "unreadable". Each list of
  * nodes keeps its first max_ranges ranges (0: every one); join writes the
