@@ -349,11 +349,14 @@ expect_rc 0
 expect_json '"finds" in j["python"]' False
 
 case_ "a module absent answers the modules under it, one found those above it: one run each"
-# CPython itself, each start and each module asked logged
+# CPython itself, each start and each module asked logged, each before
+# CPython reads it (tee may write its file after the answer, and the scan,
+# done, ends the run first)
 {
 	echo '#!/bin/sh'
 	echo "echo start >>'$TMP/logged.log'"
-	echo "tee -a '$TMP/logged.log' | '${PYTHON3:-python3}' \"\$@\""
+	echo "while IFS= read -r m; do echo \"\$m\" >>'$TMP/logged.log'; echo \"\$m\"; done |"
+	echo "    '${PYTHON3:-python3}' \"\$@\""
 } >"$TMP/bin/logged"
 chmod +x "$TMP/bin/logged"
 mkdir -p "$TMP/implied/aiter"
