@@ -248,7 +248,7 @@ static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_py
 {
 	const char *mode = ap_reader_tries_unasked(r) ? "/unasked" : "";
 	char *own = ap_xasprintf("%s%s", c->key, mode);
-	char *plain = ap_xasprintf("%s%s", AP_PYCONF_PLAIN, mode);
+	char *plain = NULL;
 	char *held = ap_xasprintf("%s/held", own);
 	struct parsed *p = ap_reader_derived(r, f, own);
 	const char *key = own;
@@ -256,7 +256,7 @@ static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_py
 	int rc;
 
 	if (p == NULL && c->nfalse > 0 && parses_plain(r, f, c)) {
-		key = plain;
+		key = plain = ap_xasprintf("%s%s", AP_PYCONF_PLAIN, mode);
 		p = ap_reader_derived(r, f, key);
 	}
 	for (const struct busy *b = outer; b != NULL; b = b->outer) {
