@@ -150,4 +150,8 @@ int ap_cli_print_help(const struct ap_cmd *cmd, FILE *to);
  * whatever rc was. main() calls it after each command. */
 int ap_cli_stdout_done(int rc);
 
+/* The first call of each program's main(), before anything is allocated:
+ * sets the heap up for a short process that keeps what it allocates. */
+void ap_cli_heap_setup(void);
+
 #endif

@@ -7,6 +7,7 @@
 
 int main(int argc, char **argv)
 {
+	ap_cli_heap_setup();
 	argv[0] = (char *)ap_cmd_history.name;
 	return ap_cli_stdout_done(ap_cmd_history.exec(argc, argv));
 }

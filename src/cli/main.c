@@ -116,6 +116,7 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	ap_cli_heap_setup();
 	if (argc < 2) {
 		print_tool_help(stderr);
 		return AP_EXIT_ERROR;

@@ -294,6 +294,41 @@ static void test_form_feeds(void **state)
 	assert_names("b ?b");
 }
 
+/* The start of each line of a text, found a byte at a time: what
+ * ap_py_line_start must agree with, its 64-byte steps included. */
+static size_t line_start_bytewise(const char *s, size_t at, size_t n, unsigned line)
+{
+	for (unsigned k = 1; k < line && at < n; at++)
+		if (s[at] == '\n' || s[at] == '\r') {
+			k++;
+			at += s[at] == '\r' && at + 1 < n && s[at + 1] == '\n';
+		}
+	return at;
+}
+
+static void test_line_start(void **state)
+{
+	/* Texts of every mix: long lines, no CR, CRLFs that a step splits. */
+	static const char *const alphabets[] = {"ab\n\r", "abc\n", "a\r\n", "aaaaaaaaaaaaaaa\n"};
+	char text[200];
+	unsigned seed = 7;
+
+	(void)state;
+	assert_int_equal(ap_py_line_start("a\nb\r\nc\rd", 0, 8, 4), 7);
+	assert_int_equal(ap_py_line_start("a\nb", 0, 3, 9), 3);
+	for (int round = 0; round < 2000; round++) {
+		const char *abc = alphabets[round % 4];
+		size_t n = (size_t)(round % 199) + 1;
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			text[i] = abc[(seed >> 16) % strlen(abc)];
+		}
+		for (unsigned line = 1; line <= n + 2; line++)
+			assert_int_equal(ap_py_line_start(text, 0, n, line),
+			                 line_start_bytewise(text, 0, n, line));
+	}
+}
+
 /* CPython's universal newlines: a lone CR ends a line as LF does, and lines
  * are numbered so (the lines below are what ast.parse gives). */
 static void test_lone_cr(void **state)
@@ -2428,6 +2463,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_continuations, teardown),
 		cmocka_unit_test_teardown(test_crlf_bom_tabs, teardown),
 		cmocka_unit_test_teardown(test_lone_cr, teardown),
+		cmocka_unit_test(test_line_start),
 		cmocka_unit_test_teardown(test_form_feeds, teardown),
 		cmocka_unit_test_teardown(test_simple_statements, teardown),
 		cmocka_unit_test_teardown(test_indentation, teardown),

@@ -17,6 +17,7 @@
 
 #include "core/ap-error.h"
 #include "core/text.h"
+#include "core/ap-util.h"
 
 /* A pseudo-terminal's far side as a stream, `cols` columns wide. */
 typedef struct pty {
@@ -284,6 +285,35 @@ static void hues(void **state)
 	assert_string_equal(ap_text_paint(true, AP_TEXT_RED), AP_TEXT_RED);
 }
 
+/* The engine's formats of text and %s alone are joined without printf:
+ * what they give must be what printf gives, appended where a buffer ends. */
+static void formats_join_as_printf(void **state)
+{
+	char want[64], *got;
+	ap_buf b = AP_BUF_INIT;
+
+	(void)state;
+	got = ap_asprintf("%s.%s", "aiter", "ops");
+	assert_string_equal(got, "aiter.ops");
+	free(got);
+	got = ap_asprintf("%s%s/held", "", "k");
+	assert_string_equal(got, "k/held");
+	free(got);
+	got = ap_asprintf("plain");
+	assert_string_equal(got, "plain");
+	free(got);
+	/* Any other conversion goes to printf. */
+	snprintf(want, sizeof want, "%s: line %u: 100%%", "m.py", 7u);
+	got = ap_asprintf("%s: line %u: 100%%", "m.py", 7u);
+	assert_string_equal(got, want);
+	free(got);
+	assert_int_equal(ap_buf_try_printf(&b, "%s/", "a"), 0);
+	assert_int_equal(ap_buf_try_printf(&b, "%s%s", "b", "c"), 0);
+	assert_int_equal(b.len, 4);
+	assert_string_equal(b.data, "a/bc");
+	ap_buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +322,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(width_from_columns_or_the_terminal, pty_open,
 		                                pty_close),
 		cmocka_unit_test(auto_leaves_a_file_plain),
+		cmocka_unit_test(formats_join_as_printf),
 		cmocka_unit_test(color_mode_words),
 		cmocka_unit_test(wraps_at_spaces),
 		cmocka_unit_test(never_cuts_a_word),

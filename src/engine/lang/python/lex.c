@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__) && !defined(AP_PY_NO_SIMD)
+#include <emmintrin.h>
+#endif
 
 #include <unictype.h>
 #include <uninorm.h>
@@ -60,6 +63,50 @@ size_t ap_py_line_end(const char *s, size_t i, size_t n)
 	const char *cr = memchr(s + i, '\r', e - i);
 
 	return cr ? (size_t)(cr - s) : e;
+}
+
+size_t ap_py_line_start(const char *s, size_t at, size_t n, unsigned line)
+{
+	unsigned k = 1;
+
+	/* A match's line is found from the file's start, some thousand lines
+	 * for each of a scan's matches: 64 bytes with no CR are counted at
+	 * once, and the rest a byte at a time. */
+	while (k < line && at < n) {
+#if defined(__SSE2__) && !defined(AP_PY_NO_SIMD)
+		if (at + 64 <= n) {
+			const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+			__m128i lfs = _mm_setzero_si128(), crs = _mm_setzero_si128();
+
+			for (int b = 0; b < 64; b += 16) {
+				__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + at + b));
+				/* Each LF's compare is -1: subtracted, a count per byte. */
+				lfs = _mm_sub_epi8(lfs, _mm_cmpeq_epi8(v, nl));
+				crs = _mm_or_si128(crs, _mm_cmpeq_epi8(v, cr));
+			}
+			if (_mm_movemask_epi8(crs) == 0) {
+				/* Summed by SAD: baseline x86-64 has no popcnt. */
+				const __m128i sums = _mm_sad_epu8(lfs, _mm_setzero_si128());
+				unsigned c = (unsigned)_mm_cvtsi128_si32(sums) +
+				             (unsigned)_mm_extract_epi16(sums, 4);
+
+				if (k + c < line) {
+					k += c;
+					at += 64;
+					continue;
+				}
+			}
+		}
+#endif
+		if (s[at] == '\n') {
+			k++;
+		} else if (s[at] == '\r') {
+			k++;
+			at += at + 1 < n && s[at + 1] == '\n';
+		}
+		at++;
+	}
+	return at < n ? at : n;
 }
 
 size_t ap_py_lex_punct(const char *s, size_t i, size_t n, uint8_t *code)

@@ -24,8 +24,7 @@ ap_match *ap_pysource_match(ap_kind_run *run, const ap_file *f, unsigned line)
 	if (n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
 		at = 3;
 	/* Lines end as the parser numbered them: at LF, CRLF or a lone CR. */
-	for (unsigned k = 1; k < line && (at = ap_py_line_end(s, at, n)) < n; k++)
-		at += at + 1 < n && s[at] == '\r' && s[at + 1] == '\n' ? 2 : 1;
+	at = ap_py_line_start(s, at, n, line);
 	return ap_match_add_text(&run->res->matches, line, s + at, ap_py_line_end(s, at, n) - at);
 }
 

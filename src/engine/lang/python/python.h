@@ -361,6 +361,11 @@ size_t ap_py_token_end(const char *s, size_t i, size_t n);
  * lone CR, which CPython reads as a line end too), or n. */
 size_t ap_py_line_end(const char *s, size_t i, size_t n);
 
+/* Where the line `line` lines after the one that starts at s[at] starts
+ * (line 1: at itself), lines ending as ap_py_line_end ends them, in s[0,
+ * n); n when s has fewer. */
+size_t ap_py_line_start(const char *s, size_t at, size_t n, unsigned line);
+
 /* A name a rule gives ("find", "Cls.m", "a.b", a parameter's) spelt as the
  * reader spells the names it reads: CPython binds an identifier that is not
  * ASCII as its NFKC normal form (PEP 3131), so `def ﬁnd` binds "find", and
