@@ -4,11 +4,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/ap-map.h"
 #include "core/ap-util.h"
 #include "core/confine.h"
 
@@ -86,42 +88,157 @@ static ap_confined_kind settle(ap_confined *c, ap_confined_kind kind, int err)
 
 #define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
 
-/* rel (symlink-free, relative) opened beneath the folder root without
- * following a symlink in any component: one openat with O_NOFOLLOW per
- * component, each from the folder opened before it. (openat2's
- * RESOLVE_BENEATH would save the calls, but valgrind and some sandboxes do
- * not know it and say so on stderr.) An fd, or -1 with errno (ELOOP for a
- * symlink). */
-static int open_beneath(const char *root, const char *rel)
-{
-	int dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	char *todo, *comp, *next, *save = NULL;
-	int fd = -1, err;
+/* The folders opened beneath a root, kept for a reader's many opens: a
+ * file then costs one openat from its folder, not one per component. keep
+ * 0 (ap_open_under, ap_list_under) keeps none. */
+struct ap_under {
+	char *root;
+	size_t keep;
+	ap_map *index; /* a folder's path, as rel spells it, to its slot in fds */
+	int *fds;
+	size_t nfds;
+};
 
-	if (dir < 0)
-		return -1;
-	if (rel[0] == '\0')
-		return dir;
-	if ((todo = ap_strdup(rel)) == NULL) {
-		close(dir);
+/* Folders deeper than this many bytes are walked from the root each time:
+ * a hostile path of a million components must not cost a lookup of each
+ * prefix. */
+#define UNDER_KEY_MAX 1024
+
+/* Keeps fd when there is room (*kept); memory running out is ENOMEM, as
+ * any other failure to open would be, with fd closed. */
+static int keep_folder(ap_under *u, const char *dir, size_t len, int fd, bool *kept)
+{
+	*kept = false;
+	if (u->nfds == u->keep || len > UNDER_KEY_MAX)
+		return 0;
+	if ((u->index == NULL && (u->index = ap_map_new()) == NULL) ||
+	    ap_map_put(u->index, dir, len, u->nfds) < 0) {
+		close(fd);
 		errno = ENOMEM;
 		return -1;
 	}
-	comp = strtok_r(todo, "/", &save);
-	while (comp != NULL) {
-		next = strtok_r(NULL, "/", &save);
-		fd = openat(dir, comp, (next ? O_RDONLY | O_DIRECTORY | O_CLOEXEC : OPEN_FLAGS) |
-		                           O_NOFOLLOW);
-		err = errno;
-		close(dir);
-		errno = err;
-		if (fd < 0 || next == NULL)
-			break;
-		dir = fd;
-		comp = next;
+	u->fds[u->nfds++] = fd;
+	*kept = true;
+	return 0;
+}
+
+/* The folder dir[0, len) (components split by '/', "" and "." skipped;
+ * len 0: the root) opened beneath the root following no symlink: ELOOP or
+ * ENOTDIR for one on the way. *kept: whether u keeps it; else the caller
+ * closes it. -1 with errno. */
+static int folder_fd(ap_under *u, const char *dir, size_t len, bool *kept)
+{
+	size_t slot, at = 0;
+	int fd, err;
+
+	*kept = false;
+	if (u->index != NULL && len <= UNDER_KEY_MAX &&
+	    (slot = ap_map_get(u->index, dir, len)) != AP_MAP_ABSENT) {
+		*kept = true;
+		return u->fds[slot];
 	}
-	free(todo);
+	/* From the deepest folder kept on the way, else the root. */
+	fd = -1;
+	if (u->index != NULL)
+		for (size_t cut = len < UNDER_KEY_MAX ? len : UNDER_KEY_MAX; cut > 0; cut--)
+			if (dir[cut - 1] == '/' &&
+			    (slot = ap_map_get(u->index, dir, cut - 1)) != AP_MAP_ABSENT) {
+				fd = u->fds[slot];
+				*kept = true;
+				at = cut;
+				break;
+			}
+	if (fd < 0) {
+		if (u->index != NULL && (slot = ap_map_get(u->index, "", 0)) != AP_MAP_ABSENT) {
+			fd = u->fds[slot];
+			*kept = true;
+		} else {
+			if ((fd = open(u->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+			    keep_folder(u, "", 0, fd, kept) < 0)
+				return -1;
+		}
+	}
+	while (at < len) {
+		size_t end = at, clen;
+		char name[NAME_MAX + 1];
+		int next;
+
+		while (end < len && dir[end] != '/')
+			end++;
+		clen = end - at;
+		if (clen == 0 || (clen == 1 && dir[at] == '.')) {
+			at = end + 1;
+			continue;
+		}
+		if (clen > NAME_MAX) {
+			next = -1;
+			errno = ENAMETOOLONG;
+		} else {
+			memcpy(name, dir + at, clen);
+			name[clen] = '\0';
+			next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		}
+		err = errno;
+		if (!*kept)
+			close(fd);
+		errno = err;
+		if (next < 0)
+			return -1;
+		fd = next;
+		if (keep_folder(u, dir, end, fd, kept) < 0)
+			return -1;
+		at = end + 1;
+	}
 	return fd;
+}
+
+/* rel (relative, no "..") opened beneath the root without following a
+ * symlink in any component: ELOOP for one (ENOTDIR for one in a folder's
+ * place). flags: the last component's. An fd of the caller's, or -1 with
+ * errno. */
+static int open_beneath(ap_under *u, const char *rel, int flags)
+{
+	const char *slash = strrchr(rel, '/');
+	const char *name = slash != NULL ? slash + 1 : rel;
+	bool kept;
+	int dir, fd, err;
+
+	dir = folder_fd(u, rel, slash != NULL ? (size_t)(slash - rel) : 0, &kept);
+	if (dir < 0)
+		return -1;
+	fd = openat(dir, name[0] != '\0' ? name : ".", flags | O_NOFOLLOW);
+	err = errno;
+	if (!kept)
+		close(dir);
+	errno = err;
+	return fd;
+}
+
+ap_under *ap_under_new(const char *root, size_t keep)
+{
+	ap_under *u = ap_calloc(1, sizeof *u);
+
+	if (u == NULL)
+		return NULL;
+	u->keep = keep;
+	if ((u->root = ap_strdup(root)) == NULL ||
+	    (keep > 0 && (u->fds = ap_calloc(keep, sizeof *u->fds)) == NULL)) {
+		ap_under_free(u);
+		return NULL;
+	}
+	return u;
+}
+
+void ap_under_free(ap_under *u)
+{
+	if (u == NULL)
+		return;
+	for (size_t i = 0; i < u->nfds; i++)
+		close(u->fds[i]);
+	free(u->fds);
+	ap_map_free(u->index);
+	free(u->root);
+	free(u);
 }
 
 /* fd opened (or -1 with err): what it is. */
@@ -139,35 +256,30 @@ static ap_confined_kind opened(ap_confined *c, int fd, int err)
 	return settle(c, AP_CONFINED_FILE, 0);
 }
 
-ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c)
+ap_confined_kind ap_under_open(ap_under *u, const char *rel, ap_confined *c)
 {
 	char *joined, *real;
+	const char *root = u->root;
 	int err, fd;
 
 	c->fd = -1;
 	c->target = NULL;
+	/* Most paths a scan asks of are not there, and most that are hold no
+	 * symlink; realpath costs a readlink per component, the root's too.
+	 * Opened beneath the root following no symlink, a component that is
+	 * not there (ENOENT) is not there whatever a symlink elsewhere holds.
+	 * A symlink on the way (ELOOP, or ENOTDIR from a folder's
+	 * O_DIRECTORY), or any other failure, is told as below. */
+	if (ap_path_refusal(rel) == NULL && rel[strlen(rel) - 1] != '/') {
+		fd = open_beneath(u, rel, OPEN_FLAGS);
+		if (fd >= 0 || errno == ENOMEM)
+			return opened(c, fd, errno);
+		if (errno == ENOENT)
+			return settle(c, AP_CONFINED_MISSING, ENOENT);
+	}
 	joined = ap_asprintf("%s/%s", strcmp(root, "/") == 0 ? "" : root, rel);
 	if (joined == NULL)
 		return settle(c, AP_CONFINED_ERRNO, ENOMEM);
-	/* Most paths a scan asks of are not there, and most that are hold no
-	 * symlink; realpath costs a readlink per component, the root's too.
-	 * A path the kernel cannot resolve, symlinks followed, realpath cannot
-	 * either: one lstat tells it. One with no symlink opens beneath the
-	 * root following none; a symlink on the way (ELOOP, or ENOTDIR from a
-	 * folder's O_DIRECTORY), or any other failure, is told as below. */
-	if (lstat(joined, &c->st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
-		err = errno;
-		free(joined);
-		return settle(c, AP_CONFINED_MISSING, err);
-	}
-	if (ap_path_refusal(rel) == NULL && rel[strlen(rel) - 1] != '/') {
-		fd = open_beneath(root, rel);
-		if (fd >= 0 || errno == ENOMEM) {
-			err = errno;
-			free(joined);
-			return opened(c, fd, err);
-		}
-	}
 	real = realpath(joined, NULL);
 	err = errno;
 	free(joined);
@@ -182,10 +294,17 @@ ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c
 	 * following none, so that a folder swapped for a symlink since (to a
 	 * folder outside, say) is refused, not read. O_NONBLOCK keeps a FIFO
 	 * from blocking. */
-	fd = open_beneath(root, real + (strcmp(root, "/") == 0 ? 1 : strlen(root) + 1));
+	fd = open_beneath(u, real + (strcmp(root, "/") == 0 ? 1 : strlen(root) + 1), OPEN_FLAGS);
 	err = errno;
 	free(real);
 	return opened(c, fd, err);
+}
+
+ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c)
+{
+	ap_under once = {.root = (char *)root};
+
+	return ap_under_open(&once, rel, c);
 }
 
 const char *ap_seen_of(ap_confined_kind kind, int err)
@@ -257,35 +376,22 @@ static ap_confined_kind no_memory(int *err)
 	return AP_CONFINED_ERRNO;
 }
 
-ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, size_t *len,
-                               int *err)
+ap_confined_kind ap_under_list(ap_under *u, const char *rel, char **text, size_t *len, int *err)
 {
-	char *todo = ap_strdup(rel);
 	char **names = NULL;
 	size_t n = 0, cap = 0;
 	ap_buf out = AP_BUF_INIT;
 	ap_confined_kind kind = AP_CONFINED_FOLDER;
 	struct dirent *de;
-	char *save = NULL;
 	DIR *d;
 	int fd;
 
 	*text = NULL;
 	*len = 0;
 	*err = 0;
-	if (todo == NULL)
-		return no_memory(err);
-	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (char *comp = strtok_r(todo, "/", &save); fd >= 0 && comp != NULL;
-	     comp = strtok_r(NULL, "/", &save)) {
-		int next;
-		if (strcmp(comp, ".") == 0)
-			continue;
-		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		close(fd);
-		fd = next;
-	}
-	free(todo);
+	/* rel ends in '/': the folder itself is opened as "." in it, a reading
+	 * of its own that no other listing's position disturbs. */
+	fd = open_beneath(u, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		*err = errno;
 		/* ELOOP: a symlink on the way, which a listing does not follow. */
@@ -343,4 +449,12 @@ ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, s
 	}
 	ap_buf_free(&out);
 	return kind;
+}
+
+ap_confined_kind ap_list_under(const char *root, const char *rel, char **text, size_t *len,
+                               int *err)
+{
+	ap_under once = {.root = (char *)root};
+
+	return ap_under_list(&once, rel, text, len, err);
 }

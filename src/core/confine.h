@@ -55,6 +55,20 @@ typedef struct ap_confined {
  * root are followed. Never blocks on a FIFO. Returns c->kind. */
 ap_confined_kind ap_open_under(const char *root, const char *rel, ap_confined *c);
 
+/* The folders beneath one root that a reader has opened, kept open (at most
+ * keep of them) for its next opens, so that a file costs one openat from
+ * its folder instead of one for each component: ap_under_open and
+ * ap_under_list are ap_open_under and ap_list_under through them. A folder
+ * kept is the one opened then: one renamed or swapped for a symlink since
+ * is still read as it was opened, never through the symlink. NULL when
+ * memory runs out (the error set). */
+typedef struct ap_under ap_under;
+ap_under *ap_under_new(const char *root, size_t keep);
+void ap_under_free(ap_under *u);
+ap_confined_kind ap_under_open(ap_under *u, const char *rel, ap_confined *c);
+ap_confined_kind ap_under_list(ap_under *u, const char *rel, char **text, size_t *len,
+                               int *err);
+
 /* A folder's listing as the reader and verify see it: the names of its
  * regular files ("name\n") and folders ("name/\n"), byte-sorted; symlinks and
  * special files are left out, so a listing never leads outside the root.

@@ -49,9 +49,13 @@ struct ap_reader {
 
 /* --- Folder source ---------------------------------------------------------- */
 
+/* The folders a scan reads from, kept open (FS_KEPT_FOLDERS of each root):
+ * a scan of AITER reads from some twenty. */
+#define FS_KEPT_FOLDERS 32
+
 struct fs_source {
-	char *root; /* canonical, no trailing slash (except "/") */
-	char *meta; /* the same for the meta folder */
+	ap_under *root; /* beneath the canonical root */
+	ap_under *meta; /* the meta folder; root itself when they are one */
 };
 
 /* Reads at most max + 1 bytes, so that an oversized file that grew since
@@ -98,12 +102,12 @@ static void end_if_no_memory(ap_confined_kind kind, int err, const char *path)
 }
 
 /* A folder's listing (ap_list_under), as the text of the path "dir/". */
-static ap_file_status fs_list(const char *base, ap_file *f, char **data, size_t *len,
+static ap_file_status fs_list(ap_under *base, ap_file *f, char **data, size_t *len,
                               char **reason)
 {
 	int err;
 
-	ap_confined_kind kind = ap_list_under(base, f->path, data, len, &err);
+	ap_confined_kind kind = ap_under_list(base, f->path, data, len, &err);
 
 	end_if_no_memory(kind, err, f->path);
 	f->seen = kind == AP_CONFINED_FOLDER ? "folder" : ap_seen_of(kind, err);
@@ -129,12 +133,12 @@ static ap_file_status fs_load(void *ctx, ap_file *f, size_t max_bytes, char **da
 	ap_confined c;
 	int err;
 
-	const char *base = ap_path_in_meta(f->path) ? fs->meta : fs->root;
+	ap_under *base = ap_path_in_meta(f->path) ? fs->meta : fs->root;
 	ap_confined_kind kind;
 
 	if (f->path[strlen(f->path) - 1] == '/')
 		return fs_list(base, f, data, len, reason);
-	kind = ap_open_under(base, f->path, &c);
+	kind = ap_under_open(base, f->path, &c);
 	end_if_no_memory(kind, c.err, f->path);
 	f->seen = ap_seen_of(kind, c.err);
 	switch (kind) {
@@ -194,8 +198,9 @@ static void fs_free(void *ctx)
 
 	if (fs == NULL)
 		return;
-	free(fs->root);
-	free(fs->meta);
+	if (fs->meta != fs->root)
+		ap_under_free(fs->meta);
+	ap_under_free(fs->root);
 	free(fs);
 }
 
@@ -235,11 +240,15 @@ int ap_reader_new_fs(ap_reader **out, const char *root, const char *meta, size_t
 		return rc;
 	}
 	fs = ap_xcalloc(1, sizeof *fs);
-	fs->root = real_root;
-	fs->meta = real_meta;
+	fs->root = ap_xnonnull(ap_under_new(real_root, FS_KEPT_FOLDERS));
+	fs->meta = strcmp(real_meta, real_root) == 0
+	                   ? fs->root
+	                   : ap_xnonnull(ap_under_new(real_meta, FS_KEPT_FOLDERS));
 	rc = ap_reader_new(out, &fs_ops, fs, real_root, max_bytes);
 	if (rc == 0)
 		(*out)->meta = ap_xstrdup(real_meta);
+	free(real_root);
+	free(real_meta);
 	return rc;
 }
 

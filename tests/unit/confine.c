@@ -120,6 +120,114 @@ static void test_open_errno(void **state)
 	assert_int_equal(c.fd, -1);
 }
 
+/* A listing's text, or the kind it failed with as "!<kind>". */
+static char *listed(ap_under *u, const char *rel)
+{
+	char *text;
+	size_t len;
+	int err;
+	ap_confined_kind kind = ap_under_list(u, rel, &text, &len, &err);
+
+	if (kind != AP_CONFINED_FOLDER)
+		return ap_xasprintf("!%d", (int)kind);
+	assert_int_equal(strlen(text), len);
+	return text;
+}
+
+static void assert_under_file(ap_under *u, const char *rel, off_t size)
+{
+	ap_confined c;
+
+	assert_int_equal(ap_under_open(u, rel, &c), AP_CONFINED_FILE);
+	assert_int_equal(c.st.st_size, size);
+	close(c.fd);
+}
+
+/* Through a reader's kept folders, whatever their number, a path opens as
+ * ap_open_under opens it, the second time (from kept folders) too. */
+static void test_under(void **state)
+{
+	static const size_t keeps[] = {0, 1, 2, 32};
+	static const char *const listings[][2] = {
+		{"dir/", "a.cu\nsub/\n"}, {"dir/", "a.cu\nsub/\n"}, {"./", "d/\ndir/\n"},
+		{"alias/", "!4"},           {"none/", "!1"},
+	};
+	struct tree *t = *state;
+	char *deep = ap_xstrdup(""), *want;
+	ap_confined c;
+
+	tt_mkdir(t->base, "root/dir/sub");
+	tt_put(t->base, "root/dir/sub/b.py", "bb", 2);
+	tt_link(t->base, "dir", "root/alias");
+	tt_link(t->base, "../../outside.txt", "root/dir/escape.cu");
+	/* Deeper than the folders a reader looks up by path. */
+	for (int i = 0; i < 700; i++) {
+		char *next = ap_xasprintf("%sd/", deep);
+		free(deep);
+		deep = next;
+		want = ap_xasprintf("root/%s", deep);
+		tt_mkdir(t->base, want);
+		free(want);
+	}
+	want = ap_xasprintf("root/%sf", deep);
+	tt_put(t->base, want, "f", 1);
+	free(want);
+	for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++) {
+		ap_under *u = ap_under_new(t->root, keeps[k]);
+
+		assert_non_null(u);
+		for (int round = 0; round < 2; round++) {
+			char *text, *f = ap_xasprintf("%sf", deep);
+
+			assert_under_file(u, "dir/a.cu", 3);
+			assert_under_file(u, "dir/sub/b.py", 2);
+			assert_under_file(u, "alias/sub/b.py", 2);
+			assert_under_file(u, "./dir//sub/b.py", 2);
+			assert_under_file(u, f, 1);
+			free(f);
+			assert_int_equal(ap_under_open(u, "dir/sub/none.py", &c), AP_CONFINED_MISSING);
+			assert_int_equal(c.err, ENOENT);
+			assert_int_equal(ap_under_open(u, "none/x.py", &c), AP_CONFINED_MISSING);
+			assert_int_equal(ap_under_open(u, "dir/a.cu/b", &c), AP_CONFINED_MISSING);
+			assert_int_equal(c.err, ENOTDIR);
+			assert_int_equal(ap_under_open(u, "dir/escape.cu", &c), AP_CONFINED_OUTSIDE);
+			free(c.target);
+			assert_int_equal(ap_under_open(u, "dir/sub", &c), AP_CONFINED_FOLDER);
+			/* "dir/" twice: a listing does not share its position with a kept
+			 * folder. A symlinked folder is not listed (NOT_FILE). */
+			for (size_t l = 0; l < sizeof listings / sizeof listings[0]; l++) {
+				text = listed(u, listings[l][0]);
+				assert_string_equal(text, listings[l][1]);
+				free(text);
+			}
+		}
+		ap_under_free(u);
+	}
+	free(deep);
+}
+
+/* A folder kept is the folder that was opened: moved away and replaced by a
+ * symlink to outside the root, it is still the one read, never the link. */
+static void test_under_kept(void **state)
+{
+	struct tree *t = *state;
+	ap_under *u = ap_under_new(t->root, 8);
+	char *from = in(t, "root/dir"), *to = in(t, "root/moved");
+	ap_confined c;
+
+	tt_mkdir(t->base, "elsewhere");
+	tt_put(t->base, "elsewhere/a.cu", "outside", 7);
+	assert_under_file(u, "dir/a.cu", 3);
+	assert_int_equal(rename(from, to), 0);
+	tt_link(t->base, "../elsewhere", "root/dir");
+	assert_under_file(u, "dir/a.cu", 3);
+	assert_int_equal(ap_open_under(t->root, "dir/a.cu", &c), AP_CONFINED_OUTSIDE);
+	free(c.target);
+	ap_under_free(u);
+	free(from);
+	free(to);
+}
+
 static void test_sha256_fd(void **state)
 {
 	struct tree *t = *state;
@@ -162,6 +270,8 @@ int main(void)
 		cmocka_unit_test(test_path_under),
 		cmocka_unit_test_setup_teardown(test_open_kinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_errno, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_under, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_under_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sha256_fd, setup, teardown),
 	};
 
