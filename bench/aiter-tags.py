@@ -2507,6 +2507,30 @@ SGLANG_5D_CALLS = (
         "causal", "logits_soft_cap", "alibi_slopes", "return_lse", "return_attn_probs",
         "window_size", "sink_ptr", "q_descale", "k_descale", "v_descale")),
 )
+# (rule id, module, name, positionals, keywords): the calls behind SGLang's
+# other optional imports (census S15).
+SGLANG_S15_CALLS = (
+    ("sglang.calls_bind.fused_qk_rmsnorm_unified", "aiter.ops.fused_qk_rmsnorm_group_quant",
+     "fused_qk_rmsnorm", 0, ("q_out_quantized", "k_out", "q", "q_weight", "q_epsilon", "k",
+                             "k_weight", "k_epsilon", "quant_type")),
+    ("sglang.calls_bind.fused_qk_rmsnorm_legacy", "aiter.ops.fused_qk_norm_rope_cache_quant",
+     "fused_qk_rmsnorm", 6, ()),
+    ("sglang.calls_bind.batched_gemm_a8w8_prequant",
+     "aiter.ops.triton.batched_gemm_a8w8_a_per_token_group_prequant_w_per_batched_tensor_quant",
+     "batched_gemm_a8w8_a_per_token_group_prequant_w_per_batched_tensor_quant", 0,
+     ("X", "WQ", "w_scale", "group_size", "YQ", "transpose_bm", "transpose_bm_in", "dtype")),
+    ("sglang.calls_bind.fav3_sage_wrapper_func", "aiter.ops.triton.attention.fav3_sage",
+     "fav3_sage_wrapper_func", 3, ()),
+    ("sglang.calls_bind.fav3_sage_mxfp4_wrapper",
+     "aiter.ops.triton.attention.fav3_sage_attention_mxfp4_wrapper", "fav3_sage_mxfp4_wrapper",
+     3, ("hadamard_rotation", "R", "causal")),
+    ("sglang.calls_bind.create_hadamard_matrix",
+     "aiter.ops.triton._triton_kernels.attention.fav3_sage_attention_mxfp4",
+     "create_hadamard_matrix", 1, ("dtype",)),
+    ("sglang.calls_bind.fused_rms_fp8_group_quant", "aiter.ops.triton.fused_fp8_quant",
+     "fused_rms_fp8_group_quant", 3, ("inp2", "inp2_weight", "inp2_epsilon", "group_size",
+                                      "dtype_quant", "res1", "output_unquantized_inp1")),
+)
 SGLANG_DECODE_CALL = (3, ("qo_indptr", "kv_indptr", "kv_indices", "kv_last_page_lens",
                           "max_seqlen_q", "sm_scale", "logit_cap", "work_meta_data",
                           "work_indptr", "work_info_set", "reduce_indptr", "reduce_final_map",
@@ -2556,9 +2580,11 @@ CENSUS_EXPORTS = (
     ("sglang.import.dynamic_mxfp4_quant", "aiter.ops.triton.quant", "dynamic_mxfp4_quant", ()),
     ("sglang.import.fused_qk_norm_mrope", "aiter",
      "fused_qk_norm_mrope_3d_cache_pts_quant_shuffle", ()),
+    ("sglang.import.moe_sum", "aiter", "moe_sum", ()),
 ) + tuple((f"sglang.import.{n}", "aiter", n, ()) for n in SGLANG_FP8_QUANT) + tuple((sgl_import(n), "aiter", n, ()) for n in SGLANG_TOP_AITER)
 
-# Capability id, short label, the rules it needs: all, or any ("any", [...]).
+# Capability id, short label, the rules it needs: a list (all of them), or
+# ("any", [...]) / ("all", [...]) of rule ids and such pairs, nested.
 CENSUS_CAPS = (
     ("moe.activation.situv2", "situ2", ["enum.activation.situv2"]),
     ("custom_ar.ag_rs", "agrs", ["custom_ar.class.ag_rs"]),
@@ -2599,14 +2625,39 @@ CENSUS_CAPS = (
     ("sglang.quark_mxfp4", "sgqk", ["sglang.import.dynamic_mxfp4_quant"]),
     ("sglang.qwen3_fused_mrope", "sgq3", ["sglang.import.fused_qk_norm_mrope"]),
     ("sglang.custom_allreduce", "sgcar", ["sglang.class.custom_allreduce"]),
+    ("sglang.mla_rocm", "sgmr", [("any", [("all", ["sglang.calls_bind.fused_qk_rmsnorm_unified",
+                                                   "sglang.enum.QuantType.No"]),
+                                          "sglang.calls_bind.fused_qk_rmsnorm_legacy"]),
+                                 "sglang.calls_bind.batched_gemm_a8w8_prequant"]),
+    ("sglang.sage_attention", "sgsa", ["sglang.calls_bind.fav3_sage_wrapper_func"]),
+    ("sglang.sage_mxfp4", "sgsm", ["sglang.calls_bind.fav3_sage_mxfp4_wrapper",
+                                   "sglang.calls_bind.create_hadamard_matrix"]),
+    ("sglang.dsv4_rms_fp8_quant", "sgd4", ["sglang.calls_bind.fused_rms_fp8_group_quant"]),
+    ("sglang.moe_sum", "sgms", ["sglang.import.moe_sum"]),
 )
+
+
+def need_rules(need):
+    """The rule ids a CENSUS_CAPS requirement names, in order."""
+    if isinstance(need, str):
+        return [need]
+    items = need[1] if isinstance(need, tuple) else need
+    return [rid for item in items for rid in need_rules(item)]
+
+
+def need_holds(need, matched):
+    if isinstance(need, str):
+        return matched(need)
+    if isinstance(need, tuple):
+        kind, items = need
+        return (any if kind == "any" else all)(need_holds(i, matched) for i in items)
+    return all(need_holds(i, matched) for i in need)
 
 
 def census_rule_caps():
     out = {}
     for cid, _, need in CENSUS_CAPS:
-        rids = need[1] if isinstance(need, tuple) else need
-        for rid in rids:
+        for rid in need_rules(need):
             out.setdefault(rid, []).append(cid)
     return out
 
@@ -2632,7 +2683,7 @@ def census_verdicts(src, reader, R_known):
         R[rid] = census_export(cr, module, name, has_params(*params) if params else always)
     for name, (npos, kws) in SGLANG_CALLS.items():
         R[f"sglang.calls_bind.{name}"] = census_export(cr, "aiter", name, binds(npos, *kws))
-    for rid, module, name, npos, kws in SGLANG_5D_CALLS:
+    for rid, module, name, npos, kws in SGLANG_5D_CALLS + SGLANG_S15_CALLS:
         R[rid] = census_export(cr, module, name, binds(npos, *kws))
     R["sglang.calls_bind.mla_decode_fwd"] = rule_def(reader, MLA_PY, "mla_decode_fwd",
                                                      binds(SGLANG_DECODE_CALL[0], *SGLANG_DECODE_CALL[1]))
@@ -2646,10 +2697,7 @@ def census_verdicts(src, reader, R_known):
         return everything[rid].status == "matched"
     C = {}
     for cid, _, need in CENSUS_CAPS:
-        if isinstance(need, tuple):
-            C[cid] = any(m(r) for r in need[1])
-        else:
-            C[cid] = all(m(r) for r in need)
+        C[cid] = need_holds(need, m)
     return R, C
 
 # Rule id -> the capabilities it feeds (for the `!` marks).
