@@ -6,7 +6,7 @@ parameters, *args/**kwargs, a functools.partial, a class, an optional
 import) is scanned with --signatures through the build's engine, then
 imported, and every answer is compared with whether
 inspect.signature(f).bind(...) succeeds and with the call itself. The call
-shapes are vLLM's (rules/vllm-calls.yaml, ../shared/BACKENDS.md V12-V17,
+shapes are vLLM's (rules/vllm-calls.yaml, doc/census.md V12-V17,
 V33) and a few that do not bind."""
 
 import importlib
