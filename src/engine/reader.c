@@ -28,6 +28,8 @@ struct entry {
 	ap_text *texts[TEXT_SLOTS];
 	struct derived *derived;
 	size_t nderived;
+	size_t charged;        /* its contents' and texts' bytes of the budget */
+	unsigned long touched; /* the round it was last asked for in */
 };
 
 struct ap_reader {
@@ -45,6 +47,9 @@ struct ap_reader {
 	struct ap_pytarget *python; /* borrowed; NULL: none */
 	bool tries_unasked; /* ap_reader_set_tries_unasked */
 	size_t unasked;     /* parses handed out that left a try's imports unasked */
+	unsigned long round;   /* ap_reader_begin_round */
+	size_t round_charged;  /* bytes charged in the round */
+	bool round_refused;    /* a charge was refused in the round */
 };
 
 /* --- Folder source ---------------------------------------------------------- */
@@ -385,23 +390,62 @@ static void load(ap_reader *r, ap_file *f)
 		set_failure(f, AP_FILE_ERROR, ap_xstrdup(ap_error_last()));
 		return;
 	}
+	((struct entry *)f)->charged += len;
 	f->status = AP_FILE_OK;
+}
+
+static size_t budget_of(const ap_reader *r)
+{
+	return r->max_bytes > SIZE_MAX / AP_READER_BUDGET_CAPS ? SIZE_MAX
+	                                                       : r->max_bytes * AP_READER_BUDGET_CAPS;
 }
 
 int ap_reader_charge(ap_reader *r, size_t bytes, const char *what)
 {
-	size_t budget = r->max_bytes > SIZE_MAX / AP_READER_BUDGET_CAPS
-	                        ? SIZE_MAX
-	                        : r->max_bytes * AP_READER_BUDGET_CAPS;
+	size_t budget = budget_of(r);
 
 	if (bytes > budget - r->held) {
+		r->round_refused = true;
 		ap_error_set("%s would pass the %zu-byte budget of what one scan holds (%zu "
 		             "bytes held, %zu more asked)",
 		             what, budget, r->held, bytes);
 		return AP_ELIMIT;
 	}
 	r->held += bytes;
+	r->round_charged += bytes;
 	return 0;
+}
+
+bool ap_reader_has_room(const ap_reader *r, size_t bytes)
+{
+	return bytes <= budget_of(r) - r->held;
+}
+
+void ap_reader_begin_round(ap_reader *r)
+{
+	r->round++;
+	r->round_charged = 0;
+	r->round_refused = false;
+}
+
+bool ap_reader_touched(const ap_reader *r, size_t i)
+{
+	return i < r->nfiles && r->files[i]->touched == r->round;
+}
+
+size_t ap_reader_round_bytes(const ap_reader *r)
+{
+	size_t bytes = r->round_charged;
+
+	for (size_t i = 0; i < r->nfiles; i++)
+		if (r->files[i]->touched == r->round)
+			bytes += r->files[i]->charged;
+	return bytes;
+}
+
+bool ap_reader_round_refused(const ap_reader *r)
+{
+	return r->round_refused;
 }
 
 const ap_file *ap_reader_get(ap_reader *r, const char *rel)
@@ -409,9 +453,12 @@ const ap_file *ap_reader_get(ap_reader *r, const char *rel)
 	size_t i = ap_map_get_str(r->index, rel);
 	struct entry *e;
 
-	if (i != AP_MAP_ABSENT)
+	if (i != AP_MAP_ABSENT) {
+		r->files[i]->touched = r->round;
 		return &r->files[i]->file;
+	}
 	e = ap_xcalloc(1, sizeof *e);
+	e->touched = r->round;
 	e->file.path = ap_xstrdup(rel);
 	load(r, &e->file);
 	ap_xgrow((void **)&r->files, &r->files_cap, r->nfiles + 1, sizeof *r->files);
@@ -448,6 +495,7 @@ const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_w
 		free(t);
 		return NULL;
 	}
+	e->charged += t->len + 1 + (t->len + 1 + t->nlines) * sizeof(uint32_t);
 	e->texts[k] = t;
 	return t;
 }

@@ -102,6 +102,20 @@ void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
  * (AP_READER_BUDGET_CAPS times its size cap): 0, or AP_ELIMIT with a message
  * "WHAT would pass the N-byte budget ..." and nothing counted. */
 int ap_reader_charge(ap_reader *r, size_t bytes, const char *what);
+/* Whether bytes more would fit the budget now. */
+bool ap_reader_has_room(const ap_reader *r, size_t bytes);
+
+/* Rounds, for a caller that keeps a rule's answer with the files it asked
+ * for (history): a round begins before each rule. ap_reader_touched tells
+ * whether file i (ap_reader_at) was asked for in the round, read or found
+ * read; ap_reader_round_bytes bounds what a scan of the round's rule alone
+ * would hold (the contents and texts of the files it touched, and all it
+ * charged); ap_reader_round_refused tells whether the budget refused a
+ * charge in it (an answer that depends on the rules before). */
+void ap_reader_begin_round(ap_reader *r);
+bool ap_reader_touched(const ap_reader *r, size_t i);
+size_t ap_reader_round_bytes(const ap_reader *r);
+bool ap_reader_round_refused(const ap_reader *r);
 /* As ap_reader_keep, but kept with this reader alone, never shared with the
  * readers after it: what holds for this scan only (a budget it ran out of). */
 void ap_reader_keep_here(ap_reader *r, const ap_file *f, const char *key, void *data,
