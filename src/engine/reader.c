@@ -511,6 +511,7 @@ struct shared {
 	unsigned long used; /* the sweep it was last used in */
 	char *key;          /* sha256 + key, as indexed */
 	size_t keylen;
+	size_t bytes;       /* what it holds, about */
 };
 
 struct ap_derived_cache {
@@ -541,24 +542,45 @@ void ap_derived_cache_free(ap_derived_cache *c)
 	free(c);
 }
 
-/* Drops what was not used since the last sweep, so that the cache holds
- * about one evaluation's files however long the walk. */
+/* The most recently used first. */
+static int by_use(const void *a, const void *b)
+{
+	const struct shared *x = a, *y = b;
+
+	return x->used == y->used ? 0 : x->used > y->used ? -1 : 1;
+}
+
+/* Keeps what the last readers used, the most recent first, while it fits
+ * AP_DERIVED_CACHE_BYTES (what was used since the last sweep stays
+ * whatever its size: one scan's, which its reader's budget bounds). */
 void ap_derived_cache_sweep(ap_derived_cache *c)
 {
-	size_t kept = 0;
+	size_t kept = 0, bytes = 0;
+	bool full = false;
 
+	qsort(c->v, c->n, sizeof *c->v, by_use);
 	ap_map_clear(c->index);
 	for (size_t i = 0; i < c->n; i++) {
-		if (c->v[i].used != c->sweep) {
+		bool recent = c->v[i].used == c->sweep;
+
+		full = full || (!recent && (bytes > AP_DERIVED_CACHE_BYTES ||
+		                            c->v[i].bytes > AP_DERIVED_CACHE_BYTES - bytes));
+		if (full && !recent) {
 			c->v[i].free(c->v[i].data);
 			free(c->v[i].key);
 			continue;
 		}
+		bytes += c->v[i].bytes;
 		ap_xok(ap_map_put(c->index, c->v[i].key, c->v[i].keylen, kept));
 		c->v[kept++] = c->v[i];
 	}
 	c->n = kept;
 	c->sweep++;
+}
+
+size_t ap_derived_cache_count(const ap_derived_cache *c)
+{
+	return c->n;
 }
 
 void ap_reader_share(ap_reader *r, ap_derived_cache *c)
@@ -584,14 +606,15 @@ void *ap_derived_cache_get(ap_derived_cache *c, const void *key, size_t len)
 }
 
 void ap_derived_cache_put(ap_derived_cache *c, const void *key, size_t len, void *data,
-                          void (*free_data)(void *))
+                          size_t bytes, void (*free_data)(void *))
 {
 	char *copy = ap_xmalloc(len);
 
 	memcpy(copy, key, len);
 	ap_xgrow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v);
 	ap_xok(ap_map_put(c->index, key, len, c->n));
-	c->v[c->n++] = (struct shared){data, free_data, c->sweep, copy, len};
+	c->v[c->n++] = (struct shared){data, free_data, c->sweep, copy, len,
+	                               bytes + len + sizeof(struct shared)};
 }
 
 void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key)
@@ -621,13 +644,13 @@ void ap_reader_keep_here(ap_reader *r, const ap_file *f, const char *key, void *
 	e->derived[e->nderived++] = (struct derived){ap_xstrdup(key), data, free_data};
 }
 
-void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
+void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data, size_t bytes,
                     void (*free_data)(void *))
 {
 	if (r->shared != NULL && f->hashed) {
 		ap_buf b = AP_BUF_INIT;
 		shared_key(&b, f, key);
-		ap_derived_cache_put(r->shared, b.data, b.len, data, free_data);
+		ap_derived_cache_put(r->shared, b.data, b.len, data, bytes, free_data);
 		ap_buf_free(&b);
 		return;
 	}

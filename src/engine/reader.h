@@ -93,9 +93,9 @@ const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_w
 /* What a kind derived from f (a parsed module) under key, kept so that every
  * rule reading f shares one: NULL when none was kept. */
 void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key);
-/* Keeps data under key (not kept yet) until the reader, or the cache it
- * shares, is freed. Data kept must not point into f. */
-void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
+/* Keeps data (of about bytes) under key (not kept yet) until the reader, or
+ * the cache it shares, is freed. Data kept must not point into f. */
+void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data, size_t bytes,
                     void (*free_data)(void *));
 
 /* Counts bytes that the scan now holds against the reader's budget
@@ -125,12 +125,20 @@ void ap_reader_keep_here(ap_reader *r, const ap_file *f, const char *key, void *
 typedef struct ap_derived_cache ap_derived_cache;
 ap_derived_cache *ap_derived_cache_new(void);
 void ap_derived_cache_free(ap_derived_cache *c);
-/* Drops what no reader used since the last sweep. */
+/* What the cache keeps of what readers before the last used, the most
+ * recently used first: AITER's files and modules of about ten commits
+ * apart, where a history's rules recalled (evaluate.h) leave them unread. */
+#define AP_DERIVED_CACHE_BYTES ((size_t)64 << 20)
+/* Drops what no reader used since the last sweep, but what fits
+ * AP_DERIVED_CACHE_BYTES, the least recently used first. */
 void ap_derived_cache_sweep(ap_derived_cache *c);
-/* By any byte key (a source's own: history keeps blobs by object id). */
+/* The entries kept. */
+size_t ap_derived_cache_count(const ap_derived_cache *c);
+/* By any byte key (a source's own: history keeps blobs by object id); data
+ * holds about bytes. */
 void *ap_derived_cache_get(ap_derived_cache *c, const void *key, size_t len);
 void ap_derived_cache_put(ap_derived_cache *c, const void *key, size_t len, void *data,
-                          void (*free_data)(void *));
+                          size_t bytes, void (*free_data)(void *));
 /* r keeps derived data in c (which outlives it). */
 void ap_reader_share(ap_reader *r, ap_derived_cache *c);
 

@@ -202,7 +202,7 @@ static ap_file_status read_blob(git_source *src, ap_file *file, const git_oid *o
 		memcpy(b->data, *data, *len + 1);
 		b->len = *len;
 		ap_sha256_buf(*data, *len, b->sha256);
-		ap_derived_cache_put(src->blobs, key, sizeof key, b, blob_free);
+		ap_derived_cache_put(src->blobs, key, sizeof key, b, b->len + sizeof *b, blob_free);
 	} else {
 		*len = b->len;
 		*data = ap_xmalloc(b->len + 1);
