@@ -360,13 +360,14 @@ static void load(ap_reader *r, ap_file *f)
 		return;
 	}
 	st = r->ops->load(r->ctx, f, r->max_bytes, &data, &len, &reason);
-	/* A source that knows the digest of what it returns (history's blob
-	 * cache) has set it. */
-	if (data != NULL && !f->hashed) {
+	/* A source that knows the digest of what it returns, or an id of it
+	 * (history's blobs), has set it. */
+	if (data != NULL && !f->hashed && !f->identified) {
 		ap_sha256_buf(data, len, f->sha256);
 		f->hashed = true;
-		f->len = len;
 	}
+	if (data != NULL)
+		f->len = len;
 	f->data = data;
 	if (st != AP_FILE_OK) {
 		set_failure(f, st, reason ? reason : ap_xstrdup("unreadable"));
@@ -509,13 +510,13 @@ struct shared {
 	void *data;
 	void (*free)(void *);
 	unsigned long used; /* the sweep it was last used in */
-	char *key;          /* sha256 + key, as indexed */
+	char *key;          /* 's' sha256 or 'i' id, + key, as indexed */
 	size_t keylen;
 	size_t bytes;       /* what it holds, about */
 };
 
 struct ap_derived_cache {
-	ap_map *index; /* sha256 + key -> index into v */
+	ap_map *index; /* its key -> index into v */
 	struct shared *v;
 	size_t n, cap;
 	unsigned long sweep;
@@ -588,10 +589,17 @@ void ap_reader_share(ap_reader *r, ap_derived_cache *c)
 	r->shared = c;
 }
 
+/* Whether f's bytes have a name derived data can be shared by. */
+static bool named(const ap_file *f)
+{
+	return f->hashed || f->identified;
+}
+
 static void shared_key(ap_buf *b, const ap_file *f, const char *key)
 {
 	b->len = 0;
-	ap_buf_append(b, f->sha256, sizeof f->sha256);
+	ap_buf_putc(b, f->identified ? 'i' : 's');
+	ap_buf_append(b, f->identified ? f->id : f->sha256, sizeof f->sha256);
 	ap_buf_puts(b, key);
 }
 
@@ -626,7 +634,7 @@ void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key)
 	for (size_t k = 0; k < e->nderived; k++)
 		if (strcmp(e->derived[k].key, key) == 0)
 			return e->derived[k].data;
-	if (r->shared == NULL || !f->hashed)
+	if (r->shared == NULL || !named(f))
 		return NULL;
 	shared_key(&b, f, key);
 	data = ap_derived_cache_get(r->shared, b.data, b.len);
@@ -647,7 +655,7 @@ void ap_reader_keep_here(ap_reader *r, const ap_file *f, const char *key, void *
 void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data, size_t bytes,
                     void (*free_data)(void *))
 {
-	if (r->shared != NULL && f->hashed) {
+	if (r->shared != NULL && named(f)) {
 		ap_buf b = AP_BUF_INIT;
 		shared_key(&b, f, key);
 		ap_derived_cache_put(r->shared, b.data, b.len, data, bytes, free_data);

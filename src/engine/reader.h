@@ -35,12 +35,18 @@ typedef struct ap_file {
 	bool hashed;    /* bytes were read (a file over the cap in chunks, not
 	                 * kept): sha256 and len describe them */
 	unsigned char sha256[AP_SHA256_SIZE];
+	/* Set by a source that names the bytes itself (a git blob's object
+	 * id, zero-padded): what derived data is shared by, and sha256 is not
+	 * computed (hashed stays false). */
+	bool identified;
+	unsigned char id[AP_SHA256_SIZE];
 } ap_file;
 
 /* A source loads the file at f->path. It returns AP_FILE_OK with *data
  * (malloc'd) and *len, or another status with *reason (malloc'd). A source
  * that reads bytes it does not return (a file over max_bytes, streamed) may
- * record their digest itself: f->sha256, f->len and f->hashed. */
+ * record their digest itself: f->sha256, f->len and f->hashed; one that
+ * knows the bytes by an id of its own sets f->id and f->identified. */
 typedef struct ap_source_ops {
 	ap_file_status (*load)(void *ctx, ap_file *f, size_t max_bytes, char **data, size_t *len,
 	                       char **reason);
