@@ -519,6 +519,7 @@ struct ap_derived_cache {
 	ap_map *index; /* its key -> index into v */
 	struct shared *v;
 	size_t n, cap;
+	size_t bytes; /* of the entries kept */
 	unsigned long sweep;
 };
 
@@ -551,31 +552,35 @@ static int by_use(const void *a, const void *b)
 	return x->used == y->used ? 0 : x->used > y->used ? -1 : 1;
 }
 
-/* Keeps what the last readers used, the most recent first, while it fits
- * AP_DERIVED_CACHE_BYTES (what was used since the last sweep stays
- * whatever its size: one scan's, which its reader's budget bounds). */
+/* Past AP_DERIVED_CACHE_BYTES, keeps what the last readers used, the most
+ * recent first, while it fits three quarters of it: the index is rebuilt
+ * once in many sweeps, not at each. What was used since the last sweep
+ * stays whatever its size: one scan's, which its reader's budget bounds. */
 void ap_derived_cache_sweep(ap_derived_cache *c)
 {
+	const size_t room = AP_DERIVED_CACHE_BYTES / 4 * 3;
 	size_t kept = 0, bytes = 0;
 	bool full = false;
 
-	qsort(c->v, c->n, sizeof *c->v, by_use);
-	ap_map_clear(c->index);
-	for (size_t i = 0; i < c->n; i++) {
-		bool recent = c->v[i].used == c->sweep;
+	if (c->bytes > AP_DERIVED_CACHE_BYTES) {
+		qsort(c->v, c->n, sizeof *c->v, by_use);
+		ap_map_clear(c->index);
+		for (size_t i = 0; i < c->n; i++) {
+			bool recent = c->v[i].used == c->sweep;
 
-		full = full || (!recent && (bytes > AP_DERIVED_CACHE_BYTES ||
-		                            c->v[i].bytes > AP_DERIVED_CACHE_BYTES - bytes));
-		if (full && !recent) {
-			c->v[i].free(c->v[i].data);
-			free(c->v[i].key);
-			continue;
+			full = full || (!recent && (bytes > room || c->v[i].bytes > room - bytes));
+			if (full && !recent) {
+				c->v[i].free(c->v[i].data);
+				free(c->v[i].key);
+				continue;
+			}
+			bytes += c->v[i].bytes;
+			ap_xok(ap_map_put(c->index, c->v[i].key, c->v[i].keylen, kept));
+			c->v[kept++] = c->v[i];
 		}
-		bytes += c->v[i].bytes;
-		ap_xok(ap_map_put(c->index, c->v[i].key, c->v[i].keylen, kept));
-		c->v[kept++] = c->v[i];
+		c->n = kept;
+		c->bytes = bytes;
 	}
-	c->n = kept;
 	c->sweep++;
 }
 
@@ -621,8 +626,9 @@ void ap_derived_cache_put(ap_derived_cache *c, const void *key, size_t len, void
 	memcpy(copy, key, len);
 	ap_xgrow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v);
 	ap_xok(ap_map_put(c->index, key, len, c->n));
-	c->v[c->n++] = (struct shared){data, free_data, c->sweep, copy, len,
-	                               bytes + len + sizeof(struct shared)};
+	bytes += len + sizeof(struct shared);
+	c->v[c->n++] = (struct shared){data, free_data, c->sweep, copy, len, bytes};
+	c->bytes += bytes;
 }
 
 void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key)

@@ -135,8 +135,8 @@ void ap_derived_cache_free(ap_derived_cache *c);
  * recently used first: AITER's files and modules of about ten commits
  * apart, where a history's rules recalled (evaluate.h) leave them unread. */
 #define AP_DERIVED_CACHE_BYTES ((size_t)64 << 20)
-/* Drops what no reader used since the last sweep, but what fits
- * AP_DERIVED_CACHE_BYTES, the least recently used first. */
+/* Past AP_DERIVED_CACHE_BYTES, drops what no reader used since the last
+ * sweep, the least recently used first, down to three quarters of it. */
 void ap_derived_cache_sweep(ap_derived_cache *c);
 /* The entries kept. */
 size_t ap_derived_cache_count(const ap_derived_cache *c);

@@ -367,8 +367,9 @@ static void put(ap_derived_cache *c, const char *key, size_t bytes)
 	ap_derived_cache_put(c, key, strlen(key), ap_xstrdup(key), bytes, free_counted);
 }
 
-/* What readers before the last used is kept while it fits the cap, the most
- * recent first; what the last used stays whatever its size. */
+/* Past the cap, what readers before the last used is kept while it fits
+ * three quarters of it, the most recent first; what the last used stays
+ * whatever its size. */
 static void test_derived_cache_cap(void **state)
 {
 	const size_t third = AP_DERIVED_CACHE_BYTES / 3;
