@@ -90,28 +90,32 @@ typedef struct history {
 	ap_reader *reader;
 	ap_map *found_ids;    /* path -> index into found */
 	ap_git_found *found;  /* what the paths asked lead to in tree */
-	size_t nfound, found_cap;
+	bool *found_recalled; /* of found: among recalled, once each */
+	size_t nfound, found_cap, found_recalled_cap;
 	char **recalled;      /* the paths of the rules recalled (borrowed) */
 	size_t nrecalled, recalled_cap;
 	size_t recalled_held; /* what those rules would hold, at most */
 } history;
 
 /* Where path leads in the tree of the commit evaluated, resolved once per
- * commit: false when it cannot be read. */
-static bool found_of(history *h, const char *path, ap_git_found *out)
+ * commit, and its index into found: AP_MAP_ABSENT when it cannot be read. */
+static size_t found_of(history *h, const char *path, ap_git_found *out)
 {
 	size_t i = ap_map_get_str(h->found_ids, path);
 
 	if (i == AP_MAP_ABSENT) {
 		if (ap_git_resolve(out, h->repo, h->tree, path) < 0)
-			return false;
+			return AP_MAP_ABSENT;
 		ap_xgrow((void **)&h->found, &h->found_cap, h->nfound + 1, sizeof *h->found);
+		ap_xgrow((void **)&h->found_recalled, &h->found_recalled_cap, h->nfound + 1,
+		         sizeof *h->found_recalled);
 		h->found[h->nfound] = *out;
-		ap_xok(ap_map_put_str(h->found_ids, path, h->nfound++));
-		return true;
+		h->found_recalled[h->nfound] = false;
+		ap_xok(ap_map_put_str(h->found_ids, path, h->nfound));
+		return h->nfound++;
 	}
 	*out = h->found[i];
-	return true;
+	return i;
 }
 
 static bool same_found(const ap_git_found *a, const ap_git_found *b)
@@ -143,7 +147,7 @@ static bool memo_recall(void *ctx, size_t index, ap_rule_result *res)
 	if (!m->known)
 		return false;
 	for (size_t i = 0; i < m->npaths; i++)
-		if (!found_of(h, m->paths[i], &f) || !same_found(&f, &m->found[i]))
+		if (found_of(h, m->paths[i], &f) == AP_MAP_ABSENT || !same_found(&f, &m->found[i]))
 			return false;
 	res->status = m->res.status;
 	res->file = m->file;
@@ -151,8 +155,14 @@ static bool memo_recall(void *ctx, size_t index, ap_rule_result *res)
 	ap_match_list_copy(&res->matches, &m->res.matches);
 	ap_xgrow((void **)&h->recalled, &h->recalled_cap, h->nrecalled + m->npaths,
 	         sizeof *h->recalled);
-	for (size_t i = 0; i < m->npaths; i++)
-		h->recalled[h->nrecalled++] = m->paths[i];
+	for (size_t i = 0; i < m->npaths; i++) {
+		size_t k = found_of(h, m->paths[i], &f);
+
+		if (!h->found_recalled[k]) {
+			h->found_recalled[k] = true;
+			h->recalled[h->nrecalled++] = m->paths[i];
+		}
+	}
 	h->recalled_held += m->held;
 	return true;
 }
@@ -175,7 +185,7 @@ static void memo_learn(void *ctx, size_t index, const ap_rule_result *res)
 		if (!ap_reader_touched(h->reader, i))
 			continue;
 		m->paths[m->npaths] = ap_xstrdup(path);
-		if (!found_of(h, path, &m->found[m->npaths++])) {
+		if (found_of(h, path, &m->found[m->npaths++]) == AP_MAP_ABSENT) {
 			m->known = true; /* for memo_forget */
 			memo_forget(h, m);
 			return;
@@ -772,6 +782,7 @@ static void history_free(history *h)
 	free(h->memo);
 	ap_map_free(h->found_ids);
 	free(h->found);
+	free(h->found_recalled);
 	free(h->recalled);
 	ap_derived_cache_free(h->cache);
 	git_repository_free(h->repo);
