@@ -75,7 +75,7 @@ typedef struct history {
 	ap_map *set_ids;  /* a pathset's paths, joined -> index into sets */
 	ap_map *by_files; /* pathset index and what its paths resolve to -> verdict */
 	ap_map *by_commit;/* commit id -> verdict */
-	ap_derived_cache *cache; /* blobs and parsed modules of the last evaluation */
+	ap_derived_cache *cache; /* blobs and parsed modules of the last evaluations */
 	ap_pytarget *python;     /* asked by every commit's reader */
 	verdict *verdicts;
 	size_t nverdicts;
