@@ -57,11 +57,18 @@ typedef struct rule_memo {
 	char *file;
 	size_t bytes; /* its matches' JSON bytes (ap_match_json_bytes) */
 	size_t held;  /* what a scan of the rule alone holds, at most */
+	/* Its state (rule_state), once made, and the status, matches and
+	 * reason the scan's limits left it it was made from: the same answer
+	 * past the same limits is the same state. */
+	json_t *state;
+	ap_rule_status state_status;
+	size_t state_matches;
+	char *state_reason;
 } rule_memo;
 
 /* The matches the rules' answers kept at once may take, as JSON
- * (ap_match_json_bytes, an upper bound of what they hold): as much as one
- * scan's may. An answer that would pass it is not kept, and its rule runs
+ * (ap_match_json_bytes, an upper bound of what they and their states
+ * hold): as much as one scan's may. An answer that would pass it is not kept, and its rule runs
  * at every commit it is asked. AITER's rules keep about 2 MiB. */
 #define MEMO_BUDGET AP_MATCH_SCAN_JSON_MAX
 
@@ -92,6 +99,7 @@ typedef struct history {
 	ap_git_found *found;  /* what the paths asked lead to in tree */
 	bool *found_recalled; /* of found: among recalled, once each */
 	size_t nfound, found_cap, found_recalled_cap;
+	bool memo_asked;      /* the scan asked the memo */
 	char **recalled;      /* the paths of the rules recalled (borrowed) */
 	size_t nrecalled, recalled_cap;
 	size_t recalled_held; /* what those rules would hold, at most */
@@ -134,6 +142,8 @@ static void memo_forget(history *h, rule_memo *m)
 	free(m->res.reason);
 	ap_match_list_free(&m->res.matches);
 	free(m->file);
+	json_decref(m->state);
+	free(m->state_reason);
 	h->memo_bytes -= m->bytes;
 	memset(m, 0, sizeof *m);
 }
@@ -352,6 +362,32 @@ static bool same_rule_state(const json_t *a, const json_t *b)
 	return same;
 }
 
+static bool same_reason(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The state of rule index in a scan: made once an answer the memo keeps
+ * (the scan recalled it, or learned it), and reused while the scan's
+ * limits leave it as they did. */
+static json_t *memo_state(history *h, size_t index, const ap_rule_result *res)
+{
+	rule_memo *m = &h->memo[index];
+
+	if (!h->memo_asked || !m->known)
+		return rule_state(res);
+	if (m->state != NULL && m->state_status == res->status &&
+	    m->state_matches == res->matches.n && same_reason(m->state_reason, res->reason))
+		return json_incref(m->state);
+	json_decref(m->state);
+	free(m->state_reason);
+	m->state = rule_state(res);
+	m->state_status = res->status;
+	m->state_matches = res->matches.n;
+	m->state_reason = res->reason ? ap_xstrdup(res->reason) : NULL;
+	return json_incref(m->state);
+}
+
 /* A scan of tree, asking the rules' memo when use_memo. */
 static int scan_tree(history *h, git_tree *tree, const char *hex, bool use_memo, ap_scan **scan,
                      ap_reader **reader)
@@ -365,6 +401,7 @@ static int scan_tree(history *h, git_tree *tree, const char *hex, bool use_memo,
 	h->tree = tree;
 	h->reader = *reader;
 	h->nfound = h->nrecalled = h->recalled_held = 0;
+	h->memo_asked = use_memo;
 	ap_map_clear(h->found_ids);
 	/* history never launches */
 	rc = ap_scan_run_memo(scan, h->rs, *reader, NULL, use_memo ? &memo : NULL);
@@ -400,7 +437,7 @@ static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *
 	out->caps = json_array();
 	out->weight = 1;
 	for (i = 0; i < scan->nrules; i++) {
-		json_t *state = rule_state(&scan->rules[i]);
+		json_t *state = memo_state(h, i, &scan->rules[i]);
 		out->weight += 1 + json_array_size(json_object_get(state, "captures"));
 		json_array_append_new(out->rules, state);
 	}
