@@ -38,21 +38,29 @@ static void run_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r)
  * rule is run first with the tries of the Python modules it reads left
  * unasked (reader.h); only an answer that pass could not give, where it
  * left one unasked, is asked again, deciding each try. */
-static void check_rule(ap_rule_result *res, const ap_rule *rule, ap_reader *r, size_t *spent)
+static void check_rule(ap_rule_result *res, const ap_rule *rule, size_t index, ap_reader *r,
+                       const ap_scan_memo *memo, size_t *spent)
 {
 	size_t bytes;
 
-	ap_reader_set_tries_unasked(r, true);
-	run_rule(res, rule, r);
-	if ((res->status == AP_RULE_UNKNOWN || res->status == AP_RULE_ERROR) &&
-	    ap_reader_unasked(r) > 0) {
-		free(res->reason);
-		ap_match_list_free(&res->matches);
-		memset(res, 0, sizeof *res);
-		ap_reader_set_tries_unasked(r, false);
+	if (memo != NULL && memo->recall(memo->ctx, index, res)) {
+		res->rule = rule;
+	} else {
+		ap_reader_begin_round(r);
+		ap_reader_set_tries_unasked(r, true);
 		run_rule(res, rule, r);
+		if ((res->status == AP_RULE_UNKNOWN || res->status == AP_RULE_ERROR) &&
+		    ap_reader_unasked(r) > 0) {
+			free(res->reason);
+			ap_match_list_free(&res->matches);
+			memset(res, 0, sizeof *res);
+			ap_reader_set_tries_unasked(r, false);
+			run_rule(res, rule, r);
+		}
+		ap_reader_set_tries_unasked(r, false);
+		if (memo != NULL)
+			memo->learn(memo->ctx, index, res);
 	}
-	ap_reader_set_tries_unasked(r, false);
 	if (res->matches.over > 0) {
 		ap_rule_set_error(res, "matched more than %d times, the most a rule may report",
 		                  AP_MATCH_MAX);
@@ -481,6 +489,12 @@ static void run_launch(ap_cap_result *cap, const ap_scan_launch *launch, const c
 
 int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan_launch *launch)
 {
+	return ap_scan_run_memo(out, rs, r, launch, NULL);
+}
+
+int ap_scan_run_memo(ap_scan **out, const ap_ruleset *rs, ap_reader *r,
+                     const ap_scan_launch *launch, const ap_scan_memo *memo)
+{
 	ap_scan *s = ap_xcalloc(1, sizeof *s);
 	tri *probe_values = ap_xcalloc(rs->nprobes, sizeof *probe_values);
 	eval_ctx ctx = {.scan = s, .probe_values = probe_values};
@@ -490,7 +504,7 @@ int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan
 	s->nrules = rs->nrules;
 	s->rules = ap_xcalloc(rs->nrules, sizeof *s->rules);
 	for (i = 0; i < rs->nrules; i++)
-		check_rule(&s->rules[i], &rs->rules[i], r, &spent);
+		check_rule(&s->rules[i], &rs->rules[i], i, r, memo, &spent);
 
 	/* Probes are ordered so that each follows those it requires. */
 	s->ncaps = rs->nprobes;

@@ -49,6 +49,21 @@ typedef struct ap_scan_launch {
 int ap_scan_run(ap_scan **out, const ap_ruleset *rs, ap_reader *r, const ap_scan_launch *launch);
 void ap_scan_free(ap_scan *s);
 
+/* What a caller knows of rules' answers already (history, whose commits
+ * mostly leave a rule's files as they were). recall fills res (zeroed) with
+ * rule index's answer as its kind gave it, before the scan's limits on
+ * matches, and returns true; or returns false, and the rule is run in a
+ * round of its own (ap_reader_begin_round), after which learn is told its
+ * answer. */
+typedef struct ap_scan_memo {
+	bool (*recall)(void *ctx, size_t index, ap_rule_result *res);
+	void (*learn)(void *ctx, size_t index, const ap_rule_result *res);
+	void *ctx;
+} ap_scan_memo;
+/* ap_scan_run, asking memo (NULL: none) before each rule. */
+int ap_scan_run_memo(ap_scan **out, const ap_ruleset *rs, ap_reader *r,
+                     const ap_scan_launch *launch, const ap_scan_memo *memo);
+
 const ap_rule_result *ap_scan_rule(const ap_scan *s, const char *id);
 const ap_cap_result *ap_scan_cap(const ap_scan *s, const char *id);
 

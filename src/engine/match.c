@@ -99,6 +99,27 @@ size_t ap_match_json_bytes(const ap_match_list *l)
 	return n;
 }
 
+void ap_match_list_copy(ap_match_list *to, const ap_match_list *from)
+{
+	memset(to, 0, sizeof *to);
+	to->v = ap_xcalloc(from->n ? from->n : 1, sizeof *to->v);
+	to->n = to->cap = from->n;
+	to->over = from->over;
+	for (size_t i = 0; i < from->n; i++) {
+		const ap_match *m = &from->v[i];
+		ap_match *c = &to->v[i];
+
+		c->line = m->line;
+		c->text = m->text ? ap_xstrdup(m->text) : NULL;
+		c->ncaps = m->ncaps;
+		c->caps = m->ncaps ? ap_xcalloc(m->ncaps, sizeof *c->caps) : NULL;
+		for (size_t k = 0; k < m->ncaps; k++) {
+			c->caps[k].name = ap_xstrdup(m->caps[k].name);
+			c->caps[k].value = ap_xstrdup(m->caps[k].value);
+		}
+	}
+}
+
 void ap_match_list_free(ap_match_list *l)
 {
 	if (l == NULL)

@@ -55,5 +55,7 @@ void ap_match_capture(ap_match *m, const char *name, const char *value, size_t l
 #define AP_MATCH_SCAN_JSON_MAX ((size_t)40 << 20)
 size_t ap_match_json_bytes(const ap_match_list *l);
 void ap_match_list_free(ap_match_list *l);
+/* A deep copy of from's matches (its spare aside) into to. */
+void ap_match_list_copy(ap_match_list *to, const ap_match_list *from);
 
 #endif

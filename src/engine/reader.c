@@ -28,6 +28,8 @@ struct entry {
 	ap_text *texts[TEXT_SLOTS];
 	struct derived *derived;
 	size_t nderived;
+	size_t charged;        /* its contents' and texts' bytes of the budget */
+	unsigned long touched; /* the round it was last asked for in */
 };
 
 struct ap_reader {
@@ -45,6 +47,9 @@ struct ap_reader {
 	struct ap_pytarget *python; /* borrowed; NULL: none */
 	bool tries_unasked; /* ap_reader_set_tries_unasked */
 	size_t unasked;     /* parses handed out that left a try's imports unasked */
+	unsigned long round;   /* ap_reader_begin_round */
+	size_t round_charged;  /* bytes charged in the round */
+	bool round_refused;    /* a charge was refused in the round */
 };
 
 /* --- Folder source ---------------------------------------------------------- */
@@ -364,13 +369,14 @@ static void load(ap_reader *r, ap_file *f)
 		return;
 	}
 	st = r->ops->load(r->ctx, f, r->max_bytes, &data, &len, &reason);
-	/* A source that knows the digest of what it returns (history's blob
-	 * cache) has set it. */
-	if (data != NULL && !f->hashed) {
+	/* A source that knows the digest of what it returns, or an id of it
+	 * (history's blobs), has set it. */
+	if (data != NULL && !f->hashed && !f->identified) {
 		ap_sha256_buf(data, len, f->sha256);
 		f->hashed = true;
-		f->len = len;
 	}
+	if (data != NULL)
+		f->len = len;
 	f->data = data;
 	if (st != AP_FILE_OK) {
 		set_failure(f, st, reason ? reason : ap_xstrdup("unreadable"));
@@ -394,23 +400,62 @@ static void load(ap_reader *r, ap_file *f)
 		set_failure(f, AP_FILE_ERROR, ap_xstrdup(ap_error_last()));
 		return;
 	}
+	((struct entry *)f)->charged += len;
 	f->status = AP_FILE_OK;
+}
+
+static size_t budget_of(const ap_reader *r)
+{
+	return r->max_bytes > SIZE_MAX / AP_READER_BUDGET_CAPS ? SIZE_MAX
+	                                                       : r->max_bytes * AP_READER_BUDGET_CAPS;
 }
 
 int ap_reader_charge(ap_reader *r, size_t bytes, const char *what)
 {
-	size_t budget = r->max_bytes > SIZE_MAX / AP_READER_BUDGET_CAPS
-	                        ? SIZE_MAX
-	                        : r->max_bytes * AP_READER_BUDGET_CAPS;
+	size_t budget = budget_of(r);
 
 	if (bytes > budget - r->held) {
+		r->round_refused = true;
 		ap_error_set("%s would pass the %zu-byte budget of what one scan holds (%zu "
 		             "bytes held, %zu more asked)",
 		             what, budget, r->held, bytes);
 		return AP_ELIMIT;
 	}
 	r->held += bytes;
+	r->round_charged += bytes;
 	return 0;
+}
+
+bool ap_reader_has_room(const ap_reader *r, size_t bytes)
+{
+	return bytes <= budget_of(r) - r->held;
+}
+
+void ap_reader_begin_round(ap_reader *r)
+{
+	r->round++;
+	r->round_charged = 0;
+	r->round_refused = false;
+}
+
+bool ap_reader_touched(const ap_reader *r, size_t i)
+{
+	return i < r->nfiles && r->files[i]->touched == r->round;
+}
+
+size_t ap_reader_round_bytes(const ap_reader *r)
+{
+	size_t bytes = r->round_charged;
+
+	for (size_t i = 0; i < r->nfiles; i++)
+		if (r->files[i]->touched == r->round)
+			bytes += r->files[i]->charged;
+	return bytes;
+}
+
+bool ap_reader_round_refused(const ap_reader *r)
+{
+	return r->round_refused;
 }
 
 const ap_file *ap_reader_get(ap_reader *r, const char *rel)
@@ -418,9 +463,12 @@ const ap_file *ap_reader_get(ap_reader *r, const char *rel)
 	size_t i = ap_map_get_str(r->index, rel);
 	struct entry *e;
 
-	if (i != AP_MAP_ABSENT)
+	if (i != AP_MAP_ABSENT) {
+		r->files[i]->touched = r->round;
 		return &r->files[i]->file;
+	}
 	e = ap_xcalloc(1, sizeof *e);
+	e->touched = r->round;
 	e->file.path = ap_xstrdup(rel);
 	load(r, &e->file);
 	ap_xgrow((void **)&r->files, &r->files_cap, r->nfiles + 1, sizeof *r->files);
@@ -457,6 +505,7 @@ const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_w
 		free(t);
 		return NULL;
 	}
+	e->charged += t->len + 1 + (t->len + 1 + t->nlines) * sizeof(uint32_t);
 	e->texts[k] = t;
 	return t;
 }
@@ -470,14 +519,16 @@ struct shared {
 	void *data;
 	void (*free)(void *);
 	unsigned long used; /* the sweep it was last used in */
-	char *key;          /* sha256 + key, as indexed */
+	char *key;          /* 's' sha256 or 'i' id, + key, as indexed */
 	size_t keylen;
+	size_t bytes;       /* what it holds, about */
 };
 
 struct ap_derived_cache {
-	ap_map *index; /* sha256 + key -> index into v */
+	ap_map *index; /* its key -> index into v */
 	struct shared *v;
 	size_t n, cap;
+	size_t bytes; /* of the entries kept */
 	unsigned long sweep;
 };
 
@@ -502,24 +553,49 @@ void ap_derived_cache_free(ap_derived_cache *c)
 	free(c);
 }
 
-/* Drops what was not used since the last sweep, so that the cache holds
- * about one evaluation's files however long the walk. */
+/* The most recently used first. */
+static int by_use(const void *a, const void *b)
+{
+	const struct shared *x = a, *y = b;
+
+	return x->used == y->used ? 0 : x->used > y->used ? -1 : 1;
+}
+
+/* Past AP_DERIVED_CACHE_BYTES, keeps what the last readers used, the most
+ * recent first, while it fits three quarters of it: the index is rebuilt
+ * once in many sweeps, not at each. What was used since the last sweep
+ * stays whatever its size: one scan's, which its reader's budget bounds. */
 void ap_derived_cache_sweep(ap_derived_cache *c)
 {
-	size_t kept = 0;
+	const size_t room = AP_DERIVED_CACHE_BYTES / 4 * 3;
+	size_t kept = 0, bytes = 0;
+	bool full = false;
 
-	ap_map_clear(c->index);
-	for (size_t i = 0; i < c->n; i++) {
-		if (c->v[i].used != c->sweep) {
-			c->v[i].free(c->v[i].data);
-			free(c->v[i].key);
-			continue;
+	if (c->bytes > AP_DERIVED_CACHE_BYTES) {
+		qsort(c->v, c->n, sizeof *c->v, by_use);
+		ap_map_clear(c->index);
+		for (size_t i = 0; i < c->n; i++) {
+			bool recent = c->v[i].used == c->sweep;
+
+			full = full || (!recent && (bytes > room || c->v[i].bytes > room - bytes));
+			if (full && !recent) {
+				c->v[i].free(c->v[i].data);
+				free(c->v[i].key);
+				continue;
+			}
+			bytes += c->v[i].bytes;
+			ap_xok(ap_map_put(c->index, c->v[i].key, c->v[i].keylen, kept));
+			c->v[kept++] = c->v[i];
 		}
-		ap_xok(ap_map_put(c->index, c->v[i].key, c->v[i].keylen, kept));
-		c->v[kept++] = c->v[i];
+		c->n = kept;
+		c->bytes = bytes;
 	}
-	c->n = kept;
 	c->sweep++;
+}
+
+size_t ap_derived_cache_count(const ap_derived_cache *c)
+{
+	return c->n;
 }
 
 void ap_reader_share(ap_reader *r, ap_derived_cache *c)
@@ -527,10 +603,17 @@ void ap_reader_share(ap_reader *r, ap_derived_cache *c)
 	r->shared = c;
 }
 
+/* Whether f's bytes have a name derived data can be shared by. */
+static bool named(const ap_file *f)
+{
+	return f->hashed || f->identified;
+}
+
 static void shared_key(ap_buf *b, const ap_file *f, const char *key)
 {
 	b->len = 0;
-	ap_buf_append(b, f->sha256, sizeof f->sha256);
+	ap_buf_putc(b, f->identified ? 'i' : 's');
+	ap_buf_append(b, f->identified ? f->id : f->sha256, sizeof f->sha256);
 	ap_buf_puts(b, key);
 }
 
@@ -545,14 +628,16 @@ void *ap_derived_cache_get(ap_derived_cache *c, const void *key, size_t len)
 }
 
 void ap_derived_cache_put(ap_derived_cache *c, const void *key, size_t len, void *data,
-                          void (*free_data)(void *))
+                          size_t bytes, void (*free_data)(void *))
 {
 	char *copy = ap_xmalloc(len);
 
 	memcpy(copy, key, len);
 	ap_xgrow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v);
 	ap_xok(ap_map_put(c->index, key, len, c->n));
-	c->v[c->n++] = (struct shared){data, free_data, c->sweep, copy, len};
+	bytes += len + sizeof(struct shared);
+	c->v[c->n++] = (struct shared){data, free_data, c->sweep, copy, len, bytes};
+	c->bytes += bytes;
 }
 
 void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key)
@@ -564,7 +649,7 @@ void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key)
 	for (size_t k = 0; k < e->nderived; k++)
 		if (strcmp(e->derived[k].key, key) == 0)
 			return e->derived[k].data;
-	if (r->shared == NULL || !f->hashed)
+	if (r->shared == NULL || !named(f))
 		return NULL;
 	shared_key(&b, f, key);
 	data = ap_derived_cache_get(r->shared, b.data, b.len);
@@ -582,13 +667,13 @@ void ap_reader_keep_here(ap_reader *r, const ap_file *f, const char *key, void *
 	e->derived[e->nderived++] = (struct derived){ap_xstrdup(key), data, free_data};
 }
 
-void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
+void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data, size_t bytes,
                     void (*free_data)(void *))
 {
-	if (r->shared != NULL && f->hashed) {
+	if (r->shared != NULL && named(f)) {
 		ap_buf b = AP_BUF_INIT;
 		shared_key(&b, f, key);
-		ap_derived_cache_put(r->shared, b.data, b.len, data, free_data);
+		ap_derived_cache_put(r->shared, b.data, b.len, data, bytes, free_data);
 		ap_buf_free(&b);
 		return;
 	}

@@ -35,12 +35,18 @@ typedef struct ap_file {
 	bool hashed;    /* bytes were read (a file over the cap in chunks, not
 	                 * kept): sha256 and len describe them */
 	unsigned char sha256[AP_SHA256_SIZE];
+	/* Set by a source that names the bytes itself (a git blob's object
+	 * id, zero-padded): what derived data is shared by, and sha256 is not
+	 * computed (hashed stays false). */
+	bool identified;
+	unsigned char id[AP_SHA256_SIZE];
 } ap_file;
 
 /* A source loads the file at f->path. It returns AP_FILE_OK with *data
  * (malloc'd) and *len, or another status with *reason (malloc'd). A source
  * that reads bytes it does not return (a file over max_bytes, streamed) may
- * record their digest itself: f->sha256, f->len and f->hashed. */
+ * record their digest itself: f->sha256, f->len and f->hashed; one that
+ * knows the bytes by an id of its own sets f->id and f->identified. */
 typedef struct ap_source_ops {
 	ap_file_status (*load)(void *ctx, ap_file *f, size_t max_bytes, char **data, size_t *len,
 	                       char **reason);
@@ -93,15 +99,29 @@ const ap_text *ap_reader_text(ap_reader *r, const ap_file *f, ap_lang lang, ap_w
 /* What a kind derived from f (a parsed module) under key, kept so that every
  * rule reading f shares one: NULL when none was kept. */
 void *ap_reader_derived(ap_reader *r, const ap_file *f, const char *key);
-/* Keeps data under key (not kept yet) until the reader, or the cache it
- * shares, is freed. Data kept must not point into f. */
-void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data,
+/* Keeps data (of about bytes) under key (not kept yet) until the reader, or
+ * the cache it shares, is freed. Data kept must not point into f. */
+void ap_reader_keep(ap_reader *r, const ap_file *f, const char *key, void *data, size_t bytes,
                     void (*free_data)(void *));
 
 /* Counts bytes that the scan now holds against the reader's budget
  * (AP_READER_BUDGET_CAPS times its size cap): 0, or AP_ELIMIT with a message
  * "WHAT would pass the N-byte budget ..." and nothing counted. */
 int ap_reader_charge(ap_reader *r, size_t bytes, const char *what);
+/* Whether bytes more would fit the budget now. */
+bool ap_reader_has_room(const ap_reader *r, size_t bytes);
+
+/* Rounds, for a caller that keeps a rule's answer with the files it asked
+ * for (history): a round begins before each rule. ap_reader_touched tells
+ * whether file i (ap_reader_at) was asked for in the round, read or found
+ * read; ap_reader_round_bytes bounds what a scan of the round's rule alone
+ * would hold (the contents and texts of the files it touched, and all it
+ * charged); ap_reader_round_refused tells whether the budget refused a
+ * charge in it (an answer that depends on the rules before). */
+void ap_reader_begin_round(ap_reader *r);
+bool ap_reader_touched(const ap_reader *r, size_t i);
+size_t ap_reader_round_bytes(const ap_reader *r);
+bool ap_reader_round_refused(const ap_reader *r);
 /* As ap_reader_keep, but kept with this reader alone, never shared with the
  * readers after it: what holds for this scan only (a budget it ran out of). */
 void ap_reader_keep_here(ap_reader *r, const ap_file *f, const char *key, void *data,
@@ -111,12 +131,20 @@ void ap_reader_keep_here(ap_reader *r, const ap_file *f, const char *key, void *
 typedef struct ap_derived_cache ap_derived_cache;
 ap_derived_cache *ap_derived_cache_new(void);
 void ap_derived_cache_free(ap_derived_cache *c);
-/* Drops what no reader used since the last sweep. */
+/* What the cache keeps of what readers before the last used, the most
+ * recently used first: AITER's files and modules of about ten commits
+ * apart, where a history's rules recalled (evaluate.h) leave them unread. */
+#define AP_DERIVED_CACHE_BYTES ((size_t)64 << 20)
+/* Past AP_DERIVED_CACHE_BYTES, drops what no reader used since the last
+ * sweep, the least recently used first, down to three quarters of it. */
 void ap_derived_cache_sweep(ap_derived_cache *c);
-/* By any byte key (a source's own: history keeps blobs by object id). */
+/* The entries kept. */
+size_t ap_derived_cache_count(const ap_derived_cache *c);
+/* By any byte key (a source's own: history keeps blobs by object id); data
+ * holds about bytes. */
 void *ap_derived_cache_get(ap_derived_cache *c, const void *key, size_t len);
 void ap_derived_cache_put(ap_derived_cache *c, const void *key, size_t len, void *data,
-                          void (*free_data)(void *));
+                          size_t bytes, void (*free_data)(void *));
 /* r keeps derived data in c (which outlives it). */
 void ap_reader_share(ap_reader *r, ap_derived_cache *c);
 

@@ -162,11 +162,10 @@ typedef struct git_source {
 	ap_derived_cache *blobs; /* NULL, or blobs read by earlier readers */
 } git_source;
 
-/* A blob as read once: its bytes and digest, for the commits after. */
+/* A blob as read once, for the commits after. */
 struct blob {
 	char *data;
 	size_t len;
-	unsigned char sha256[AP_SHA256_SIZE];
 };
 
 static void blob_free(void *p)
@@ -180,8 +179,9 @@ static void blob_free(void *p)
 static ap_file_status read_blob_odb(git_source *src, const git_oid *oid, size_t max_bytes,
                                     char **data, size_t *len, char **reason);
 
-/* Through the blob cache: a blob read for an earlier commit is copied, its
- * digest with it. */
+/* Through the blob cache: a blob read for an earlier commit is copied. The
+ * file is known by the blob's id, which git has already computed: its
+ * sha256 would be a second digest of the same bytes. */
 static ap_file_status read_blob(git_source *src, ap_file *file, const git_oid *oid,
                                 size_t max_bytes, char **data, size_t *len, char **reason)
 {
@@ -201,15 +201,14 @@ static ap_file_status read_blob(git_source *src, ap_file *file, const git_oid *o
 		b->data = ap_xmalloc(*len + 1);
 		memcpy(b->data, *data, *len + 1);
 		b->len = *len;
-		ap_sha256_buf(*data, *len, b->sha256);
-		ap_derived_cache_put(src->blobs, key, sizeof key, b, blob_free);
+		ap_derived_cache_put(src->blobs, key, sizeof key, b, b->len + sizeof *b, blob_free);
 	} else {
 		*len = b->len;
 		*data = ap_xmalloc(b->len + 1);
 		memcpy(*data, b->data, b->len + 1);
 	}
-	memcpy(file->sha256, b->sha256, sizeof b->sha256);
-	file->hashed = true;
+	memcpy(file->id, oid->id, GIT_OID_RAWSZ);
+	file->identified = true;
 	file->len = b->len;
 	return AP_FILE_OK;
 }

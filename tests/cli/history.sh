@@ -406,6 +406,65 @@ if command -v script >/dev/null 2>&1 && [ -z "${AP_WRAPPER:-}" ]; then
 	grep -q '#' "$TMP/tty-out" && fail "progress bar on stdout"
 fi
 
+case_ "a rule whose files did not change keeps its answer; one whose did, or whose absent file came, is run again"
+# Two rules on two files: each commit changes one, and the first
+# alternative of the second rule's file, absent at first, comes later.
+REPO2="$TMP/two"
+PACK2="$TMP/two.yaml"
+cat >"$PACK2" <<'EOF2'
+rules:
+  - id: x.has_2
+    file: x.cu
+    literal: "X2"
+  - id: y.has_2
+    file: [a/y.cu, b/y.cu]
+    literal: "Y2"
+EOF2
+git init -q -b main "$REPO2"
+mkdir -p "$REPO2/a" "$REPO2/b"
+echo X1 >"$REPO2/x.cu"
+echo Y1 >"$REPO2/b/y.cu"
+two_commit() {
+	git -C "$REPO2" add -A
+	saved=$REPO
+	REPO=$REPO2
+	commit "$1"
+	REPO=$saved
+}
+# when ID: the commit's short id and date, as the report prints them.
+when() { printf '%s %s' "$(short "$1")" "$(git -C "$REPO2" log -1 --format=%cI "$1")"; }
+two_commit "One and one"
+t1=$id
+echo X2 >"$REPO2/x.cu"
+two_commit "Two in x"
+t2=$id
+echo Y2 >"$REPO2/a/y.cu"
+two_commit "Two in the first y"
+t3=$id
+echo Y2 >"$REPO2/b/y.cu"
+two_commit "Two in the second y too"
+echo X1 >"$REPO2/x.cu"
+rm "$REPO2/a/y.cu"
+echo Y1 >"$REPO2/b/y.cu"
+two_commit "One and one again"
+t5=$id
+probe history --no-default-rules --rules "$PACK2" --git "$REPO2" main
+expect_rc 0
+expect_out "history of main: 5 commits
+initial state at $(when "$t1") One and one
+  rule        x.has_2  unmatched
+  rule        y.has_2  unmatched
+changes:
+$(when "$t2") Two in x
+  rule        x.has_2  unmatched -> matched
+$(when "$t3") Two in the first y
+  rule        y.has_2  unmatched -> matched
+$(when "$t5") One and one again
+  rule        x.has_2  matched -> unmatched
+  rule        y.has_2  matched -> unmatched
+5 commits, 4 evaluated"
+expect_no_err
+
 case_ "history --help"
 probe history --help
 expect_rc 0

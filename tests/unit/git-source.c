@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The git source of history: paths looked up in a tree built here with
  * libgit2, symlinks followed only inside it, folders, submodules and
- * oversized blobs refused with the reader's wording. */
+ * oversized blobs refused with the reader's wording; and history's reuse of
+ * rules' answers held to the reader's budget. */
 #include "config.h"
 
 #include <errno.h>
@@ -20,6 +21,8 @@
 #include "engine/source-git.h"
 #include "tmptree.h"
 #include "engine/reader.h"
+#include "engine/report/history.h"
+#include "engine/rules.h"
 
 typedef struct fixture {
 	char *dir;
@@ -222,6 +225,86 @@ static void test_reader(void **state)
 	ap_reader_free(r);
 }
 
+/* Five 40-byte files, f1.txt to f5.txt, f1's next to last byte last. */
+static git_oid five_files(git_repository *repo, char last)
+{
+	char one[41], first[41];
+
+	memset(one, 'x', 39);
+	one[39] = '\n';
+	one[40] = '\0';
+	memcpy(first, one, sizeof one);
+	first[38] = last;
+	return tree(repo, FILE_("f1.txt", repo, first), FILE_("f2.txt", repo, one),
+	            FILE_("f3.txt", repo, one), FILE_("f4.txt", repo, one),
+	            FILE_("f5.txt", repo, one), NULL);
+}
+
+static int no_start(void *ctx, const char *range, size_t commits)
+{
+	(void)ctx, (void)range, (void)commits;
+	return 0;
+}
+
+static int no_initial(void *ctx, const json_t *initial)
+{
+	(void)ctx, (void)initial;
+	return 0;
+}
+
+static int keep_id(void *ctx, const json_t *change)
+{
+	json_array_append_new(ctx, json_copy(json_object_get(change, "id")));
+	return 0;
+}
+
+/* With a 64-byte cap the reader holds 1,024 bytes a scan: the rules on f1
+ * to f4 take about 250 each (the file and its text), and the fifth's is
+ * refused. A commit changing f1 alone runs f1's rule and recalls the next
+ * three; f5's rule, run again, would fit now, where a full scan would
+ * refuse it: the commit is scanned whole again, and only f1's rule
+ * changes. */
+static void test_history_budget(void **state)
+{
+	static const char pack[] = "rules:\n"
+	                           "  - {id: r1, file: f1.txt, literal: \"xA\"}\n"
+	                           "  - {id: r2, file: f2.txt, literal: \"xA\"}\n"
+	                           "  - {id: r3, file: f3.txt, literal: \"xA\"}\n"
+	                           "  - {id: r4, file: f4.txt, literal: \"xA\"}\n"
+	                           "  - {id: r5, file: f5.txt, literal: \"xA\"}\n";
+	fixture *f = *state;
+	ap_history_opts opts = {.max_bytes = 64, .python_version = "3.11"};
+	json_t *changes = json_array();
+	ap_history_sink sink = {no_start, no_initial, keep_id, changes};
+	git_signature *sig;
+	git_tree *t1, *t2;
+	git_commit *c1;
+	git_oid id1, id2, root1 = five_files(f->repo, 'x'), root2 = five_files(f->repo, 'A');
+	ap_ruleset *rs;
+	size_t evaluated;
+
+	assert_int_equal(ap_ruleset_new(&rs), 0);
+	assert_int_equal(ap_ruleset_load_buffer(rs, "pack.yaml", pack, strlen(pack)), 0);
+	assert_int_equal(ap_ruleset_finish(rs), 0);
+	assert_int_equal(git_signature_new(&sig, "T", "t@example.com", 1709280000, 0), 0);
+	assert_int_equal(git_tree_lookup(&t1, f->repo, &root1), 0);
+	assert_int_equal(git_tree_lookup(&t2, f->repo, &root2), 0);
+	assert_int_equal(git_commit_create_v(&id1, f->repo, "HEAD", sig, sig, NULL, "one", t1, 0), 0);
+	assert_int_equal(git_commit_lookup(&c1, f->repo, &id1), 0);
+	assert_int_equal(git_commit_create_v(&id2, f->repo, "HEAD", sig, sig, NULL, "two", t2, 1, c1),
+	                 0);
+	assert_int_equal(ap_history_run(rs, f->dir, "HEAD", &opts, &sink, &evaluated), 0);
+	assert_int_equal(evaluated, 2);
+	assert_int_equal(json_array_size(changes), 1);
+	assert_string_equal(json_string_value(json_array_get(changes, 0)), "r1");
+	json_decref(changes);
+	git_commit_free(c1);
+	git_tree_free(t1);
+	git_tree_free(t2);
+	git_signature_free(sig);
+	ap_ruleset_free(rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_symlinks_outside),
 		cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_history_budget),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -355,6 +355,48 @@ static void test_texts_cached(void **state)
 	assert_int_equal(ap_reader_count(r), 2);
 }
 
+static int freed;
+static void free_counted(void *p)
+{
+	freed++;
+	free(p);
+}
+
+static void put(ap_derived_cache *c, const char *key, size_t bytes)
+{
+	ap_derived_cache_put(c, key, strlen(key), ap_xstrdup(key), bytes, free_counted);
+}
+
+/* Past the cap, what readers before the last used is kept while it fits
+ * three quarters of it, the most recent first; what the last used stays
+ * whatever its size. */
+static void test_derived_cache_cap(void **state)
+{
+	const size_t third = AP_DERIVED_CACHE_BYTES / 3;
+	ap_derived_cache *c = ap_derived_cache_new();
+
+	(void)state;
+	freed = 0;
+	put(c, "a", third);
+	put(c, "b", third);
+	put(c, "c", third);
+	ap_derived_cache_sweep(c); /* all three were used: kept, past the cap */
+	assert_int_equal(ap_derived_cache_count(c), 3);
+	assert_non_null(ap_derived_cache_get(c, "a", 1));
+	ap_derived_cache_sweep(c); /* a, then the older b fit; c does not */
+	assert_int_equal(ap_derived_cache_count(c), 2);
+	assert_int_equal(freed, 1);
+	assert_null(ap_derived_cache_get(c, "c", 1));
+	put(c, "d", 2 * AP_DERIVED_CACHE_BYTES);
+	ap_derived_cache_sweep(c); /* d, used, is past the cap alone: a and b go */
+	assert_int_equal(ap_derived_cache_count(c), 1);
+	assert_null(ap_derived_cache_get(c, "b", 1));
+	ap_derived_cache_sweep(c); /* d unused now */
+	assert_int_equal(ap_derived_cache_count(c), 0);
+	assert_int_equal(freed, 4);
+	ap_derived_cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +411,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused_paths, setup, teardown),
 		cmocka_unit_test(test_read_once_and_sha256),
 		cmocka_unit_test_setup_teardown(test_texts_cached, setup, teardown),
+		cmocka_unit_test(test_derived_cache_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,33 @@ typedef struct pathset {
 	size_t n;
 } pathset;
 
+/* A rule's last answer, with what each path it asked for led to then: at
+ * a commit where every one leads to the same object, the answer is the
+ * same, and the rule is not run. */
+typedef struct rule_memo {
+	bool known;
+	char **paths;
+	ap_git_found *found;
+	size_t npaths;
+	ap_rule_result res; /* its file is file's */
+	char *file;
+	size_t bytes; /* its matches' JSON bytes (ap_match_json_bytes) */
+	size_t held;  /* what a scan of the rule alone holds, at most */
+	/* Its state (rule_state), once made, and the status, matches and
+	 * reason the scan's limits left it it was made from: the same answer
+	 * past the same limits is the same state. */
+	json_t *state;
+	ap_rule_status state_status;
+	size_t state_matches;
+	char *state_reason;
+} rule_memo;
+
+/* The matches the rules' answers kept at once may take, as JSON
+ * (ap_match_json_bytes, an upper bound of what they and their states
+ * hold): as much as one scan's may. An answer that would pass it is not kept, and its rule runs
+ * at every commit it is asked. AITER's rules keep about 2 MiB. */
+#define MEMO_BUDGET AP_MATCH_SCAN_JSON_MAX
+
 typedef struct history {
 	const ap_ruleset *rs;
 	git_repository *repo;
@@ -55,7 +82,7 @@ typedef struct history {
 	ap_map *set_ids;  /* a pathset's paths, joined -> index into sets */
 	ap_map *by_files; /* pathset index and what its paths resolve to -> verdict */
 	ap_map *by_commit;/* commit id -> verdict */
-	ap_derived_cache *cache; /* blobs and parsed modules of the last evaluation */
+	ap_derived_cache *cache; /* blobs and parsed modules of the last evaluations */
 	ap_pytarget *python;     /* asked by every commit's reader */
 	verdict *verdicts;
 	size_t nverdicts;
@@ -63,21 +90,149 @@ typedef struct history {
 	size_t kept_weight; /* of the verdicts not dropped */
 	size_t oldest;      /* every verdict before it is dropped */
 	const ap_history_sink *sink;
+	rule_memo *memo;   /* one per rule */
+	size_t memo_bytes; /* of the answers kept */
+	/* While a commit is evaluated: */
+	git_tree *tree;
+	ap_reader *reader;
+	ap_map *found_ids;    /* path -> index into found */
+	ap_git_found *found;  /* what the paths asked lead to in tree */
+	bool *found_recalled; /* of found: among recalled, once each */
+	size_t nfound, found_cap, found_recalled_cap;
+	bool memo_asked;      /* the scan asked the memo */
+	char **recalled;      /* the paths of the rules recalled (borrowed) */
+	size_t nrecalled, recalled_cap;
+	size_t recalled_held; /* what those rules would hold, at most */
 } history;
 
-/* The pathset of what reader looked up, added to the known ones if new. */
+/* Where path leads in the tree of the commit evaluated, resolved once per
+ * commit, and its index into found: AP_MAP_ABSENT when it cannot be read. */
+static size_t found_of(history *h, const char *path, ap_git_found *out)
+{
+	size_t i = ap_map_get_str(h->found_ids, path);
+
+	if (i == AP_MAP_ABSENT) {
+		if (ap_git_resolve(out, h->repo, h->tree, path) < 0)
+			return AP_MAP_ABSENT;
+		ap_xgrow((void **)&h->found, &h->found_cap, h->nfound + 1, sizeof *h->found);
+		ap_xgrow((void **)&h->found_recalled, &h->found_recalled_cap, h->nfound + 1,
+		         sizeof *h->found_recalled);
+		h->found[h->nfound] = *out;
+		h->found_recalled[h->nfound] = false;
+		ap_xok(ap_map_put_str(h->found_ids, path, h->nfound));
+		return h->nfound++;
+	}
+	*out = h->found[i];
+	return i;
+}
+
+static bool same_found(const ap_git_found *a, const ap_git_found *b)
+{
+	return a->kind == b->kind && git_oid_equal(&a->oid, &b->oid);
+}
+
+static void memo_forget(history *h, rule_memo *m)
+{
+	if (!m->known)
+		return;
+	for (size_t i = 0; i < m->npaths; i++)
+		free(m->paths[i]);
+	free(m->paths);
+	free(m->found);
+	free(m->res.reason);
+	ap_match_list_free(&m->res.matches);
+	free(m->file);
+	json_decref(m->state);
+	free(m->state_reason);
+	h->memo_bytes -= m->bytes;
+	memset(m, 0, sizeof *m);
+}
+
+static bool memo_recall(void *ctx, size_t index, ap_rule_result *res)
+{
+	history *h = ctx;
+	const rule_memo *m = &h->memo[index];
+	ap_git_found f;
+
+	if (!m->known)
+		return false;
+	for (size_t i = 0; i < m->npaths; i++)
+		if (found_of(h, m->paths[i], &f) == AP_MAP_ABSENT || !same_found(&f, &m->found[i]))
+			return false;
+	res->status = m->res.status;
+	res->file = m->file;
+	res->reason = m->res.reason ? ap_xstrdup(m->res.reason) : NULL;
+	ap_match_list_copy(&res->matches, &m->res.matches);
+	ap_xgrow((void **)&h->recalled, &h->recalled_cap, h->nrecalled + m->npaths,
+	         sizeof *h->recalled);
+	for (size_t i = 0; i < m->npaths; i++) {
+		size_t k = found_of(h, m->paths[i], &f);
+
+		if (!h->found_recalled[k]) {
+			h->found_recalled[k] = true;
+			h->recalled[h->nrecalled++] = m->paths[i];
+		}
+	}
+	h->recalled_held += m->held;
+	return true;
+}
+
+static void memo_learn(void *ctx, size_t index, const ap_rule_result *res)
+{
+	history *h = ctx;
+	rule_memo *m = &h->memo[index];
+	size_t bytes = ap_match_json_bytes(&res->matches), n = ap_reader_count(h->reader);
+
+	memo_forget(h, m);
+	/* An answer the budget cut short depends on the rules before it. */
+	if (ap_reader_round_refused(h->reader) || bytes > MEMO_BUDGET - h->memo_bytes)
+		return;
+	m->paths = ap_xcalloc(n ? n : 1, sizeof *m->paths);
+	m->found = ap_xcalloc(n ? n : 1, sizeof *m->found);
+	for (size_t i = 0; i < n; i++) {
+		const char *path = ap_reader_at(h->reader, i)->path;
+
+		if (!ap_reader_touched(h->reader, i))
+			continue;
+		m->paths[m->npaths] = ap_xstrdup(path);
+		if (found_of(h, path, &m->found[m->npaths++]) == AP_MAP_ABSENT) {
+			m->known = true; /* for memo_forget */
+			memo_forget(h, m);
+			return;
+		}
+	}
+	m->res.status = res->status;
+	m->res.reason = res->reason ? ap_xstrdup(res->reason) : NULL;
+	ap_match_list_copy(&m->res.matches, &res->matches);
+	m->file = res->file ? ap_xstrdup(res->file) : NULL;
+	m->res.file = m->file;
+	m->bytes = bytes;
+	m->held = ap_reader_round_bytes(h->reader);
+	h->memo_bytes += bytes;
+	m->known = true;
+}
+
+/* The pathset of what reader looked up, with the paths of the rules
+ * recalled, added to the known ones if new. */
 static size_t record_pathset(history *h, const ap_reader *reader)
 {
-	size_t n = ap_reader_count(reader);
-	char **paths = ap_xcalloc(n ? n : 1, sizeof *paths);
+	size_t n = ap_reader_count(reader), all = n + h->nrecalled, kept = 0;
+	char **paths = ap_xcalloc(all ? all : 1, sizeof *paths);
 	ap_buf joined = AP_BUF_INIT;
 	size_t id;
 
 	for (size_t i = 0; i < n; i++)
-		paths[i] = ap_xstrdup(ap_reader_at(reader, i)->path);
-	qsort(paths, n, sizeof *paths, ap_cmp_strs);
-	for (size_t i = 0; i < n; i++)
+		paths[i] = ap_reader_at(reader, i)->path;
+	memcpy(paths + n, h->recalled, h->nrecalled * sizeof *paths);
+	qsort(paths, all, sizeof *paths, ap_cmp_strs);
+	for (size_t i = 0; i < all; i++)
+		if (kept == 0 || strcmp(paths[kept - 1], paths[i]) != 0)
+			paths[kept++] = paths[i];
+	n = kept;
+	for (size_t i = 0; i < n; i++) {
+		paths[i] = ap_xstrdup(paths[i]);
 		ap_buf_append(&joined, paths[i], strlen(paths[i]) + 1);
+	}
 	id = ap_map_get(h->set_ids, joined.data ? joined.data : "", joined.len);
 	if (id != AP_MAP_ABSENT) {
 		for (size_t i = 0; i < n; i++)
@@ -207,6 +362,56 @@ static bool same_rule_state(const json_t *a, const json_t *b)
 	return same;
 }
 
+static bool same_reason(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The state of rule index in a scan: made once an answer the memo keeps
+ * (the scan recalled it, or learned it), and reused while the scan's
+ * limits leave it as they did. */
+static json_t *memo_state(history *h, size_t index, const ap_rule_result *res)
+{
+	rule_memo *m = &h->memo[index];
+
+	if (!h->memo_asked || !m->known)
+		return rule_state(res);
+	if (m->state != NULL && m->state_status == res->status &&
+	    m->state_matches == res->matches.n && same_reason(m->state_reason, res->reason))
+		return json_incref(m->state);
+	json_decref(m->state);
+	free(m->state_reason);
+	m->state = rule_state(res);
+	m->state_status = res->status;
+	m->state_matches = res->matches.n;
+	m->state_reason = res->reason ? ap_xstrdup(res->reason) : NULL;
+	return json_incref(m->state);
+}
+
+/* A scan of tree, asking the rules' memo when use_memo. */
+static int scan_tree(history *h, git_tree *tree, const char *hex, bool use_memo, ap_scan **scan,
+                     ap_reader **reader)
+{
+	ap_scan_memo memo = {memo_recall, memo_learn, h};
+	int rc = ap_reader_new_git(reader, h->repo, tree, hex, h->max_bytes, h->cache);
+
+	if (rc < 0)
+		return rc;
+	ap_reader_set_python(*reader, h->python);
+	h->tree = tree;
+	h->reader = *reader;
+	h->nfound = h->nrecalled = h->recalled_held = 0;
+	h->memo_asked = use_memo;
+	ap_map_clear(h->found_ids);
+	/* history never launches */
+	rc = ap_scan_run_memo(scan, h->rs, *reader, NULL, use_memo ? &memo : NULL);
+	if (rc < 0) {
+		ap_reader_free(*reader);
+		ap_error_prefix("commit %s", hex);
+	}
+	return rc;
+}
+
 static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *out, size_t *set)
 {
 	char hex[GIT_OID_HEXSZ + 1];
@@ -216,21 +421,23 @@ static int evaluate(history *h, git_tree *tree, const git_oid *commit, verdict *
 	int rc;
 
 	git_oid_tostr(hex, sizeof hex, commit);
-	rc = ap_reader_new_git(&reader, h->repo, tree, hex, h->max_bytes, h->cache);
+	rc = scan_tree(h, tree, hex, true, &scan, &reader);
 	if (rc < 0)
 		return rc;
-	ap_reader_set_python(reader, h->python);
-	rc = ap_scan_run(&scan, h->rs, reader, NULL); /* history never launches */
-	if (rc < 0) {
+	/* Had the rules recalled run, the budget might have refused what the
+	 * others asked: the commit is scanned again, every rule run. */
+	if (!ap_reader_has_room(reader, h->recalled_held)) {
+		ap_scan_free(scan);
 		ap_reader_free(reader);
-		ap_error_prefix("commit %s", hex);
-		return rc;
+		rc = scan_tree(h, tree, hex, false, &scan, &reader);
+		if (rc < 0)
+			return rc;
 	}
 	out->rules = json_array();
 	out->caps = json_array();
 	out->weight = 1;
 	for (i = 0; i < scan->nrules; i++) {
-		json_t *state = rule_state(&scan->rules[i]);
+		json_t *state = memo_state(h, i, &scan->rules[i]);
 		out->weight += 1 + json_array_size(json_object_get(state, "captures"));
 		json_array_append_new(out->rules, state);
 	}
@@ -607,6 +814,13 @@ static void history_free(history *h)
 	ap_map_free(h->set_ids);
 	ap_map_free(h->by_files);
 	ap_map_free(h->by_commit);
+	for (i = 0; i < h->rs->nrules; i++)
+		memo_forget(h, &h->memo[i]);
+	free(h->memo);
+	ap_map_free(h->found_ids);
+	free(h->found);
+	free(h->found_recalled);
+	free(h->recalled);
 	ap_derived_cache_free(h->cache);
 	git_repository_free(h->repo);
 }
@@ -648,6 +862,13 @@ int ap_history_run(const ap_ruleset *rs, const char *git_dir, const char *range,
 		return rc;
 	h.max_bytes = opts && opts->max_bytes ? opts->max_bytes : AP_READER_DEFAULT_MAX_BYTES;
 	git_libgit2_init();
+	/* Every path is resolved from the root at each commit: AITER's
+	 * folders of more than libgit2's 4 KiB default would be read again each
+	 * time (its cache's total cap, 256 MiB, still holds). */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_TREE, (size_t)1 << 20);
+	/* An object's id is not computed again from what is read (a tenth of
+	 * the walk): a damaged pack still fails zlib's check as it inflates. */
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	rc = open_repository(&h.repo, git_dir);
 	if (rc < 0) {
 		git_libgit2_shutdown();
@@ -656,6 +877,8 @@ int ap_history_run(const ap_ruleset *rs, const char *git_dir, const char *range,
 	h.set_ids = ap_xnonnull(ap_map_new());
 	h.by_files = ap_xnonnull(ap_map_new());
 	h.by_commit = ap_xnonnull(ap_map_new());
+	h.found_ids = ap_xnonnull(ap_map_new());
+	h.memo = ap_xcalloc(rs->nrules ? rs->nrules : 1, sizeof *h.memo);
 	h.cache = ap_derived_cache_new();
 	h.python = ap_pytarget_new(opts ? opts->python : NULL, opts ? opts->python_version : NULL);
 	rc = walk(&h, range, opts);

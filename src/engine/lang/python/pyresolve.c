@@ -231,7 +231,7 @@ static bool parses_plain(ap_reader *r, const ap_file *f, const ap_pyconf *c)
 
 	if (mark == NULL) {
 		mark = names_false_in(f, c) ? &own_mark : &plain_mark;
-		ap_reader_keep(r, f, k, (void *)mark, owned_elsewhere);
+		ap_reader_keep(r, f, k, (void *)mark, 0, owned_elsewhere);
 	}
 	free(k);
 	return mark == &plain_mark;
@@ -288,7 +288,7 @@ static const ap_py_module *module_in(ap_reader *r, const ap_file *f, const ap_py
 			ap_reader_keep_here(r, f, key, p, parsed_free);
 		} else {
 			/* a syntax error too: the same bytes fail alike */
-			ap_reader_keep(r, f, key, p, parsed_free);
+			ap_reader_keep(r, f, key, p, p->m ? ap_py_module_bytes(p->m) : 0, parsed_free);
 		}
 	}
 	if (ap_reader_derived(r, f, held) == NULL) {
