@@ -866,9 +866,6 @@ int ap_history_run(const ap_ruleset *rs, const char *git_dir, const char *range,
 	 * folders of more than libgit2's 4 KiB default would be read again each
 	 * time (its cache's total cap, 256 MiB, still holds). */
 	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_TREE, (size_t)1 << 20);
-	/* An object's id is not computed again from what is read (a tenth of
-	 * the walk): a damaged pack still fails zlib's check as it inflates. */
-	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	rc = open_repository(&h.repo, git_dir);
 	if (rc < 0) {
 		git_libgit2_shutdown();
