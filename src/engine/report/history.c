@@ -223,7 +223,8 @@ static size_t record_pathset(history *h, const ap_reader *reader)
 
 	for (size_t i = 0; i < n; i++)
 		paths[i] = ap_reader_at(reader, i)->path;
-	memcpy(paths + n, h->recalled, h->nrecalled * sizeof *paths);
+	if (h->nrecalled > 0)
+		memcpy(paths + n, h->recalled, h->nrecalled * sizeof *paths);
 	qsort(paths, all, sizeof *paths, ap_cmp_strs);
 	for (size_t i = 0; i < all; i++)
 		if (kept == 0 || strcmp(paths[kept - 1], paths[i]) != 0)
