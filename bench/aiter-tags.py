@@ -982,9 +982,9 @@ class V:
 
 
 def guarded(fn):
-    def run(*args):
+    def run(*args, **kwargs):
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         except PyParseError as e:
             return V("error", e.path, note=str(e))
     return run
@@ -2316,8 +2316,10 @@ class CompatReader(PyReader):
 
 
 @guarded
-def census_export(reader, module, name, check=always):
-    """`from module import name` gives a def meeting check."""
+def census_export(reader, module, name, check=always, decorators=False):
+    """`from module import name` gives a def meeting check; with
+    decorators, the def's decorators read: a def one makes a function of
+    its own is a def for no check, unknown for one."""
     if reader.locate(module)[1] is None or (module == PY_ROOT and not reader.src.isfile(INIT_PY)):
         return V("missing", note=f"no module {module}")
     r = reader.resolve(module, name, None, set())
@@ -2325,8 +2327,125 @@ def census_export(reader, module, name, check=always):
         return V("unmatched", note="not exported")
     if not r.is_def:
         return V("unmatched", note=f"not a def: {r.what}")
+    kind = decorated_kind(reader, r) if decorators else "def"
+    if kind == "unknown" or (kind == "own" and check is not always):
+        return V("unknown", where=r.where(), note=f"decorated ({kind})")
     why = check(r.node)
     return V("unmatched" if why else "matched", where=r.where(), note=why or "")
+
+
+def _own_statements(fn):
+    """The nodes of fn's body in fn's own scope (nested defs, classes,
+    lambdas and comprehensions left out, their decorators and defaults too)."""
+    for st in fn.body:
+        yield from own_nodes(st)
+
+
+def _bound_names(fn):
+    """Each name fn's own scope binds, with how often."""
+    count = {}
+
+    def add(n):
+        count[n] = count.get(n, 0) + 1
+    for p in param_names(fn):
+        add(p)
+    for st in fn.body:
+        for n in own_nodes(st):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                add(n.id)
+            elif isinstance(n, ast.alias):
+                add((n.asname or n.name).split(".")[0])
+            elif isinstance(n, ast.ExceptHandler) and n.name:
+                add(n.name)
+            elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+                add(n.name)
+            elif isinstance(n, ast.MatchMapping) and n.rest:
+                add(n.rest)
+        # the defs and classes of its own statements bind their names here
+        for n in own_nodes_children(st):
+            add(n.name)
+    return count
+
+
+def own_nodes_children(st):
+    """The nested defs and classes directly in st's own scope."""
+    stack = [st]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield n
+            continue
+        if isinstance(n, OTHER_SCOPES):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def returns_nested_defs(fn, factory):
+    """Whether every way out of fn but a raise returns a function defined
+    in it: its last statement a return, each return `return NAME` of an
+    undecorated def among its top statements, before the return, that no
+    other binding of fn's scope rebinds (nor a nonlocal of a nested scope);
+    no yield, no global. With factory, each such def takes one parameter and
+    is itself such a decorator."""
+    if not fn.body or not isinstance(fn.body[-1], ast.Return):
+        return False
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Nonlocal):
+            return False
+    own = list(_own_statements(fn))
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Global)) for n in own):
+        return False
+    top = {st.name: st for st in fn.body
+           if isinstance(st, ast.FunctionDef) and not st.decorator_list}
+    bound = _bound_names(fn)
+    for r in (n for n in own if isinstance(n, ast.Return)):
+        if not isinstance(r.value, ast.Name):
+            return False
+        d = top.get(r.value.id)
+        if d is None or d.lineno >= r.lineno or bound.get(d.name) != 1:
+            return False
+        if factory:
+            a = d.args
+            if len(a.posonlyargs + a.args) != 1 or a.vararg or a.kwarg or a.kwonlyargs \
+                    or a.defaults or not returns_nested_defs(d, False):
+                return False
+    return True
+
+
+def has_wraps_wrapper(fn):
+    """Whether a def nested in fn is decorated with functools.wraps (the
+    shape of AITER's compile_ops, which keeps the signature)."""
+    for n in ast.walk(fn):
+        if n is fn or not isinstance(n, ast.FunctionDef):
+            continue
+        for d in n.decorator_list:
+            f = d.func if isinstance(d, ast.Call) else d
+            if (isinstance(f, ast.Name) and f.id == "wraps") or \
+                    (isinstance(f, ast.Attribute) and f.attr == "wraps"):
+                return True
+    return False
+
+
+def decorated_kind(reader, r):
+    """What the decorators of the def r make of it: "def" (none, or each
+    keeps it: a functools.wraps wrapper), "own" (one returns a function of
+    its own: its parameters are not known), or "unknown"."""
+    kind = "def"
+    for d in reversed(r.node.decorator_list):
+        call = isinstance(d, ast.Call)
+        f = d.func if call else d
+        if not isinstance(f, ast.Name):
+            return "unknown"
+        dr = reader.resolve(r.mod.name, f.id, None, set())
+        if dr is None or not dr.is_def or isinstance(dr.node, ast.AsyncFunctionDef):
+            return "unknown"
+        if has_wraps_wrapper(dr.node):
+            continue
+        if returns_nested_defs(dr.node, call):
+            kind = "own"
+            continue
+        return "unknown"
+    return kind
 
 
 def class_member(cls, name):
@@ -2583,6 +2702,20 @@ CENSUS_EXPORTS = (
     ("sglang.import.moe_sum", "aiter", "moe_sum", ()),
 ) + tuple((f"sglang.import.{n}", "aiter", n, ()) for n in SGLANG_FP8_QUANT) + tuple((sgl_import(n), "aiter", n, ()) for n in SGLANG_TOP_AITER)
 
+# (rule id, module, name, positionals or None): exports whose decorators are
+# read (AITER's @torch_compile_guard(...) makes a function of its own), with
+# the call shape checked where one is given.
+GUARDED_EXPORTS = (
+    ("export.gemm_a8w8_CK", "aiter", "gemm_a8w8_CK", 6),
+    ("export.gemm_a8w8_bpreshuffle", "aiter", "gemm_a8w8_bpreshuffle", None),
+    ("sglang.import.rmsnorm2d_fwd", "aiter", "rmsnorm2d_fwd", None),
+    ("sglang.import.rmsnorm2d_fwd_with_add", "aiter", "rmsnorm2d_fwd_with_add", None),
+    ("sglang.import.pa_sparse_prefill_opus", "aiter.ops.pa_sparse_prefill_opus",
+     "pa_sparse_prefill_opus", None),
+    ("sglang.import.batched_gemm_a8w8_mxscale", "aiter.ops.batched_gemm_op_a8w8",
+     "batched_gemm_a8w8_mxscale", None),
+)
+
 # Capability id, short label, the rules it needs: a list (all of them), or
 # ("any", [...]) / ("all", [...]) of rule ids and such pairs, nested.
 CENSUS_CAPS = (
@@ -2634,6 +2767,10 @@ CENSUS_CAPS = (
                                    "sglang.calls_bind.create_hadamard_matrix"]),
     ("sglang.dsv4_rms_fp8_quant", "sgd4", ["sglang.calls_bind.fused_rms_fp8_group_quant"]),
     ("sglang.moe_sum", "sgms", ["sglang.import.moe_sum"]),
+    ("aiter.scaled_mm_gemms", "scmm", [rid for rid, *_ in GUARDED_EXPORTS[:2]]),
+    ("sglang.layernorm_rmsnorm", "sgrms", [rid for rid, *_ in GUARDED_EXPORTS[2:4]]),
+    ("sglang.dsv4_sparse_prefill_opus", "sgpso", [GUARDED_EXPORTS[4][0]]),
+    ("sglang.dsv4_wo_a_fp8", "sgwoa", [GUARDED_EXPORTS[5][0]]),
 )
 
 
@@ -2681,6 +2818,9 @@ def census_verdicts(src, reader, R_known):
     R["moe.mxfp8.tuned_config"] = census_glob_suffix(src, CONFIG_DIR, "mxfp8_tuned_fmoe.csv")
     for rid, module, name, params in CENSUS_EXPORTS:
         R[rid] = census_export(cr, module, name, has_params(*params) if params else always)
+    for rid, module, name, npos in GUARDED_EXPORTS:
+        R[rid] = census_export(cr, module, name, always if npos is None else binds(npos),
+                               decorators=True)
     for name, (npos, kws) in SGLANG_CALLS.items():
         R[f"sglang.calls_bind.{name}"] = census_export(cr, "aiter", name, binds(npos, *kws))
     for rid, module, name, npos, kws in SGLANG_5D_CALLS + SGLANG_S15_CALLS:

@@ -155,6 +155,10 @@ static json_t *entry_of(const ap_pyref *ref)
 
 	switch (ref->kind) {
 	case AP_PYREF_DEF:
+		if (ref->nosig) {
+			e = unknown_entry(ref->why);
+			break;
+		}
 		params = ap_py_signature(ref->def);
 		if (ref->def->nparams > AP_SIG_MAX_PARAMS)
 			e = unknown_entry("it has more parameters than a manifest records");

@@ -227,7 +227,7 @@ static void test_refusals(void **state)
 	assert_true(asprintf(&empty, "%s/empty", tmp) > 0);
 	assert_int_equal(mkdir(empty, 0755), 0);
 	o.aiter_root = empty;
-	assert_true(asprintf(&message, "%s is not an AITER tree: none of the 62 paths the rules "
+	assert_true(asprintf(&message, "%s is not an AITER tree: none of the 66 paths the rules "
 	                     "read is there (the root is the folder that holds the aiter package, "
 	                     "or a checkout)", empty) > 0);
 	expect_scan_fails(&o, AITER_PROBE_ERROR, message);

@@ -243,7 +243,7 @@ case_ "a folder that is no AITER tree: an error, not a manifest of nothing"
 mkdir -p "$TMP/not-aiter/empty"
 probe scan --aiter-root "$TMP/not-aiter/empty" --no-launch -o "$TMP/not-aiter.json"
 expect_rc 2
-expect_err "aiter-probe: $TMP/not-aiter/empty is not an AITER tree: none of the 62 paths the rules read is there (the root is the folder that holds the aiter package, or a checkout)"
+expect_err "aiter-probe: $TMP/not-aiter/empty is not an AITER tree: none of the 66 paths the rules read is there (the root is the folder that holds the aiter package, or a checkout)"
 [ ! -e "$TMP/not-aiter.json" ] || fail "wrote a manifest"
 # The package folder given for the root, a common slip.
 probe check --prefer mla.decode.native_h24 --aiter-root "$AP_SRCDIR/sample/aiter-root/aiter" --no-launch
@@ -253,7 +253,7 @@ expect_no_out
 mkdir -p "$TMP/not-aiter/wheel/aiter_meta/csrc"
 probe scan --aiter-root "$TMP/not-aiter/wheel" --no-launch
 expect_rc 2
-expect_err "aiter-probe: $TMP/not-aiter/wheel (meta folder $TMP/not-aiter/wheel/aiter_meta) is not an AITER tree: none of the 62 paths the rules read is there"
+expect_err "aiter-probe: $TMP/not-aiter/wheel (meta folder $TMP/not-aiter/wheel/aiter_meta) is not an AITER tree: none of the 66 paths the rules read is there"
 # A pack of one's own may look for what is not there.
 printf 'rules:\n  - id: gone\n    file: gone.cu\n    literal: x\n' >"$TMP/own.yaml"
 probe scan --aiter-root "$TMP/not-aiter/empty" --no-launch --no-default-rules --rules "$TMP/own.yaml" --format json

@@ -245,7 +245,7 @@ case_ "slurm-scan.sh"
 PATH="$TMP/bin:$PATH" sh "$DEPLOY/slurm-scan.sh" "$TMP/shared" --color=never >"$TMP/out" 2>"$TMP/err"
 rc=$?
 expect_rc 0
-expect_out_has "2 nodes, 1 AITER tree; no capability of 45 differs across nodes"
+expect_out_has "2 nodes, 1 AITER tree; no capability of 49 differs across nodes"
 expect_out_has "2 nodes: node-[1-2]"
 [ -f "$TMP/shared/1234/node-1.json" ] && [ -f "$TMP/shared/1234/node-2.json" ] ||
 	fail "no 1234/node-N.json"
@@ -266,7 +266,7 @@ mkdir -p "$TMP/shared/1233" && mv "$TMP/old.json" "$TMP/shared/1233/node-9.json"
 PATH="$TMP/bin:$PATH" sh "$DEPLOY/slurm-scan.sh" "$TMP/shared" --color=never >"$TMP/out" 2>"$TMP/err"
 rc=$?
 expect_rc 0
-expect_out_has "2 nodes, 1 AITER tree; no capability of 45 differs across nodes"
+expect_out_has "2 nodes, 1 AITER tree; no capability of 49 differs across nodes"
 
 case_ "slurm-scan.sh: one failed node, the others merged and the failed one named"
 rm -rf "$TMP/shared"
@@ -275,7 +275,7 @@ PATH="$TMP/bin:$PATH" AP_FAIL_NODE=node-2 sh "$DEPLOY/slurm-scan.sh" "$TMP/share
 rc=$?
 expect_rc 3
 expect_out_has "1: aiter-probe: no AITER here"
-expect_out_has "1 node, 1 AITER tree; no capability of 45 differs across nodes"
+expect_out_has "1 node, 1 AITER tree; no capability of 49 differs across nodes"
 expect_out_has "1 node: node-1"
 expect_err "slurm-scan.sh: node-2: the scan failed (exit 2); merging the other nodes
 slurm-scan.sh: 1 node(s) gave no manifest"

@@ -21,8 +21,8 @@ expect_out_has "  explain   why is a capability (or a rule) supported or not, an
 case_ "list: probes and rules"
 probe list
 expect_rc 0
-expect_out_has "probes (45):"
-expect_out_has "rules (103):"
+expect_out_has "probes (49):"
+expect_out_has "rules (109):"
 grep -q "^capabilities" "$TMP/out" && fail "capabilities listed without asking"
 
 case_ "list capabilities: golden"
@@ -34,7 +34,7 @@ diff -u "$EXP/list-capabilities.txt" "$TMP/out" >&2 || fail "stdout differs from
 case_ "list --color: section names and ids in bold, the text as without"
 probe list capabilities --color
 expect_rc 0
-expect_out_has "$(printf '\033[1mcapabilities (45):\033[0m')"
+expect_out_has "$(printf '\033[1mcapabilities (49):\033[0m')"
 expect_out_has "$(printf '  \033[1mmla.decode.native_h24\033[0m (./probes/mla.yaml:9)')"
 sed 's/\x1b\[[0-9]*m//g' "$TMP/out" | diff -u "$EXP/list-capabilities.txt" - >&2 ||
 	fail "painted text differs from the golden"
@@ -48,7 +48,7 @@ Try 'aiter-probe list --help'."
 case_ "list rules: the first sentence of each description"
 probe list rules
 expect_rc 0
-grep -q "^rules (103):$" "$TMP/out" || fail "no rules header"
+grep -q "^rules (109):$" "$TMP/out" || fail "no rules header"
 grep -A1 "^  mla.decode_fwd.params.fp8_scales " "$TMP/out" >"$TMP/entry"
 printf '%s\n' "  mla.decode_fwd.params.fp8_scales (./rules/mla.yaml:63)" \
 	"      aiter.mla.mla_decode_fwd takes q_scale and kv_scale." | diff -u - "$TMP/entry" >&2 ||
@@ -67,7 +67,7 @@ expect_json 'j["probes"][0]["line"]' 9
 case_ "list capabilities: json has every shipped fallback"
 probe list capabilities --format json
 expect_rc 0
-expect_json 'len(j["capabilities"])' 45
+expect_json 'len(j["capabilities"])' 49
 expect_json '[c["id"] for c in j["capabilities"] if not c["fallback"]]' "[]"
 
 case_ "list: rules as json"
@@ -79,7 +79,7 @@ expect_json '[r for r in j["rules"] if r["id"] == "mla.metadata.native_h24"][0][
 case_ "list: after -- the selector"
 probe list -- rules
 expect_rc 0
-expect_out_has "rules (103):"
+expect_out_has "rules (109):"
 
 case_ "list: fits a narrow terminal"
 COLUMNS=40 probe list capabilities

@@ -68,12 +68,12 @@ golden merge-fixtures.json
 case_ "merge --fail-on-differ: the nodes differ"
 probe merge --fail-on-differ "$NODES/node-01.json" "$NODES/node-03.json"
 expect_rc 1
-expect_out_has "2 nodes, 2 AITER trees; 1 of 45 capabilities differs across nodes"
+expect_out_has "2 nodes, 2 AITER trees; 1 of 49 capabilities differs across nodes"
 
 case_ "merge --fail-on-differ: one tree on every node"
 probe merge --fail-on-differ --color=never "$NODES/node-01.json" "$NODES/node-02.json"
 expect_rc 0
-expect_out_has "2 nodes, 1 AITER tree; no capability of 45 differs across nodes"
+expect_out_has "2 nodes, 1 AITER tree; no capability of 49 differs across nodes"
 expect_out_has "AITER unknown  2 nodes: node-[01-02]"
 
 case_ "merge --color: only the counts and titles are painted"
@@ -92,7 +92,7 @@ expect_rc 0
 expect_json 'j["capabilities"]["mla.decode.native_h16"]["unprobed"]' "{'count': 1, 'nodes': ['node-01'], 'omitted': 0}"
 expect_json 'j["capabilities"]["aiter.hipb_mm"]["unprobed"]' "{'count': 1, 'nodes': ['good'], 'omitted': 0}"
 expect_json 'j["capabilities"]["aiter.hipb_mm"]["lacking"]["nodes"]' "['node-01']"
-expect_json 'j["differing_capabilities"]' 45
+expect_json 'j["differing_capabilities"]' 49
 
 case_ "merge: one node twice"
 cp "$NODES/node-01.json" "$TMP/copy.json"
@@ -114,7 +114,7 @@ NEWER="$AP_SRCDIR/tests/manifests/invalid-newer-schema.json"
 probe merge "$NODES/node-01.json" "$NEWER"
 expect_rc 3
 sed -n 1,2p "$TMP/out" | tr -s ' \n' '  ' >"$TMP/head"
-[ "$(cat "$TMP/head")" = "1 node, 1 AITER tree; no capability of 45 differs across nodes; 1 manifest not merged " ] ||
+[ "$(cat "$TMP/head")" = "1 node, 1 AITER tree; no capability of 49 differs across nodes; 1 manifest not merged " ] ||
 	fail "summary: $(cat "$TMP/head")"
 expect_out_has "Not merged (no node counted for them):
   $NEWER: schema"
@@ -143,7 +143,7 @@ case_ "merge: an empty and a truncated manifest among good ones, text"
 probe merge --fail-on-differ "$NODES/node-01.json" "$TMP/empty.json" "$NODES/node-03.json" \
 	"$TMP/cut.json" "$NODES/node-10.json"
 expect_rc 3
-expect_out_has "3 nodes, 3 AITER trees; 1 of 45 capabilities differs across nodes; 2 manifests"
+expect_out_has "3 nodes, 3 AITER trees; 1 of 49 capabilities differs across nodes; 2 manifests"
 expect_out_has "    lacking: node-[03,10]"
 # (the lines as one: where they wrap depends on $TMP's length)
 sed -n '/^Not merged/,$p' "$TMP/out" | tr -s ' \n' '  ' >"$TMP/tail"
@@ -305,8 +305,8 @@ expect_out 'Capabilities that differ (how many nodes have each):
 
 AITER trees (by the digest of their inputs, the most nodes
     first):
-  603629ac37e3  AITER 0.1\x1b[31m
+  a822526e3eac  AITER 0.1\x1b[31m
     (commit \x1b]0;PWN\x07\x1b[2J)
     1 node: evil\x1b[2J\xc2\x9b
-  9096fc1e7011  AITER unknown  1 node: node-03'
+  cc69b5953ef0  AITER unknown  1 node: node-03'
 finish

@@ -168,6 +168,17 @@ class Mod:
                          "    def __call__(self, *a, **k):", "        return self.fn(*a, **k)",
                          "def _boxed(fn):", "    return _Box(fn)"):
                 self.emit(p, 0, line)
+        elif what == "_guard":
+            # AITER's torch_compile_guard shape: a wrapper of its own either way
+            for line in ("def _guard(label=None, gen_fake=None):", "    def decorator(func):",
+                         "        def wrapper(*args, **kwargs):",
+                         "            return func(*args, **kwargs)", "        try:",
+                         "            import zz_gen_not_installed  # noqa: F401",
+                         "        except ImportError:", "            return wrapper",
+                         "        def wrapper_custom(*args, **kwargs):",
+                         "            return wrapper(*args, **kwargs)",
+                         "        return wrapper_custom", "    return decorator"):
+                self.emit(p, 0, line)
         elif what == "_resig":
             for line in ("def _resig(fn):", "    def narrowed(x, y=None):",
                          "        return x", "    return narrowed"):
@@ -246,8 +257,8 @@ class Gen:
         style = style or rng.choices(
             ["def", "async", "async-cont", "deco-wraps", "deco-wraps-named", "deco-ident",
              "deco-drop", "deco-box", "deco-resig", "deco-external", "deco-lru",
-             "backslash-header"],
-            [40, 6, 3, 6, 3, 4, 3, 2, 3, 3, 2, 3])[0]
+             "backslash-header", "deco-guard"],
+            [40, 6, 3, 6, 3, 4, 3, 2, 3, 3, 2, 3, 3])[0]
         if style == "backslash-header" and not sig.params:
             style = "def"
         tags = tags + ([style] if style != "def" else [])
@@ -257,12 +268,13 @@ class Gen:
         deco = {"deco-wraps": "@_wrap", "deco-wraps-named": '@_wrap_named("x")',
                 "deco-ident": "@_ident", "deco-drop": "@_drop", "deco-box": "@_boxed",
                 "deco-resig": "@_resig", "deco-external": "@extlib.jit",
-                "deco-lru": "@functools.lru_cache(maxsize=None)"}.get(style)
+                "deco-lru": "@functools.lru_cache(maxsize=None)",
+                "deco-guard": '@_guard("x", gen_fake=lambda *a, **k: None)'}.get(style)
         if deco:
             m.need({"deco-wraps": "_wrap", "deco-wraps-named": "_wrap_named",
                     "deco-ident": "_ident", "deco-drop": "_drop", "deco-box": "_box",
                     "deco-resig": "_resig", "deco-external": "extlib",
-                    "deco-lru": "functools"}[style])
+                    "deco-lru": "functools", "deco-guard": "_guard"}[style])
             m.emit(sec, indent, deco)
         if style == "async":
             at = m.emit(sec, indent, f"async def {w}({args}):")

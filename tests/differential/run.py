@@ -110,6 +110,8 @@ REASONS = [
     ("deco-wraps-named", "not yet: a functools.wraps decorator factory (issue 19 item 1)"),
     ("deco-wraps", "not yet: a functools.wraps wrapper keeps the signature (issue 19 item 1)"),
     ("deco-ident", "not yet: a decorator returning its argument (issue 19 item 1)"),
+    ("deco-own", "intended: a decorator returning a def of its own body binds a function "
+                 "whose parameters are not read (doc/rules.md, Python kinds)"),
     ("del", "not yet: del unbinds (issue 19 item 1)"),
     ("submodule-attr-elsewhere", "not yet: importing a submodule anywhere binds it on its "
                                  "package (issue 19 item 1)"),

@@ -329,6 +329,135 @@ rule coroutine reason "what aiter/stack.py binds to coroutine is not known witho
 rule boxed reason "what aiter/stack.py binds to boxed is not known without running it: boxed (line 28) is decorated with @_box, which may bind it to something else"
 rule dropped_export reason "aiter.stack exports dropped, but it is a value, not a def (dropped (line 7) is decorated with @_drop, which returns None)"
 
+# A decorator whose every way out returns a def of its own body (AITER's
+# @torch_compile_guard(...) factory, whose wrappers take (*args, **kwargs)):
+# a function, whose parameters are not read. Near misses (a way out that
+# falls through to None, a def rebound or defined only in a branch, a
+# nonlocal, a generator, a decorated inner def, a factory whose decorator
+# falls through) may bind anything.
+cat >"$EDITS/aiter/own.py" <<'EOF'
+def guard(mutates_args="unknown", gen_fake=None):
+    def decorator(func):
+        def wrapper(*args, **kwargs):
+            return func(*args, **kwargs)
+
+        try:
+            import torch
+        except ImportError:
+            return wrapper
+        if hasattr(torch.ops.aiter, func.__name__): return wrapper
+
+        def wrapper_custom(*args, **kwargs):
+            return wrapper(*args, **kwargs)
+
+        return wrapper_custom
+
+    return decorator
+def own(fn):
+    def inner(*a, **k):
+        return fn(*a, **k)
+    return inner
+def falls(fn):
+    def w(*a):
+        return fn(*a)
+    if fn:
+        return w
+def rebound(fn):
+    def w(*a):
+        return fn(*a)
+    w = 3
+    return w
+def branch(fn):
+    if fn:
+        def w(*a):
+            return fn(*a)
+    return w
+def swaps(fn):
+    def w(*a):
+        return fn(*a)
+    def s():
+        nonlocal w
+        w = 5
+    s()
+    return w
+def gen(fn):
+    def w(*a):
+        return fn(*a)
+    yield w
+def _drop(fn):
+    return None
+def inner_dropped(fn):
+    @_drop
+    def w(*a):
+        return fn(*a)
+    return w
+def factory_falls(label):
+    def deco(fn):
+        def w(*a):
+            return fn(*a)
+        if label:
+            return w
+    return deco
+@guard(mutates_args=[], gen_fake=lambda *a, **k: None)
+def guarded(x, weight, epsilon):
+    return x
+@own
+def owned(x, causal=False):
+    return x
+@falls
+def fell(x): pass
+@rebound
+def rebound_def(x): pass
+@branch
+def branched(x): pass
+@swaps
+def swapped(x): pass
+@gen
+def generated(x): pass
+@inner_dropped
+def dropped_inner(x): pass
+@factory_falls("")
+def factory_fell(x): pass
+EOF
+pack own <<'EOF'
+rules:
+  - {id: guarded, python-export: guarded, from: aiter.own}
+  - {id: guarded_binds, python-export: guarded, from: aiter.own, binds: {positional: 3}}
+  - {id: guarded_params, python-export: guarded, from: aiter.own, params: [epsilon]}
+  - {id: guarded_def, file: aiter/own.py, python-def: guarded}
+  - {id: owned, python-export: owned, from: aiter.own}
+  - {id: fell, python-export: fell, from: aiter.own}
+  - {id: rebound_def, python-export: rebound_def, from: aiter.own}
+  - {id: branched, python-export: branched, from: aiter.own}
+  - {id: swapped, python-export: swapped, from: aiter.own}
+  - {id: generated, python-export: generated, from: aiter.own}
+  - {id: dropped_inner, python-export: dropped_inner, from: aiter.own}
+  - {id: factory_fell, python-export: factory_fell, from: aiter.own}
+signatures:
+  - module: aiter.own
+EOF
+
+case_ "python-export: a decorator that returns a def of its own binds a function whose parameters are not read"
+probe scan --aiter-root "$EDITS" --no-launch --no-default-rules --rules "$TMP/own.yaml" \
+	--signatures --format json
+expect_rc 0
+rule guarded status matched
+lines guarded "[64]"
+caps guarded params "[None]"
+rule owned status matched
+rule guarded_binds status unknown
+rule guarded_binds reason "aiter.own exports guarded, a function whose parameters are not known without running it: guarded (line 64) is decorated with @guard(...), which binds it to a function of its own whose parameters are not read"
+rule guarded_params status unknown
+rule guarded_def reason "what aiter/own.py binds to guarded is not known without running it: guarded (line 64) is decorated with @guard(...), which binds it to a function of its own whose parameters are not read"
+expect_json 'j["signatures"]["aiter.own"]["callables"]["guarded"]' \
+	"{'unknown': 'guarded (line 64) is decorated with @guard(...), which binds it to a function of its own whose parameters are not read', 'file': 'aiter/own.py', 'line': 64}"
+
+case_ "python-export: near misses of a decorator's own def are unknown"
+for id in fell rebound_def branched swapped generated dropped_inner factory_fell; do
+	rule $id status unknown
+done
+rule fell reason "what aiter.own binds to fell is not known without running it: fell (line 70) is decorated with @falls, which may bind it to something else"
+
 # Names as CPython binds them (PEP 3131): `def ﬁnd` binds find, and a rule
 # naming ﬁnd names it too; a def continued after `async \` is at the line
 # of `async`; a character no name may hold is a syntax error.

@@ -243,7 +243,7 @@ expect_err "aiter_probe: $MANIFEST: unknown capability 'no.such'"
 case_ "unknown capability: the nearest known ids"
 pyrun "$TMP/venv" -m aiter_probe "$MANIFEST" aiter.hipb_nm
 expect_rc 2
-expect_err "aiter_probe: $MANIFEST: unknown capability 'aiter.hipb_nm'; nearest: aiter.hipb_mm, aiter.sampling.top_k_top_p, aiter.qr_all_reduce_rmsnorm"
+expect_err "aiter_probe: $MANIFEST: unknown capability 'aiter.hipb_nm'; nearest: aiter.hipb_mm, aiter.scaled_mm_gemms, aiter.sampling.top_k_top_p"
 
 case_ "unknown capability: the nearest are the tool's, in its order"
 for word in mla.decode_fwd.fp8_scale mla.nope mla.decode mla.decode.native_h42 \

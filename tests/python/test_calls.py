@@ -80,6 +80,9 @@ UNKNOWN = [
     ("aiter.moe_sum", 2, []),          # not in moe_op's __all__: aiter has no moe_sum
     ("aiter.ops.triton.gluon.mla_gluon.mla_gluon", 0, ["q_nope"]),  # no such module
     ("aiter.Optional", 1, []),         # from outside the tree
+    # @torch_compile_guard(...)'s wrapper of its own: with torch, a call
+    # binds as the schema torch.library infers
+    ("aiter.rmsnorm2d_fwd", 3, []),
 ]
 
 

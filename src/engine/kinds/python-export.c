@@ -13,7 +13,9 @@
  * __all__, `import ... as`, aliases, module-level if/try: both arms of an
  * unknown condition, a name bound only in an `except` handler not counted,
  * the names in `assume_false` read as false). Matched when it resolves to a
- * def meeting the python-def conditions, at the def:
+ * def meeting the python-def conditions, at the def; a def a decorator binds
+ * to a function of its own (ap_pyref.nosig) is a def for a rule with no
+ * conditions, unknown for one with conditions:
  *
  *   python-export: mla_reduce_v1
  *   from: aiter
@@ -123,6 +125,13 @@ static void pyexport_run(const void *state, ap_kind_run *run)
 			                           p->from, p->name, ap_pyref_kind_name(ref.kind),
 			                           ref.why ? " (" : "", ref.why ? ref.why : "",
 			                           ref.why ? ")" : "");
+	} else if (ref.nosig && ap_pydef_check_asks(&p->check)) {
+		res->status = AP_RULE_UNKNOWN;
+		res->reason = ap_xasprintf("%s exports %s, a function whose parameters are not "
+		                           "known without running it: %s", p->from, p->name, ref.why);
+	} else if (ref.nosig) {
+		ap_pysource_match(run, ref.file, ref.def->line);
+		res->status = AP_RULE_MATCHED;
 	} else if ((why = ap_pydef_check_refusal(&p->check, ref.def)) != NULL) {
 		res->status = AP_RULE_UNMATCHED;
 		res->reason = why;

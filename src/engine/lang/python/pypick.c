@@ -239,6 +239,10 @@ const ap_py_def *ap_pysource_pick_def(ap_kind_run *run, char *const *names, size
 			else
 				ap_pysource_resolve(run->reader, c, mod, name, &ref, &missing);
 			free(mod);
+			if (ref.kind == AP_PYREF_DEF && ref.nosig) {
+				ref.kind = AP_PYREF_UNKNOWN;
+				ref.def = NULL;
+			}
 			d = ref.kind == AP_PYREF_DEF ? ref.def : NULL;
 			if (d != NULL) {
 				res->file = ref.file->path;

@@ -4,6 +4,7 @@
  * meets), a decorator of the tree (what its body gives back). */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,7 +63,9 @@ void ap_pyref_partial(ap_pyref *out, const ap_py_binding *b, const ap_py_args *a
 	char *why, *qualname;
 	ap_py_def *v;
 
-	if (out->kind == AP_PYREF_ERROR || out->kind == AP_PYREF_UNKNOWN)
+	/* a partial of a function whose parameters are not read: one still,
+	 * as partial checks no argument until it is called */
+	if (out->kind == AP_PYREF_ERROR || out->kind == AP_PYREF_UNKNOWN || out->nosig)
 		return;
 	if (out->kind != AP_PYREF_DEF) {
 		why = ap_xasprintf("it is bound at line %u to functools.partial of %s, which is %s",
@@ -121,9 +124,257 @@ static size_t body_tokens(const ap_py_module *m, const ap_py_def *d, const char 
 	return k;
 }
 
+/* What a decorator's body gives back, read from its tokens alone (defs
+ * inside function bodies are not parsed): the defs nested at its own level,
+ * its returns there, and whether each return gives one of those defs. */
+#define DECO_MAX_DEFS 64
+#define DECO_MAX_RETURNS 64
+#define DECO_MAX_NAMES 4096
+#define DECO_MAX_NEST 32
+
+struct deco_token {
+	size_t off, len;
+};
+
+struct deco_def {
+	struct deco_token name;
+	size_t body, end; /* its block: after the header's ':', to where it ends */
+	bool top;         /* at the body's first column, with no decorator of its own */
+	bool one_param;   /* its parameters are `(NAME)` */
+};
+
+struct deco_body {
+	struct deco_def defs[DECO_MAX_DEFS];
+	size_t ndefs;
+	struct deco_token returns[DECO_MAX_RETURNS];
+	size_t nreturns;
+	/* the other names at its own level (attributes not counted) */
+	struct deco_token *names;
+	size_t nnames;
+	bool bad;          /* a form not read here */
+	bool ends_in_return; /* its last statement at the first column is a return */
+};
+
+static bool is_name_start(unsigned char c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+
 static bool tok_is(const char *t, size_t len, const char *w)
 {
 	return len == strlen(w) && memcmp(t, w, len) == 0;
+}
+
+/* Reads s[off, end), a def's body whose first statement is on a line of
+ * its own. Returns outside the nested defs and classes are its own; a
+ * return must be `return NAME` alone in its statement; `yield` and
+ * `global` there, `nonlocal` anywhere (which may rebind a name it
+ * returns) are not read, nor is indentation with tabs. */
+static void deco_read(const char *s, size_t off, size_t end, struct deco_body *b)
+{
+	size_t nest[DECO_MAX_NEST], nest_def[DECO_MAX_NEST], nnest = 0;
+	size_t i = off, col0 = SIZE_MAX, col = 0, header = 0, names_cap = 0;
+	struct deco_token prev = {0};
+	bool bol = false, decorated = false;
+	int brackets = 0;
+	/* after `return`: 1 its name comes next, 2 then the statement's end;
+	 * after `def`: 3 its name, 4 its header up to ':' */
+	int expect = 0;
+
+	memset(b, 0, sizeof *b);
+	while (i < end && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
+		i++;
+	if (i < end && s[i] != '\n' && s[i] != '#') {
+		/* at its first statement: one on a line of its own */
+		size_t ls = i;
+		while (ls > 0 && s[ls - 1] == ' ')
+			ls--;
+		if (ls > 0 && s[ls - 1] != '\n') {
+			b->bad = true;
+			return;
+		}
+		i = ls;
+		bol = true;
+	}
+	while (i < end && !b->bad) {
+		unsigned char c = (unsigned char)s[i];
+		bool line_first = false, own;
+		size_t e;
+
+		if (bol) {
+			size_t ls = i;
+			while (i < end && ap_is_space_byte((unsigned char)s[i]) && s[i] != '\n')
+				i++;
+			if (i == end)
+				break;
+			if (s[i] == '\n' || s[i] == '#') {
+				/* a blank line, or a comment alone */
+				while (i < end && s[i] != '\n')
+					i++;
+				i += i < end;
+				continue;
+			}
+			for (size_t k = ls; k < i; k++)
+				b->bad |= s[k] != ' ';
+			col = i - ls;
+			while (nnest > 0 && nest[nnest - 1] >= col) {
+				nnest--;
+				if (nest_def[nnest] != SIZE_MAX)
+					b->defs[nest_def[nnest]].end = ls;
+			}
+			if (col0 == SIZE_MAX)
+				col0 = col;
+			b->bad |= col < col0;
+			bol = false;
+			line_first = true;
+			c = (unsigned char)s[i];
+		}
+		if (c == '\n') {
+			if (brackets == 0) {
+				if (expect == 2)
+					expect = 0;
+				bol = true;
+			}
+			i++;
+			continue;
+		}
+		if (c == '#') {
+			while (i < end && s[i] != '\n')
+				i++;
+			continue;
+		}
+		if (c == '\\' && i + 1 < end && s[i + 1] == '\n') {
+			i += 2;
+			continue;
+		}
+		if (ap_is_space_byte(c)) {
+			i++;
+			continue;
+		}
+		e = ap_py_token_end(s, i, end);
+		if (e <= i || e > end) {
+			b->bad = true;
+			break;
+		}
+		own = nnest == 0;
+		if (c == '(' || c == '[' || c == '{')
+			brackets++;
+		else if ((c == ')' || c == ']' || c == '}') && --brackets < 0)
+			b->bad = true;
+		if (expect == 1) {
+			if (!is_name_start(c) || b->nreturns == DECO_MAX_RETURNS) {
+				b->bad = true;
+				break;
+			}
+			b->returns[b->nreturns++] = (struct deco_token){i, e - i};
+			expect = 2;
+		} else if (expect == 2) {
+			b->bad |= !(e - i == 1 && c == ';');
+			expect = 0;
+		} else if (expect == 3) {
+			b->defs[b->ndefs - 1].name = (struct deco_token){i, e - i};
+			expect = 4;
+			header = 0;
+		} else if (expect == 4) {
+			struct deco_def *d = &b->defs[b->ndefs - 1];
+			header++;
+			if (brackets == 0 && c == ':' && e - i == 1) {
+				d->one_param = d->one_param && header == 4;
+				d->body = e;
+				expect = 0;
+			} else if (header == 2 && !is_name_start(c)) {
+				d->one_param = false;
+			}
+		} else if (is_name_start(c)) {
+			const char *t = s + i;
+			size_t len = e - i;
+			if (tok_is(t, len, "nonlocal") ||
+			    (own && (tok_is(t, len, "yield") || tok_is(t, len, "global"))))
+				b->bad = true;
+			else if (own && tok_is(t, len, "return"))
+				expect = 1;
+			else if ((tok_is(t, len, "def") || tok_is(t, len, "class")) &&
+			         (line_first || tok_is(s + prev.off, prev.len, "async"))) {
+				if (nnest == DECO_MAX_NEST || (own && b->ndefs == DECO_MAX_DEFS)) {
+					b->bad = true;
+					break;
+				}
+				nest_def[nnest] = SIZE_MAX;
+				if (own && tok_is(t, len, "def")) {
+					nest_def[nnest] = b->ndefs;
+					b->defs[b->ndefs++] = (struct deco_def){
+					        .top = col == col0 && !decorated && line_first,
+					        .one_param = true, .end = end};
+					expect = 3;
+				}
+				nest[nnest++] = col;
+			} else if (own && !(prev.len == 1 && s[prev.off] == '.')) {
+				if (b->nnames == DECO_MAX_NAMES) {
+					b->bad = true;
+					break;
+				}
+				if (b->nnames == names_cap) {
+					names_cap = names_cap ? 2 * names_cap : 32;
+					b->names = ap_xrealloc(b->names, names_cap * sizeof *b->names);
+				}
+				b->names[b->nnames++] = (struct deco_token){i, len};
+			}
+		}
+		if (line_first && own) {
+			decorated = c == '@';
+			if (col == col0)
+				b->ends_in_return = expect == 1;
+		}
+		prev = (struct deco_token){i, e - i};
+		i = e;
+	}
+	b->bad |= brackets != 0 || expect == 1 || expect >= 3;
+}
+
+static bool same(const char *s, struct deco_token a, struct deco_token b)
+{
+	return a.len == b.len && memcmp(s + a.off, s + b.off, a.len) == 0;
+}
+
+/* The def of b that its return k gives: a def at b's first column, before
+ * each of the returns of its name, which no other statement of b's own
+ * level names (no assignment, del or other binding may replace it); NULL
+ * when there is none. */
+static const struct deco_def *returned_def(const char *s, const struct deco_body *b, size_t k)
+{
+	struct deco_token r = b->returns[k];
+	const struct deco_def *d = NULL;
+
+	for (size_t j = 0; j < b->ndefs && d == NULL; j++)
+		if (b->defs[j].top && same(s, b->defs[j].name, r))
+			d = &b->defs[j];
+	for (size_t j = 0; j < b->nreturns && d != NULL; j++)
+		if (same(s, b->returns[j], r) && b->returns[j].off < d->name.off)
+			d = NULL;
+	for (size_t j = 0; j < b->nnames && d != NULL; j++)
+		if (same(s, b->names[j], r))
+			d = NULL;
+	return d;
+}
+
+/* Whether every way out of the body s[off, end) but a raise returns a def
+ * nested in it (a function object, whatever its parameters); with
+ * inner_of_factory, each such def is itself a decorator (of one parameter)
+ * that does so. */
+static bool returns_own_defs(const char *s, size_t off, size_t end, bool inner_of_factory)
+{
+	struct deco_body b;
+	bool ok;
+
+	deco_read(s, off, end, &b);
+	ok = !b.bad && b.nreturns > 0 && b.ends_in_return;
+	for (size_t k = 0; k < b.nreturns && ok; k++) {
+		const struct deco_def *d = returned_def(s, &b, k);
+		ok = d != NULL && (!inner_of_factory ||
+		                   (d->one_param && returns_own_defs(s, d->body, d->end, false)));
+	}
+	free(b.names);
+	return ok;
 }
 
 ap_pydeco ap_pydeco_does(const ap_py_module *m, const ap_py_def *d, bool called)
@@ -147,14 +398,19 @@ ap_pydeco ap_pydeco_does(const ap_py_module *m, const ap_py_def *d, bool called)
 		if ((n == 2 && tok_is(t[0], len[0], "return") && tok_is(t[1], len[1], "None")) ||
 		    (n == 1 && (tok_is(t[0], len[0], "return") || tok_is(t[0], len[0], "pass"))))
 			return AP_PYDECO_NONE;
-		return AP_PYDECO_OTHER;
+		return d->nparams == 1 && d->params[0].kind == AP_PY_POS && !d->lambda &&
+		                       returns_own_defs(m->src, d->body_off, d->body_end, false)
+		               ? AP_PYDECO_OWN_DEF
+		               : AP_PYDECO_OTHER;
 	}
 	/* a factory: `def INNER(FN): return FN` then `return INNER` */
-	return n == 10 && tok_is(t[0], len[0], "def") && tok_is(t[2], len[2], "(") &&
-	                       tok_is(t[4], len[4], ")") && tok_is(t[5], len[5], ":") &&
-	                       tok_is(t[6], len[6], "return") && len[7] == len[3] &&
-	                       memcmp(t[7], t[3], len[3]) == 0 && tok_is(t[8], len[8], "return") &&
-	                       len[9] == len[1] && memcmp(t[9], t[1], len[1]) == 0
-	               ? AP_PYDECO_RETURNS_IT
+	if (n == 10 && tok_is(t[0], len[0], "def") && tok_is(t[2], len[2], "(") &&
+	    tok_is(t[4], len[4], ")") && tok_is(t[5], len[5], ":") &&
+	    tok_is(t[6], len[6], "return") && len[7] == len[3] &&
+	    memcmp(t[7], t[3], len[3]) == 0 && tok_is(t[8], len[8], "return") &&
+	    len[9] == len[1] && memcmp(t[9], t[1], len[1]) == 0)
+		return AP_PYDECO_RETURNS_IT;
+	return !d->lambda && returns_own_defs(m->src, d->body_off, d->body_end, true)
+	               ? AP_PYDECO_OWN_DEF
 	               : AP_PYDECO_OTHER;
 }

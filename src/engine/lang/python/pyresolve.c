@@ -612,13 +612,15 @@ static void from_import(struct resolver *rs, const char *target, const char *nam
 /* What the decorators of the def in out (mod's binding at upto) make of it,
  * applied from the bottom up, each name as mod binds it before the def: the
  * def still (each gives back what it is given, or a wrapper that keeps its
- * signature), None (one returns None, and those above give back what they
- * are given), or UNKNOWN at the first whose result the reader cannot tell. */
+ * signature), a function of a decorator's own (nosig: one returns a def of
+ * its body, and those above keep what they are given), None (one returns
+ * None, and those above give back what they are given), or UNKNOWN at the
+ * first whose result the reader cannot tell. */
 static void decorated(struct resolver *rs, const struct module *mod, size_t upto, unsigned depth,
                       ap_pyref *out)
 {
 	const ap_py_def *def = out->def;
-	const ap_py_decorator *dec = NULL, *none = NULL;
+	const ap_py_decorator *dec = NULL, *none = NULL, *own = NULL;
 
 	for (size_t k = def->ndecorators; k-- > 0;) {
 		ap_pydeco does = AP_PYDECO_OTHER;
@@ -627,7 +629,8 @@ static void decorated(struct resolver *rs, const struct module *mod, size_t upto
 		dec = &def->decorators[k];
 		if (strchr(dec->name, '.') == NULL && strcmp(dec->name, "a decorator expression") != 0) {
 			resolve_binding(rs, mod, dec->name, upto, depth + 1, &ref);
-			if (ref.kind == AP_PYREF_DEF && ref.file != NULL && ref.file->status == AP_FILE_OK) {
+			if (ref.kind == AP_PYREF_DEF && !ref.nosig && ref.file != NULL &&
+			    ref.file->status == AP_FILE_OK) {
 				const char *error;
 				const ap_py_module *dm = module_in(rs->r, ref.file, rs->c, rs->chain, &error);
 				if (dm != NULL)
@@ -635,14 +638,27 @@ static void decorated(struct resolver *rs, const struct module *mod, size_t upto
 			}
 		}
 		ap_pyref_free(&ref);
-		if (does == AP_PYDECO_NONE)
+		if (does == AP_PYDECO_NONE) {
 			none = dec;
-		else if (does == AP_PYDECO_OTHER || (none != NULL && does != AP_PYDECO_RETURNS_IT))
+		} else if (does == AP_PYDECO_OWN_DEF) {
+			/* whatever it was given */
+			own = dec;
+			none = NULL;
+		} else if (does == AP_PYDECO_OTHER || (none != NULL && does != AP_PYDECO_RETURNS_IT)) {
 			break;
+		}
 		dec = NULL;
 	}
-	if (dec == NULL && none == NULL)
+	if (dec == NULL && none == NULL) {
+		if (own != NULL) {
+			out->nosig = true;
+			out->why = ap_xasprintf("%s (line %u) is decorated with @%s%s, which binds it to "
+			                        "a function of its own whose parameters are not read",
+			                        def->qualname, def->line, own->name,
+			                        own->called ? "(...)" : "");
+		}
 		return;
+	}
 	out->def = NULL;
 	if (dec == NULL) {
 		out->kind = AP_PYREF_VALUE;

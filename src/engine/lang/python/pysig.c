@@ -49,6 +49,11 @@ int ap_pydef_check_load(const char *pack, const ap_yfield *opts, ap_pydef_check 
 	return rc;
 }
 
+bool ap_pydef_check_asks(const ap_pydef_check *c)
+{
+	return c->nparams > 0 || c->call.given || c->param_at > 0;
+}
+
 void ap_pydef_check_free(ap_pydef_check *c)
 {
 	ap_y_strings_free(c->params, c->nparams);

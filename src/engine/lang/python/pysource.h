@@ -81,6 +81,8 @@ typedef struct ap_pydef_check {
 /* Reads opts[0..2] (params, binds, param_at). */
 int ap_pydef_check_load(const char *pack, const ap_yfield *opts, ap_pydef_check *c);
 void ap_pydef_check_free(ap_pydef_check *c);
+/* Whether c asks anything of a def's parameters (params, binds, param_at). */
+bool ap_pydef_check_asks(const ap_pydef_check *c);
 /* Whether d satisfies c; NULL when it does, else why not (caller frees). */
 char *ap_pydef_check_refusal(const ap_pydef_check *c, const ap_py_def *d);
 /* Adds the captures of d to m. */
@@ -135,6 +137,10 @@ typedef struct ap_pyref {
 	unsigned line;         /* of the definition */
 	char *why;             /* ERROR, EXTERNAL, UNKNOWN: in words; others: what it is, or NULL */
 	char *module;          /* MODULE: its dotted name when it is in the tree, else NULL */
+	/* DEF: bound to a function of the decorator's own, not the def
+	 * (AP_PYDECO_OWN_DEF): callable, what a call binds not known (why says
+	 * so); def is the decorated def, for where it is */
+	bool nosig;
 	/* EXTERNAL: bound so only perhaps (by a star import from outside the
 	 * tree), else not bound or bound to another value: no def either way */
 	bool perhaps;
@@ -180,6 +186,12 @@ typedef enum {
 	AP_PYDECO_RETURNS_IT, /* `return FN`, or a factory of `def INNER(FN): return FN` */
 	AP_PYDECO_WRAPS,      /* a functools.wraps wrapper: the def's signature */
 	AP_PYDECO_NONE,       /* `return None`, `return` or `pass` */
+	/* every way out but a raise returns a def nested in its body (for a
+	 * factory, in that of the decorator it returns): a function whose
+	 * parameters are not read, as with AITER's @torch_compile_guard(...),
+	 * whose wrappers take (*args, **kwargs) and hand them on to the def or
+	 * to the op it registers under torch.ops.aiter */
+	AP_PYDECO_OWN_DEF,
 } ap_pydeco;
 ap_pydeco ap_pydeco_does(const ap_py_module *m, const ap_py_def *d, bool called);
 
