@@ -312,6 +312,36 @@ expect_rc 0
 expect_json 'j["rules"]["r"]["status"], j["rules"]["r"]["reason"]' \
 	"('error', 'imports too entangled: more than 20000 bindings visited')"
 
+case_ "4,096 defs under decorators that are long or return from many branches resolve in bounded time"
+# Each def asks what its decorator returns: a body read once for all of
+# them, and one past 64 KiB not read at all.
+T="$TMP/decorated"
+mkdir -p "$T/aiter"
+"${PYTHON3:-python3}" - "$T/aiter" <<'PY'
+import sys
+d = sys.argv[1]
+def guard(name, pad):
+    lines = ["def %s(label=None):" % name, "    def decorator(func):"]
+    for i in range(60):
+        lines += ["        def w%d(*a, **k):" % i, "            return func(*a, **k)"]
+    lines += ["        if label:"] + ["            pass  # " + "x" * 60] * pad
+    lines += ["        if label == %d: return w%d" % (i, i) for i in range(60)]
+    return lines + ["        return w0", "    return decorator"]
+open(d + "/guard.py", "w").write("\n".join(guard("near", 700) + guard("past", 2000)) + "\n")
+ops = ["from .guard import near, past"]
+for i in range(4096):
+    ops += ["@%s('x')" % ("near" if i % 2 else "past"), "def op%d(a, b):" % i, "    pass"]
+open(d + "/ops.py", "w").write("\n".join(ops) + "\n")
+open(d + "/__init__.py", "w").write("from .ops import *\n")
+PY
+printf 'rules:\n  - {id: near, python-export: op1, from: aiter}\n  - {id: past, python-export: op0, from: aiter}\nsignatures:\n  - module: aiter\n' \
+	>"$TMP/pack.yaml"
+bounded scan --aiter-root "$T" --no-default-rules --rules "$TMP/pack.yaml" --no-launch --signatures \
+	--format json
+expect_rc 0
+expect_json '[j["rules"][r]["status"] for r in ("near", "past")]' "['matched', 'unknown']"
+expect_json 'len(j["signatures"]["aiter"]["callables"])' 4096
+
 case_ "100 star-imported 16 MB modules stay within the scan's memory budget"
 # 3.2 GB once: each module held twice (the file, the parsed copy).
 T="$TMP/budget"

@@ -10,6 +10,7 @@
 
 #include "core/ap-util.h"
 #include "engine/lang/space.h"
+#include "engine/reader.h"
 #include "engine/lang/python/pysource.h"
 
 const char *ap_pyref_kind_name(ap_pyref_kind kind)
@@ -360,24 +361,27 @@ static const struct deco_def *returned_def(const char *s, const struct deco_body
 /* Whether every way out of the body s[off, end) but a raise returns a def
  * nested in it (a function object, whatever its parameters); with
  * inner_of_factory, each such def is itself a decorator (of one parameter)
- * that does so. */
+ * that does so, each read once. */
 static bool returns_own_defs(const char *s, size_t off, size_t end, bool inner_of_factory)
 {
 	struct deco_body b;
-	bool ok;
+	bool ok, read[DECO_MAX_DEFS] = {false};
 
 	deco_read(s, off, end, &b);
 	ok = !b.bad && b.nreturns > 0 && b.ends_in_return;
 	for (size_t k = 0; k < b.nreturns && ok; k++) {
 		const struct deco_def *d = returned_def(s, &b, k);
-		ok = d != NULL && (!inner_of_factory ||
-		                   (d->one_param && returns_own_defs(s, d->body, d->end, false)));
+		ok = d != NULL;
+		if (ok && inner_of_factory && !read[d - b.defs]) {
+			read[d - b.defs] = true;
+			ok = d->one_param && returns_own_defs(s, d->body, d->end, false);
+		}
 	}
 	free(b.names);
 	return ok;
 }
 
-ap_pydeco ap_pydeco_does(const ap_py_module *m, const ap_py_def *d, bool called)
+static ap_pydeco deco_does(const ap_py_module *m, const ap_py_def *d, bool called)
 {
 	const char *t[11];
 	size_t len[11], n;
@@ -413,4 +417,27 @@ ap_pydeco ap_pydeco_does(const ap_py_module *m, const ap_py_def *d, bool called)
 	return !d->lambda && returns_own_defs(m->src, d->body_off, d->body_end, true)
 	               ? AP_PYDECO_OWN_DEF
 	               : AP_PYDECO_OTHER;
+}
+
+ap_pydeco ap_pydeco_does(ap_reader *r, const ap_file *f, const ap_py_module *m,
+                         const ap_py_def *d, bool called)
+{
+	char *key;
+	ap_pydeco *held;
+
+	/* A body past the bound is not read: each def under the decorator
+	 * would read it again, and each read is linear in it. */
+	if (d->body_end - d->body_off > AP_PYDECO_MAX_BODY)
+		return AP_PYDECO_OTHER;
+	/* the answer is the file's bytes': kept with them, for every def it
+	 * decorates and every commit that has them */
+	key = ap_xasprintf("pydeco/%zu/%d", d->body_off, called);
+	held = ap_reader_derived(r, f, key);
+	if (held == NULL) {
+		held = ap_xmalloc(sizeof *held);
+		*held = deco_does(m, d, called);
+		ap_reader_keep(r, f, key, held, sizeof *held, free);
+	}
+	free(key);
+	return *held;
 }

@@ -634,7 +634,7 @@ static void decorated(struct resolver *rs, const struct module *mod, size_t upto
 				const char *error;
 				const ap_py_module *dm = module_in(rs->r, ref.file, rs->c, rs->chain, &error);
 				if (dm != NULL)
-					does = ap_pydeco_does(dm, ref.def, dec->called);
+					does = ap_pydeco_does(rs->r, ref.file, dm, ref.def, dec->called);
 			}
 		}
 		ap_pyref_free(&ref);

@@ -193,7 +193,11 @@ typedef enum {
 	 * to the op it registers under torch.ops.aiter */
 	AP_PYDECO_OWN_DEF,
 } ap_pydeco;
-ap_pydeco ap_pydeco_does(const ap_py_module *m, const ap_py_def *d, bool called);
+/* Bytes of a decorator's body read at most: a longer one is OTHER. */
+#define AP_PYDECO_MAX_BODY (64 * 1024)
+/* d is of m, the module of f; the answer is kept with f's bytes in r. */
+ap_pydeco ap_pydeco_does(ap_reader *r, const ap_file *f, const ap_py_module *m,
+                         const ap_py_def *d, bool called);
 
 /* What importing file f (module m; mod its dotted name, or NULL when no
  * import names it) binds to the dotted name (Cls.m, A.B.m), read as getattr
