@@ -27,9 +27,11 @@ if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -gt 2 ]; then
 	pin="taskset -c 0,1"
 fi
 
-# The paths the packs name, every alternative: a scan of an empty folder asks
-# for each of them and lists them all as inputs.
-mkdir "$TMP/empty"
+# The paths the packs name, every alternative: a scan of a tree with an
+# empty aiter package (a folder with none would be no AITER tree) asks for
+# each of them and lists them all as inputs.
+mkdir -p "$TMP/empty/aiter"
+: >"$TMP/empty/aiter/__init__.py"
 "$probe" scan --aiter-root "$TMP/empty" --no-launch --format json >"$TMP/scan.json"
 paths=$("${PYTHON3:-python3}" -c '
 import json, sys
