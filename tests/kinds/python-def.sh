@@ -458,6 +458,51 @@ for id in fell rebound_def branched swapped generated dropped_inner factory_fell
 done
 rule fell reason "what aiter.own binds to fell is not known without running it: fell (line 70) is decorated with @falls, which may bind it to something else"
 
+# More near misses: the returned name rebound by a class or by another def
+# of the decorator's body, a module that writes a function's __code__, a
+# name CPython reads NFKC-normalised (ﬁ is fi).
+cat >"$EDITS/aiter/own2.py" <<'EOF'
+def classed(fn):
+    def w(*a):
+        return fn(*a)
+    class w:
+        pass
+    return w
+def twice(fn):
+    def w(*a):
+        return fn(*a)
+    if fn:
+        @staticmethod
+        def w(*a): pass
+    return w
+def nfkc(fn):
+    def ﬁ(*a):
+        return fn(*a)
+    fi = 5
+    return ﬁ
+@classed
+def by_class(x): pass
+@twice
+def by_twice(x): pass
+@nfkc
+def by_nfkc(x): pass
+EOF
+printf 'def own(fn):\n    def w(*a):\n        return fn(*a)\n    return w\nown.__code__ = (lambda fn: 5).__code__\n@own\ndef by_code(x): pass\n' \
+	>"$EDITS/aiter/own3.py"
+pack own2 <<'EOF'
+rules:
+  - {id: by_class, python-export: by_class, from: aiter.own2}
+  - {id: by_twice, python-export: by_twice, from: aiter.own2}
+  - {id: by_nfkc, python-export: by_nfkc, from: aiter.own2}
+  - {id: by_code, python-export: by_code, from: aiter.own3}
+EOF
+scan "$EDITS" own2
+expect_rc 0
+for id in by_class by_twice by_nfkc by_code; do
+	rule $id status unknown
+done
+rule by_code reason "what aiter.own3 binds to by_code is not known without running it: by_code (line 7) is decorated with @own, which may bind it to something else"
+
 # Names as CPython binds them (PEP 3131): `def ﬁnd` binds find, and a rule
 # naming ﬁnd names it too; a def continued after `async \` is at the line
 # of `async`; a character no name may hold is a syntax error.

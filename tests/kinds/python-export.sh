@@ -729,4 +729,26 @@ EOF
 case_ "refused: a python-export that is no Python name"
 refused bad_name "3:20: 'python-export' must be a name, not 'a→b'"
 
+# `except E as NAME:` unbinds NAME when its handler ends: a def of that
+# name before it is no more where the handler runs, unknown where it may.
+EXC="$TMP/except-as"
+mkdir -p "$EXC/aiter"
+: >"$EXC/aiter/__init__.py"
+printf 'def f(x): pass\ntry:\n    import zz_not_installed\nexcept ImportError as f:\n    pass\n' \
+	>"$EXC/aiter/runs.py"
+printf 'def f(x): pass\ntry:\n    x = int("1")\nexcept ValueError as f:\n    pass\n' >"$EXC/aiter/may.py"
+printf 'def f(x): pass\ntry:\n    import os\nexcept ImportError as f:\n    pass\n' >"$EXC/aiter/never.py"
+pack except_as <<'EOF'
+rules:
+  - {id: runs, python-export: f, from: aiter.runs}
+  - {id: may, python-export: f, from: aiter.may}
+  - {id: never, python-export: f, from: aiter.never}
+EOF
+case_ "python-export: the name of \`except ... as NAME\` is unbound when its handler ends"
+scan "$EXC" except_as
+expect_rc 0
+rule runs reason "aiter.runs does not export f"
+rule may reason "what aiter.may binds to f is not known without running it: it is bound differently by the ways the \`try\` at line 2 may run"
+rule never status matched
+
 finish

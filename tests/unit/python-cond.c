@@ -277,7 +277,8 @@ static int stub_can_import(void *ctx, const char *module, const char *name,
 }
 
 /* The names bound, in order ("*" for a star import, "?x" for x bound
- * UNKNOWN where the ways the try may run disagree, "^x" for submodule x). */
+ * UNKNOWN where the ways the try may run disagree, "^x" for submodule x,
+ * "-x" for x unbound: del, the end of `except ... as x`). */
 static char *names(void)
 {
 	ap_buf b = AP_BUF_INIT;
@@ -287,6 +288,7 @@ static char *names(void)
 		ap_buf_printf(&b, "%s%s%s", i ? " " : "",
 		              x->kind == AP_PY_BIND_UNKNOWN     ? "?"
 		              : x->kind == AP_PY_BIND_SUBMODULE ? "^"
+		              : x->kind == AP_PY_BIND_DEL       ? "-"
 		                                                : "",
 		              x->name ? x->name : "*");
 	}
@@ -386,9 +388,13 @@ static void test_try_import(void **state)
 	try_case("try:\n    import m\nexcept ValueError:\n    a = 1\nexcept ModuleNotFoundError:\n"
 	         "    b = 1\nexcept ImportError:\n    c = 1\n",
 	         missing, "b", "m");
-	try_case("try:\n    import m\nexcept (KeyError, Exception) as e:\n    a = 1\n"
+	/* the handler's name is unbound when it ends (e is the def before it
+	 * no more) */
+	try_case("def e(): pass\ntry:\n    import m\nexcept (KeyError, Exception) as e:\n    a = 1\n"
 	         "except BaseException:\n    b = 1\n",
-	         missing, "a", "m");
+	         missing, "e a -e", "m");
+	try_case("def e(): pass\ntry:\n    import m\nexcept ImportError as e:\n    a = 1\n", found,
+	         "e m", "m");
 	try_case("try:\n    import m\nexcept:\n    a = 1\n", missing, "a", "m");
 	/* A handler that may catch it, or may not: it and the rest as before. */
 	try_case("try:\n    import m\nexcept SomeError:\n    a = 1\nexcept ImportError:\n    b = 1\n"

@@ -811,10 +811,16 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		bool is_finally = is_try && ap_py_is_kw(&p->t, KW_FINALLY);
 		/* the arm runs after what ran before it, not instead */
 		bool after = false;
+		/* `except E as NAME:` unbinds NAME when the handler ends */
+		tok as_name = {0};
 		if (!is_except && !is_else && !is_finally)
 			break;
-		if (!collect_header(p, NULL, is_except && outcome == TRY_FAILS && !caught))
+		if (!collect_header(p, NULL, is_except))
 			break;
+		for (size_t k = 1; is_except && k + 1 < p->sn; k++)
+			if (p->sv[k].depth == 0 && ap_py_is_kw(&p->sv[k], KW_AS) &&
+			    p->sv[k + 1].kind == T_NAME)
+				as_name = p->sv[k + 1];
 		if (is_except && outcome == TRY_RUNS) {
 			arm.live = false;
 		} else if (is_except && outcome == TRY_FAILS) {
@@ -840,6 +846,8 @@ static void compound_stmt(struct parser *p, const struct ctx *c)
 		}
 		arm.maybe = c->maybe || !(is_finally || after);
 		suite(p, &arm, false);
+		if (as_name.kind == T_NAME && arm.live && !p->dead)
+			ap_py_add_binding(p, &arm, AP_PY_BIND_DEL, &as_name);
 	}
 	if (!ended)
 		arms_end(p, c, &a);

@@ -179,7 +179,8 @@ static void deco_read(const char *s, size_t off, size_t end, struct deco_body *b
 	bool bol = false, decorated = false;
 	int brackets = 0;
 	/* after `return`: 1 its name comes next, 2 then the statement's end;
-	 * after `def`: 3 its name, 4 its header up to ':' */
+	 * after `def`: 3 its name, 4 its header up to ':'; after `class`: 5
+	 * its name, a binding like any other */
 	int expect = 0;
 
 	memset(b, 0, sizeof *b);
@@ -258,6 +259,20 @@ static void deco_read(const char *s, size_t off, size_t end, struct deco_body *b
 			break;
 		}
 		own = nnest == 0;
+		if (is_name_start(c)) {
+			/* a name with bytes past ASCII: CPython binds it NFKC-normalised
+			 * (ﬁ is fi), which is not done here; a string (a prefix and its
+			 * quotes) may hold any */
+			bool ascii = true, quoted = false;
+			for (size_t k = i; k < e; k++) {
+				ascii &= (unsigned char)s[k] < 0x80;
+				quoted |= s[k] == '"' || s[k] == '\'';
+			}
+			if (!ascii && !quoted) {
+				b->bad = true;
+				break;
+			}
+		}
 		if (c == '(' || c == '[' || c == '{')
 			brackets++;
 		else if ((c == ')' || c == ']' || c == '}') && --brackets < 0)
@@ -271,6 +286,17 @@ static void deco_read(const char *s, size_t off, size_t end, struct deco_body *b
 			expect = 2;
 		} else if (expect == 2) {
 			b->bad |= !(e - i == 1 && c == ';');
+			expect = 0;
+		} else if (expect == 5) {
+			if (b->nnames == DECO_MAX_NAMES) {
+				b->bad = true;
+				break;
+			}
+			if (b->nnames == names_cap) {
+				names_cap = names_cap ? 2 * names_cap : 32;
+				b->names = ap_xrealloc(b->names, names_cap * sizeof *b->names);
+			}
+			b->names[b->nnames++] = (struct deco_token){i, e - i};
 			expect = 0;
 		} else if (expect == 3) {
 			b->defs[b->ndefs - 1].name = (struct deco_token){i, e - i};
@@ -307,6 +333,8 @@ static void deco_read(const char *s, size_t off, size_t end, struct deco_body *b
 					        .top = col == col0 && !decorated && line_first,
 					        .one_param = true, .end = end};
 					expect = 3;
+				} else if (own) {
+					expect = 5;
 				}
 				nest[nnest++] = col;
 			} else if (own && !(prev.len == 1 && s[prev.off] == '.')) {
@@ -337,18 +365,25 @@ static bool same(const char *s, struct deco_token a, struct deco_token b)
 	return a.len == b.len && memcmp(s + a.off, s + b.off, a.len) == 0;
 }
 
-/* The def of b that its return k gives: a def at b's first column, before
- * each of the returns of its name, which no other statement of b's own
- * level names (no assignment, del or other binding may replace it); NULL
- * when there is none. */
+/* The def of b that its return k gives: the one def of its name at b's own
+ * level, at its first column, before each of the returns of its name, which
+ * no other statement of b's own level names (no assignment, del, class or
+ * other binding may replace it); NULL when there is none. */
 static const struct deco_def *returned_def(const char *s, const struct deco_body *b, size_t k)
 {
 	struct deco_token r = b->returns[k];
 	const struct deco_def *d = NULL;
+	size_t defs = 0;
 
-	for (size_t j = 0; j < b->ndefs && d == NULL; j++)
-		if (b->defs[j].top && same(s, b->defs[j].name, r))
+	for (size_t j = 0; j < b->ndefs; j++) {
+		if (!same(s, b->defs[j].name, r))
+			continue;
+		defs++;
+		if (b->defs[j].top)
 			d = &b->defs[j];
+	}
+	if (defs != 1)
+		d = NULL;
 	for (size_t j = 0; j < b->nreturns && d != NULL; j++)
 		if (same(s, b->returns[j], r) && b->returns[j].off < d->name.off)
 			d = NULL;
@@ -429,13 +464,17 @@ ap_pydeco ap_pydeco_does(ap_reader *r, const ap_file *f, const ap_py_module *m,
 	 * would read it again, and each read is linear in it. */
 	if (d->body_end - d->body_off > AP_PYDECO_MAX_BODY)
 		return AP_PYDECO_OTHER;
+
 	/* the answer is the file's bytes': kept with them, for every def it
 	 * decorates and every commit that has them */
 	key = ap_xasprintf("pydeco/%zu/%d", d->body_off, called);
 	held = ap_reader_derived(r, f, key);
 	if (held == NULL) {
 		held = ap_xmalloc(sizeof *held);
-		*held = deco_does(m, d, called);
+		/* a module that names __code__ may give the decorator another
+		 * body (`deco.__code__ = ...`) */
+		*held = memmem(m->src, m->src_len, "__code__", 8) != NULL ? AP_PYDECO_OTHER
+		                                                         : deco_does(m, d, called);
 		ap_reader_keep(r, f, key, held, sizeof *held, free);
 	}
 	free(key);

@@ -101,7 +101,8 @@ typedef enum {
 	 * annotated with a value), for target, with ... as NAME, NAME := value. `global`,
 	 * `del`, `except ... as NAME` and a bare annotation `NAME: int` bind nothing here. */
 	AP_PY_BIND_OTHER,
-	/* del NAME: unbound from here on */
+	/* del NAME, or the end of an `except ... as NAME:` handler (at its
+	 * line): unbound from here on */
 	AP_PY_BIND_DEL,
 	/* from .SUB import x (or from .SUB.y import x) in what may be a package's
 	 * __init__: loading the submodule SUB binds it as the package's attribute

@@ -286,3 +286,43 @@ def owned_over_dropped(x, causal=False):
 @own
 def dropped_over_owned(x, causal=False):
     return x
+
+
+def rebound_by_class(fn):
+    def w(*a, **k):
+        return fn(*a, **k)
+    class w:
+        pass
+    return w
+
+
+def rebound_by_def(fn):
+    def w(*a, **k):
+        return fn(*a, **k)
+    if fn:
+        @drop
+        def w(*a, **k):
+            return fn(*a, **k)
+    return w
+
+
+def nfkc_rebound(fn):
+    def ﬁ(*a, **k):
+        return fn(*a, **k)
+    fi = 5
+    return ﬁ
+
+
+@rebound_by_class
+def classed_again(x, causal=False):
+    return x
+
+
+@rebound_by_def
+def redefined(x, causal=False):
+    return x
+
+
+@nfkc_rebound
+def normalised(x, causal=False):
+    return x
