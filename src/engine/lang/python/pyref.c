@@ -166,6 +166,22 @@ static bool tok_is(const char *t, size_t len, const char *w)
 	return len == strlen(w) && memcmp(t, w, len) == 0;
 }
 
+/* Adds the name at s[off, off + len) to b's own names: false (b bad) past
+ * the most read. */
+static bool add_name(struct deco_body *b, size_t *cap, size_t off, size_t len)
+{
+	if (b->nnames == DECO_MAX_NAMES) {
+		b->bad = true;
+		return false;
+	}
+	if (b->nnames == *cap) {
+		*cap = *cap ? 2 * *cap : 32;
+		b->names = ap_xrealloc(b->names, *cap * sizeof *b->names);
+	}
+	b->names[b->nnames++] = (struct deco_token){off, len};
+	return true;
+}
+
 /* Reads s[off, end), a def's body whose first statement is on a line of
  * its own. Returns outside the nested defs and classes are its own; a
  * return must be `return NAME` alone in its statement; `yield` and
@@ -288,15 +304,8 @@ static void deco_read(const char *s, size_t off, size_t end, struct deco_body *b
 			b->bad |= !(e - i == 1 && c == ';');
 			expect = 0;
 		} else if (expect == 5) {
-			if (b->nnames == DECO_MAX_NAMES) {
-				b->bad = true;
+			if (!add_name(b, &names_cap, i, e - i))
 				break;
-			}
-			if (b->nnames == names_cap) {
-				names_cap = names_cap ? 2 * names_cap : 32;
-				b->names = ap_xrealloc(b->names, names_cap * sizeof *b->names);
-			}
-			b->names[b->nnames++] = (struct deco_token){i, e - i};
 			expect = 0;
 		} else if (expect == 3) {
 			b->defs[b->ndefs - 1].name = (struct deco_token){i, e - i};
@@ -337,16 +346,9 @@ static void deco_read(const char *s, size_t off, size_t end, struct deco_body *b
 					expect = 5;
 				}
 				nest[nnest++] = col;
-			} else if (own && !(prev.len == 1 && s[prev.off] == '.')) {
-				if (b->nnames == DECO_MAX_NAMES) {
-					b->bad = true;
-					break;
-				}
-				if (b->nnames == names_cap) {
-					names_cap = names_cap ? 2 * names_cap : 32;
-					b->names = ap_xrealloc(b->names, names_cap * sizeof *b->names);
-				}
-				b->names[b->nnames++] = (struct deco_token){i, len};
+			} else if (own && !(prev.len == 1 && s[prev.off] == '.') &&
+			           !add_name(b, &names_cap, i, len)) {
+				break;
 			}
 		}
 		if (line_first && own) {
