@@ -460,7 +460,8 @@ rule fell reason "what aiter.own binds to fell is not known without running it: 
 
 # More near misses: the returned name rebound by a class or by another def
 # of the decorator's body, a module that writes a function's __code__, a
-# name CPython reads NFKC-normalised (ﬁ is fi).
+# name CPython reads NFKC-normalised (ﬁ is fi), `wraps(` only in a comment,
+# a string or a longer name.
 cat >"$EDITS/aiter/own2.py" <<'EOF'
 def classed(fn):
     def w(*a):
@@ -480,6 +481,12 @@ def nfkc(fn):
         return fn(*a)
     fi = 5
     return ﬁ
+def textual(fn):
+    x = 1  # functools.wraps(fn)
+    "wraps("
+    return nowraps(5)
+@textual
+def by_text(x): pass
 @classed
 def by_class(x): pass
 @twice
@@ -495,10 +502,11 @@ rules:
   - {id: by_twice, python-export: by_twice, from: aiter.own2}
   - {id: by_nfkc, python-export: by_nfkc, from: aiter.own2}
   - {id: by_code, python-export: by_code, from: aiter.own3}
+  - {id: by_text, python-export: by_text, from: aiter.own2}
 EOF
 scan "$EDITS" own2
 expect_rc 0
-for id in by_class by_twice by_nfkc by_code; do
+for id in by_class by_twice by_nfkc by_code by_text; do
 	rule $id status unknown
 done
 rule by_code reason "what aiter.own3 binds to by_code is not known without running it: by_code (line 7) is decorated with @own, which may bind it to something else"

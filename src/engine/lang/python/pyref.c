@@ -418,6 +418,34 @@ static bool returns_own_defs(const char *s, size_t off, size_t end, bool inner_o
 	return ok;
 }
 
+/* Whether the tokens of s[off, end) call `wraps(` (functools.wraps, as
+ * written; not in a comment or a string, nor a longer name's tail). */
+static bool calls_wraps(const char *s, size_t off, size_t end)
+{
+	bool named = false;
+
+	for (size_t i = off; i < end;) {
+		size_t e;
+		if (ap_is_space_byte((unsigned char)s[i]) || s[i] == '\\') {
+			i++;
+			continue;
+		}
+		if (s[i] == '#') {
+			while (i < end && s[i] != '\n')
+				i++;
+			continue;
+		}
+		e = ap_py_token_end(s, i, end);
+		if (e <= i)
+			return false;
+		if (named && e - i == 1 && s[i] == '(')
+			return true;
+		named = tok_is(s + i, e - i, "wraps");
+		i = e;
+	}
+	return false;
+}
+
 static ap_pydeco deco_does(const ap_py_module *m, const ap_py_def *d, bool called)
 {
 	const char *t[11];
@@ -427,7 +455,7 @@ static ap_pydeco deco_does(const ap_py_module *m, const ap_py_def *d, bool calle
 		return AP_PYDECO_OTHER;
 	/* A body that wraps what it returns with functools.wraps: a wrapper that
 	 * takes what the def takes, whose signature is the def's. */
-	if (memmem(m->src + d->body_off, d->body_end - d->body_off, "wraps(", 6) != NULL)
+	if (calls_wraps(m->src, d->body_off, d->body_end))
 		return AP_PYDECO_WRAPS;
 	n = body_tokens(m, d, t, len, 10);
 	if (!called) {
