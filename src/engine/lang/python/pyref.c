@@ -11,6 +11,7 @@
 #include "core/ap-util.h"
 #include "engine/lang/space.h"
 #include "engine/reader.h"
+#include "engine/lang/python/python-int.h"
 #include "engine/lang/python/pysource.h"
 
 const char *ap_pyref_kind_name(ap_pyref_kind kind)
@@ -103,7 +104,7 @@ void ap_pyref_partial(ap_pyref *out, const ap_py_binding *b, const ap_py_args *a
 
 /* The first tokens of d's body, up to max (comments end the reading: such a
  * body is not one of the forms read here); their number. */
-static size_t body_tokens(const ap_py_module *m, const ap_py_def *d, const char **tok,
+static size_t body_tokens(const ap_py_module *m, const ap_py_def *d, const char **toks,
                           size_t *len, size_t max)
 {
 	const char *s = m->src;
@@ -118,7 +119,7 @@ static size_t body_tokens(const ap_py_module *m, const ap_py_def *d, const char 
 		if (s[i] == '#' || s[i] == '\\' || k == max)
 			return max + 1;
 		e = ap_py_token_end(s, i, n);
-		tok[k] = s + i;
+		toks[k] = s + i;
 		len[k++] = e - i;
 		i = e;
 	}
@@ -156,9 +157,10 @@ struct deco_body {
 	bool ends_in_return; /* its last statement at the first column is a return */
 };
 
+/* A name's first byte, as the lexer classes it. */
 static bool is_name_start(unsigned char c)
 {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+	return ap_py_byte_class[c] == C_NAME;
 }
 
 static bool tok_is(const char *t, size_t len, const char *w)
